@@ -1,0 +1,3 @@
+//! The one integration-test binary: every scenario module hangs off this file.
+
+mod signatures;
