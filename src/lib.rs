@@ -3,4 +3,9 @@
 //!
 //! The crate is a library with a thin binary. [`signature`] holds the pure, bit-exact hash code.
 
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod engine;
 pub mod signature;
+pub mod store;

@@ -1,3 +1,5 @@
 //! The one integration-test binary: every scenario module hangs off this file.
 
+mod cli;
+mod engine;
 mod signatures;

@@ -1,0 +1,126 @@
+//! The subcommands, run on plain [`Config`], and how they end: an [`Exit`] code on success, a
+//! [`Failure`] (an error plus the exit code it stands for) otherwise.
+//!
+//! Every error a command returns carries context saying what it was doing (`cannot read page.txt: …`),
+//! because `main` prints the chain on one line and nothing else. An error converted with `?` from
+//! [`anyhow::Error`] counts as a usage, configuration or input error (exit 2); a command that talks to
+//! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
+
+pub mod signature;
+
+use std::fmt;
+use std::io;
+
+use crate::config::Config;
+
+/// The process exit codes, the contract scripts rely on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Exit {
+    /// Done, nothing to report.
+    Ok = 0,
+    /// Finished, with problems: a check failed or documents were skipped.
+    Problems = 1,
+    /// A usage, configuration, schema or input error: nothing (or only part) was done.
+    Usage = 2,
+    /// Solr could not be reached after retries.
+    SolrUnreachable = 3,
+}
+
+impl Exit {
+    /// The numeric code.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit.code())
+    }
+}
+
+/// A command that failed: what went wrong, and which exit code that means.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit code to end the process with.
+    pub exit: Exit,
+    /// The error, with context; printed with `{:#}`.
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    /// A failure with an explicit exit code.
+    pub fn new(exit: Exit, error: anyhow::Error) -> Self {
+        Failure { exit, error }
+    }
+
+    /// True when the failure is only that whoever read standard output went away (`solr-dedup … | head`);
+    /// that is not an error for a command whose output is a stream.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.error.chain().any(|cause| {
+            cause
+                .downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        })
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Failure::new(Exit::Usage, error)
+    }
+}
+
+impl fmt::Display for Failure {
+    /// The error chain on one line: `{:#}` joins causes with `: `; a newline inside a message (from a
+    /// file name, say) is flattened so the message stays one line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = format!("{:#}", self.error);
+        f.write_str(&text.replace(['\r', '\n'], " "))
+    }
+}
+
+/// Runs the command `config` describes.
+pub fn run(config: Config) -> Result<Exit, Failure> {
+    match config {
+        Config::Signature(c) => signature::run(&c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context;
+
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_the_documented_numbers() {
+        assert_eq!(Exit::Ok.code(), 0);
+        assert_eq!(Exit::Problems.code(), 1);
+        assert_eq!(Exit::Usage.code(), 2);
+        assert_eq!(Exit::SolrUnreachable.code(), 3);
+    }
+
+    #[test]
+    fn a_broken_pipe_is_found_under_context() {
+        let err = Err::<(), _>(io::Error::from(io::ErrorKind::BrokenPipe))
+            .context("cannot write to stdout")
+            .unwrap_err();
+        assert!(Failure::from(err).is_broken_pipe());
+        let other = Err::<(), _>(io::Error::from(io::ErrorKind::NotFound))
+            .context("cannot read x")
+            .unwrap_err();
+        assert!(!Failure::from(other).is_broken_pipe());
+    }
+
+    #[test]
+    fn a_failure_prints_its_chain_on_one_line() {
+        let err = Err::<(), _>(io::Error::other("disk\nfull"))
+            .context("cannot read a.txt")
+            .unwrap_err();
+        let failure = Failure::from(err);
+        assert_eq!(failure.exit, Exit::Usage);
+        assert_eq!(failure.to_string(), "cannot read a.txt: disk full");
+    }
+}

@@ -1,0 +1,1053 @@
+//! The postprocessing engine: sign what is unsigned, group doubles in every dimension, pick one
+//! representative per group, and write back only what differs.
+//!
+//! # Motivation
+//!
+//! A crawl leaves a core where the same page sits under several URLs and the same text under several
+//! pages. Ranking rules can drop or push down doubles if each document carries `*_unique_b` flags and
+//! `*_copycount_i` counts that are exactly right, with the same document winning in every dimension.
+//!
+//! # Design
+//!
+//! ```text
+//!             ┌──────────── pass A: scan ─────────────┐   ┌── pass B: rank ──┐   ┌─ pass C: write ─┐
+//! store ──▶ light fields ─▶ unsigned? ─get text─▶ sign ─┼─▶ compact records ─┼─▶ groups ─▶ best of ─┼─▶ flags/counts ─▶ store
+//!             (id, url, version,       └─▶ sign updates ─┘   (hashes only)     each group (strings  │   that differ,
+//!              signatures, flags)                                              for the best only)   │   one update each
+//! ```
+//!
+//! - **Pass A** streams the light fields of every document (never the text) and keeps a fixed-size
+//!   record per document: 64-bit keys per dimension, the fixed part of its rank, its version. Documents
+//!   without signatures (or all, with `--full`) have their text fetched by id, are signed, and get a
+//!   signature update guarded by the version that was read.
+//! - **Groups** are built from the records alone ([`group`]).
+//! - **Pass B** streams the light fields again and keeps, for each group, only the best member so far
+//!   under the one preference order shared by all dimensions (rank prefix, URL, id).
+//! - **Pass C** streams once more, computes each document's flags and counts, and writes those that
+//!   differ from what is stored, guarded by the version the decision was based on.
+//!
+//! Memory is a few dozen bytes per document plus the best member's strings per group; it does not grow
+//! with document size.
+//!
+//! # Consequences
+//!
+//! - The outcome depends only on the documents: not on paging, batch sizes or run history. An
+//!   incremental run differs from `--full` only in which signatures it recomputes.
+//! - A run killed at any point leaves every written document consistent on its own (each update is
+//!   complete for that document); the next run recomputes the rest and converges.
+//! - A document that changes during a run (HTTP 409 or a new version between passes) is never written
+//!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
+
+pub mod dimension;
+pub mod fields;
+pub mod group;
+pub mod report;
+pub mod url_key;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
+use tracing::{debug, info, warn};
+
+use crate::signature::{md5_long, Scheme, Signer};
+use crate::store::file::id_hash;
+use crate::store::{AtomicUpdate, CommitMode, Doc, Filter, ReadQuery, Store, StoreError};
+
+pub use dimension::{Dimension, Exclusion};
+pub use fields::FieldNames;
+use group::Groups;
+pub use report::{DimensionReport, DocumentCounts, Report};
+pub use url_key::{compare_full, Preference, RankPrefix, UrlKeys};
+
+/// Where a content group may span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// All documents (the seed's "complete set of all known documents").
+    #[default]
+    Global,
+    /// One protocol + host + port, as YaCy groups.
+    Host,
+}
+
+impl Scope {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Host => "host",
+        }
+    }
+}
+
+/// Everything that decides what a run does.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Field names.
+    pub fields: FieldNames,
+    /// Signature scheme and profile parameters.
+    pub signer: Signer,
+    /// The dimensions to decide, in [`Dimension::ALL`] order.
+    pub dimensions: Vec<Dimension>,
+    /// Global or per-host content groups.
+    pub scope: Scope,
+    /// The preference order's two switches.
+    pub preference: Preference,
+    /// Which documents take part at all.
+    pub filter: Filter,
+    /// Recompute every signature from the text, not only the missing ones.
+    pub full: bool,
+    /// Decide everything, write nothing.
+    pub dry_run: bool,
+    /// Documents per read page and per update batch.
+    pub batch_size: usize,
+    /// How to make the updates visible at the end.
+    pub commit: CommitMode,
+    /// Write `fuzzy_signature_text_t` (`yacy` scheme only).
+    pub write_fuzzy_text: bool,
+    /// How many rounds to run at most when documents change under the run.
+    pub max_rounds: u32,
+    /// Show a progress bar on a terminal.
+    pub progress: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            fields: FieldNames::default(),
+            signer: Signer::new(Scheme::Yacy),
+            dimensions: Dimension::ALL.to_vec(),
+            scope: Scope::Global,
+            preference: Preference::default(),
+            filter: Filter::All,
+            full: false,
+            dry_run: false,
+            batch_size: 1000,
+            commit: CommitMode::Hard,
+            write_fuzzy_text: true,
+            max_rounds: 3,
+            progress: false,
+        }
+    }
+}
+
+/// Errors of a run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Documents kept changing under the run.
+    #[error("documents kept changing during {0} rounds; run again when the index is quieter")]
+    Unstable(u32),
+}
+
+/// `run` and `check` differ only in whether they write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Run,
+    Check,
+}
+
+/// Runs the postprocessing against a store and returns the report.
+pub async fn run<S: Store>(store: &S, cfg: &EngineConfig) -> Result<Report, EngineError> {
+    execute(store, cfg, Mode::Run).await
+}
+
+/// Read-only: what a full run would change. The report's [`Report::check_failed`] says whether the
+/// index is out of date.
+pub async fn check<S: Store>(store: &S, cfg: &EngineConfig) -> Result<Report, EngineError> {
+    execute(store, cfg, Mode::Check).await
+}
+
+async fn execute<S: Store>(
+    store: &S,
+    cfg: &EngineConfig,
+    mode: Mode,
+) -> Result<Report, EngineError> {
+    let mut report = Report {
+        mode: match (mode, cfg.full) {
+            (Mode::Check, _) => "check",
+            (Mode::Run, true) => "full",
+            (Mode::Run, false) => "incremental",
+        }
+        .to_owned(),
+        store: store.describe(),
+        scheme: cfg.signer.scheme.name().to_owned(),
+        scope: cfg.scope.name().to_owned(),
+        dry_run: cfg.dry_run || mode == Mode::Check,
+        ..Report::default()
+    };
+    let writes = mode == Mode::Run && !cfg.dry_run;
+    let mut full = cfg.full;
+    loop {
+        report.rounds += 1;
+        let round = Round::new(store, cfg, mode, full);
+        let outcome = round.execute(&mut report).await?;
+        if !writes || outcome.unsettled == 0 {
+            break;
+        }
+        if report.rounds >= cfg.max_rounds {
+            return Err(EngineError::Unstable(report.rounds));
+        }
+        info!(
+            unsettled = outcome.unsettled,
+            "documents changed during the run; running another round"
+        );
+        // Later rounds only need what changed; the signatures written so far are current.
+        full = false;
+    }
+    if writes && report.documents.written > 0 {
+        let t = Instant::now();
+        store.commit(cfg.commit).await?;
+        *report.phases_ms.entry("commit").or_default() += t.elapsed().as_millis() as u64;
+    } else if writes {
+        // Nothing to write still produces the (empty) output a file user asked for.
+        store.commit(CommitMode::None).await?;
+    }
+    Ok(report)
+}
+
+/// The fixed-size state kept per document between passes.
+#[derive(Debug, Clone)]
+struct Rec {
+    id_hash: u64,
+    /// The version read in pass A (0 when the store has none).
+    read_version: i64,
+    /// The version to guard updates with: the one read, or the one our signature update produced.
+    version: i64,
+    prefix: RankPrefix,
+    keys: [u64; 6],
+    /// Bit `d`: takes part in dimension `d`.
+    mask: u8,
+}
+
+/// The signatures of one document, as stored or as computed.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Sigs {
+    exact: Option<i64>,
+    fuzzy: Option<i64>,
+    title: Option<i64>,
+    description: Option<i64>,
+}
+
+struct Best {
+    prefix: RankPrefix,
+    url: Option<Box<str>>,
+    id: Box<str>,
+    /// The exact key material of the group, to prove that no two keys shared a hash.
+    check: Box<str>,
+}
+
+struct RoundOutcome {
+    unsettled: u64,
+}
+
+/// What a round decides with, apart from the store: shared with the signing threads.
+struct Plan<'a> {
+    cfg: &'a EngineConfig,
+    mode: Mode,
+    full: bool,
+    enabled: [bool; 6],
+    empty_profile: i64,
+}
+
+struct Round<'a, S: Store> {
+    store: &'a S,
+    plan: Plan<'a>,
+    progress: ProgressBar,
+}
+
+impl<'a, S: Store> std::ops::Deref for Round<'a, S> {
+    type Target = Plan<'a>;
+
+    fn deref(&self) -> &Plan<'a> {
+        &self.plan
+    }
+}
+
+impl<'a, S: Store> Round<'a, S> {
+    fn new(store: &'a S, cfg: &'a EngineConfig, mode: Mode, full: bool) -> Self {
+        let mut enabled = [false; 6];
+        for d in &cfg.dimensions {
+            enabled[d.index()] = true;
+        }
+        let progress = if cfg.progress {
+            let pb = ProgressBar::new_spinner();
+            pb.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} {prefix:>6} {human_pos} documents {per_sec} {msg}",
+                )
+                .expect("valid template"),
+            );
+            pb
+        } else {
+            ProgressBar::hidden()
+        };
+        Round {
+            store,
+            plan: Plan {
+                cfg,
+                mode,
+                full,
+                enabled,
+                empty_profile: cfg.signer.profile("").signature(),
+            },
+            progress,
+        }
+    }
+}
+
+impl Plan<'_> {
+    fn on(&self, d: Dimension) -> bool {
+        self.enabled[d.index()]
+    }
+
+    fn writes(&self) -> bool {
+        self.mode == Mode::Run && !self.cfg.dry_run
+    }
+
+    /// The fields every light pass reads: never the text.
+    fn light_fields(&self) -> Vec<String> {
+        let f = &self.cfg.fields;
+        let mut fl = vec![f.id.clone(), f.url.clone(), f.version.clone()];
+        for d in Dimension::ALL {
+            if !self.on(d) {
+                continue;
+            }
+            if let Some(s) = f.signature(d) {
+                fl.push(s.to_owned());
+            }
+            fl.push(f.unique(d).to_owned());
+            if let Some(c) = f.count(d) {
+                fl.push(c.to_owned());
+            }
+        }
+        if self.on(Dimension::Exact) && !fl.contains(&f.fuzzy_signature) {
+            fl.push(f.fuzzy_signature.clone());
+        }
+        fl
+    }
+
+    fn query(&self) -> ReadQuery {
+        ReadQuery {
+            filter: self.cfg.filter.clone(),
+            fields: self.light_fields(),
+            rows: self.cfg.batch_size.max(1),
+        }
+    }
+}
+
+impl<S: Store> Round<'_, S> {
+    async fn execute(self, report: &mut Report) -> Result<RoundOutcome, EngineError> {
+        let t = Instant::now();
+        self.progress.set_prefix("scan");
+        let (recs, signed_docs) = self.pass_a(report).await?;
+        *report.phases_ms.entry("scan").or_default() += t.elapsed().as_millis() as u64;
+        info!(documents = recs.len(), signed = signed_docs, "scanned");
+
+        let t = Instant::now();
+        let mut by_hash: Vec<(u64, u32)> = recs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id_hash, i as u32))
+            .collect();
+        by_hash.sort_unstable();
+        if let Some(w) = by_hash.windows(2).find(|w| w[0].0 == w[1].0) {
+            // Two ids with one 64-bit hash, or one id twice in the input: either way the records
+            // cannot be told apart, so no decision would be safe.
+            return Err(EngineError::Store(StoreError::Unsupported(format!(
+                "two documents share an id hash ({:016x}); is an id listed twice in the input?",
+                w[0].0
+            ))));
+        }
+        let groups: Vec<Option<Groups>> = Dimension::ALL
+            .iter()
+            .map(|&d| {
+                self.on(d).then(|| {
+                    let bit = 1u8 << d.index();
+                    let pairs: Vec<(u64, u32)> = recs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.mask & bit != 0)
+                        .map(|(i, r)| (r.keys[d.index()], i as u32))
+                        .collect();
+                    Groups::build(recs.len(), pairs)
+                })
+            })
+            .collect();
+        for d in Dimension::ALL {
+            if let Some(g) = &groups[d.index()] {
+                let r = report.dimensions.entry(d.name()).or_default();
+                r.groups = g.count() as u64;
+                r.doubles = g.doubles();
+            }
+        }
+        self.progress.set_prefix("rank");
+        self.progress.set_position(0);
+        let best = self.pass_b(&recs, &by_hash, &groups).await?;
+        *report.phases_ms.entry("rank").or_default() += t.elapsed().as_millis() as u64;
+
+        let t = Instant::now();
+        self.progress.set_prefix("write");
+        self.progress.set_position(0);
+        let unsettled = self.pass_c(report, &recs, &by_hash, &groups, &best).await?;
+        *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
+        self.progress.finish_and_clear();
+        Ok(RoundOutcome { unsettled })
+    }
+
+    // ---------------------------------------------------------------- pass A
+
+    async fn pass_a(&self, report: &mut Report) -> Result<(Vec<Rec>, u64), EngineError> {
+        let light = self.query();
+        // When most documents need their text (a first run, --full), reading it inline is cheaper
+        // than a real-time get per document; the run switches on what the last page needed.
+        let mut wide = self.query();
+        for f in self.content_fields() {
+            if !wide.fields.contains(&f) {
+                wide.fields.push(f);
+            }
+        }
+        let mut inline = self.full;
+        let mut recs = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut signed_total = 0;
+        let count_reads = report.rounds == 1;
+        loop {
+            let query = if inline { &wide } else { &light };
+            let page = self.store.read_page(query, cursor.as_deref()).await?;
+            let mut need: Vec<usize> = Vec::new();
+            for (i, doc) in page.docs.iter().enumerate() {
+                if self.needs_content(doc) {
+                    need.push(i);
+                }
+            }
+            let was_inline = inline;
+            inline = need.len() * 2 > page.docs.len();
+            let mut fetched: HashMap<String, Doc> = HashMap::new();
+            if was_inline {
+                for &i in &need {
+                    if let Some(id) = self.id_of(&page.docs[i]) {
+                        fetched.insert(id, page.docs[i].clone());
+                    }
+                }
+            } else if !need.is_empty() {
+                let ids: Vec<String> = need
+                    .iter()
+                    .filter_map(|&i| self.id_of(&page.docs[i]))
+                    .collect();
+                for doc in self.store.get(&ids, &self.content_fields()).await? {
+                    if let Some(id) = self.id_of(&doc) {
+                        fetched.insert(id, doc);
+                    }
+                }
+            }
+            let mut updates = Vec::new();
+            let mut pending: Vec<(String, Rec, Sigs, bool)> = Vec::new();
+            // Sign in parallel: the profile is the CPU-heavy part of a run.
+            let signed = sign_all(&self.plan, &page.docs, &fetched);
+            for (doc, outcome) in page.docs.iter().zip(signed) {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some(outcome) = outcome else {
+                    // Deleted between the page and the get: it takes no part.
+                    continue;
+                };
+                if count_reads {
+                    report.documents.read += 1;
+                }
+                if outcome.computed {
+                    signed_total += 1;
+                    report.documents.signed += 1;
+                }
+                if let Some(u) = outcome.update {
+                    if self.mode == Mode::Check {
+                        report.documents.missing_signatures += 1;
+                    } else {
+                        updates.push(u);
+                    }
+                }
+                let version = outcome.version;
+                let rec = self.record(
+                    doc,
+                    &outcome.sigs,
+                    outcome.blank,
+                    version,
+                    report,
+                    count_reads,
+                );
+                pending.push((id, rec, outcome.sigs, outcome.blank));
+            }
+            let mut new_versions: HashMap<String, i64> = HashMap::new();
+            if self.writes() && !updates.is_empty() {
+                let written = updates.len();
+                let outcome = self.store.update(&updates).await?;
+                for id in &outcome.conflicts {
+                    // Changed or deleted since it was read: leave it to the next round, unsigned.
+                    warn!(id = %id, "document changed while it was being signed; it will be signed again");
+                    new_versions.insert(id.clone(), i64::MIN);
+                }
+                report.documents.conflicts += outcome.conflicts.len() as u64;
+                report.documents.written += (written - outcome.conflicts.len()) as u64;
+                for (id, v) in outcome.versions {
+                    new_versions.entry(id).or_insert(v);
+                }
+            }
+            for (id, mut rec, _, _) in pending {
+                match new_versions.get(&id) {
+                    Some(&i64::MIN) => continue,
+                    Some(&v) => rec.version = v,
+                    None => {}
+                }
+                recs.push(rec);
+            }
+            self.progress.inc(page.docs.len() as u64);
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok((recs, signed_total))
+    }
+}
+
+impl Plan<'_> {
+    fn id_of(&self, doc: &Doc) -> Option<String> {
+        match doc.get(&self.cfg.fields.id)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+
+    fn content_fields(&self) -> Vec<String> {
+        let f = &self.cfg.fields;
+        let mut fl = vec![
+            f.id.clone(),
+            f.version.clone(),
+            f.text.clone(),
+            f.title.clone(),
+            f.description.clone(),
+            f.exact_signature.clone(),
+            f.fuzzy_signature.clone(),
+            f.title_signature.clone(),
+            f.description_signature.clone(),
+        ];
+        if self.full && self.cfg.write_fuzzy_text {
+            fl.push(f.fuzzy_signature_text.clone());
+        }
+        fl
+    }
+
+    fn stored_sigs(&self, doc: &Doc) -> Sigs {
+        let f = &self.cfg.fields;
+        Sigs {
+            exact: get_i64(doc, &f.exact_signature),
+            fuzzy: get_i64(doc, &f.fuzzy_signature),
+            title: get_i64(doc, &f.title_signature),
+            description: get_i64(doc, &f.description_signature),
+        }
+    }
+
+    /// Whether a document's text, title or description must be read: to sign it, or to tell whether a
+    /// stored signature stands for an empty text.
+    fn needs_content(&self, doc: &Doc) -> bool {
+        if self.full {
+            return self.enabled[..4].iter().any(|&e| e);
+        }
+        let s = self.stored_sigs(doc);
+        let content = self.on(Dimension::Exact) || self.on(Dimension::Fuzzy);
+        if content && (s.exact.is_none() || s.fuzzy.is_none()) {
+            return true;
+        }
+        if self.on(Dimension::Exact) && s.fuzzy == Some(self.empty_profile) {
+            // An empty profile may mean an empty text, which the exact dimension leaves out.
+            return true;
+        }
+        let dirty = self.cfg.dimensions.iter().any(|&d| {
+            !has(doc, self.cfg.fields.unique(d))
+                || self.cfg.fields.count(d).is_some_and(|c| !has(doc, c))
+        });
+        dirty
+            && ((self.on(Dimension::Title) && s.title.is_none())
+                || (self.on(Dimension::Description) && s.description.is_none()))
+    }
+
+    /// Builds the compact record of a document from its light fields and final signatures.
+    fn record(
+        &self,
+        doc: &Doc,
+        sigs: &Sigs,
+        blank: bool,
+        version: i64,
+        report: &mut Report,
+        count: bool,
+    ) -> Rec {
+        let f = &self.cfg.fields;
+        let url = UrlKeys::new(get_str(doc, &f.url));
+        let read_version = get_i64(doc, &f.version).unwrap_or(0);
+        let mut rec = Rec {
+            id_hash: id_hash(&self.id_of(doc).unwrap_or_default()),
+            read_version,
+            version: if version != 0 { version } else { read_version },
+            prefix: RankPrefix::new(&url, self.cfg.preference),
+            keys: [0; 6],
+            mask: 0,
+        };
+        let host = if self.cfg.scope == Scope::Host {
+            url.host_key.as_deref()
+        } else {
+            None
+        };
+        for d in Dimension::ALL {
+            if !self.on(d) {
+                continue;
+            }
+            let key: Result<u64, Exclusion> = match d {
+                Dimension::Exact => match sigs.exact {
+                    Some(s) if !blank => Ok(s as u64),
+                    _ => Err(Exclusion::EmptyText),
+                },
+                Dimension::Fuzzy => match sigs.fuzzy {
+                    Some(s) if s != self.empty_profile => Ok(s as u64),
+                    _ => Err(Exclusion::EmptyProfile),
+                },
+                Dimension::Title => sigs.title.map(|s| s as u64).ok_or(Exclusion::NoTitle),
+                Dimension::Description => sigs
+                    .description
+                    .map(|s| s as u64)
+                    .ok_or(Exclusion::NoDescription),
+                Dimension::Www => url.www_key.as_deref().map(key_hash).ok_or(Exclusion::NoUrl),
+                Dimension::Http => match (&url.normalized, &url.http_key) {
+                    (None, _) => Err(Exclusion::NoUrl),
+                    (Some(_), None) => Err(Exclusion::NotHttp),
+                    (Some(_), Some(k)) => Ok(key_hash(k)),
+                },
+            };
+            let key = key.and_then(|k| {
+                if d.is_content() && self.cfg.scope == Scope::Host {
+                    let host = host.ok_or(Exclusion::NoUrl)?;
+                    Ok(key_hash(&format!("{host} {k}")))
+                } else {
+                    Ok(k)
+                }
+            });
+            match key {
+                Ok(k) => {
+                    rec.keys[d.index()] = k;
+                    rec.mask |= 1 << d.index();
+                }
+                Err(reason) if count => {
+                    *report
+                        .dimensions
+                        .entry(d.name())
+                        .or_default()
+                        .excluded
+                        .entry(reason.name())
+                        .or_default() += 1;
+                }
+                Err(_) => {}
+            }
+        }
+        rec
+    }
+}
+
+impl<S: Store> Round<'_, S> {
+    // ---------------------------------------------------------------- pass B
+
+    async fn pass_b(
+        &self,
+        recs: &[Rec],
+        by_hash: &[(u64, u32)],
+        groups: &[Option<Groups>],
+    ) -> Result<Vec<Vec<Option<Best>>>, EngineError> {
+        let mut best: Vec<Vec<Option<Best>>> = groups
+            .iter()
+            .map(|g| {
+                g.as_ref()
+                    .map_or_else(Vec::new, |g| (0..g.count()).map(|_| None).collect())
+            })
+            .collect();
+        if best.iter().all(Vec::is_empty) {
+            return Ok(best);
+        }
+        let query = self.query();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.store.read_page(&query, cursor.as_deref()).await?;
+            for doc in &page.docs {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some(idx) = lookup(by_hash, id_hash(&id)) else {
+                    continue;
+                };
+                let rec = &recs[idx];
+                if !self.same_version(doc, rec) {
+                    continue;
+                }
+                let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
+                for d in Dimension::ALL {
+                    let Some(g) = &groups[d.index()] else {
+                        continue;
+                    };
+                    let gi = g.group_of[idx];
+                    if gi == Groups::ALONE {
+                        continue;
+                    }
+                    let check = self.key_material(d, &url);
+                    let slot = &mut best[d.index()][gi as usize];
+                    let better = match slot {
+                        None => true,
+                        Some(b) => {
+                            if *b.check != *check {
+                                return Err(EngineError::Store(StoreError::Unsupported(format!(
+                                    "two different {d} keys share a 64-bit hash ({:?} and {:?}); please report this",
+                                    b.check, check
+                                ))));
+                            }
+                            compare_full(
+                                (rec.prefix, url.normalized.as_deref(), &id),
+                                (b.prefix, b.url.as_deref(), &b.id),
+                            )
+                            .is_lt()
+                        }
+                    };
+                    if better {
+                        *slot = Some(Best {
+                            prefix: rec.prefix,
+                            url: url.normalized.as_deref().map(Into::into),
+                            id: id.as_str().into(),
+                            check: check.into(),
+                        });
+                    }
+                }
+            }
+            self.progress.inc(page.docs.len() as u64);
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok(best)
+    }
+}
+
+impl Plan<'_> {
+    /// What must be equal across a group besides its 64-bit key: the URL key for the URL dimensions,
+    /// the host for content dimensions under host scope. Content signatures are their own keys.
+    fn key_material(&self, d: Dimension, url: &UrlKeys) -> String {
+        match d {
+            Dimension::Www => url.www_key.clone().unwrap_or_default(),
+            Dimension::Http => url.http_key.clone().unwrap_or_default(),
+            _ if self.cfg.scope == Scope::Host => url.host_key.clone().unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    fn same_version(&self, doc: &Doc, rec: &Rec) -> bool {
+        let v = get_i64(doc, &self.cfg.fields.version).unwrap_or(0);
+        v == rec.read_version || v == rec.version
+    }
+}
+
+impl<S: Store> Round<'_, S> {
+    // ---------------------------------------------------------------- pass C
+
+    async fn pass_c(
+        &self,
+        report: &mut Report,
+        recs: &[Rec],
+        by_hash: &[(u64, u32)],
+        groups: &[Option<Groups>],
+        best: &[Vec<Option<Best>>],
+    ) -> Result<u64, EngineError> {
+        let query = self.query();
+        let f = &self.cfg.fields;
+        let mut cursor: Option<String> = None;
+        let mut unsettled = 0u64;
+        let mut batch: Vec<AtomicUpdate> = Vec::new();
+        let mut seen = vec![false; recs.len()];
+        loop {
+            let page = self.store.read_page(&query, cursor.as_deref()).await?;
+            for doc in &page.docs {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some(idx) = lookup(by_hash, id_hash(&id)) else {
+                    // Added after pass A: the next run takes it in.
+                    continue;
+                };
+                let rec = &recs[idx];
+                seen[idx] = true;
+                if !self.same_version(doc, rec) {
+                    report.documents.changed_during_run += 1;
+                    unsettled += 1;
+                    continue;
+                }
+                let mut set = Vec::new();
+                for d in Dimension::ALL {
+                    let Some(g) = &groups[d.index()] else {
+                        continue;
+                    };
+                    let gi = g.group_of[idx];
+                    let (unique, count) = if gi == Groups::ALONE {
+                        (true, 1)
+                    } else {
+                        let winner = best[d.index()][gi as usize].as_ref();
+                        (winner.is_some_and(|b| *b.id == *id), g.sizes[gi as usize])
+                    };
+                    let mut changed = false;
+                    if get_bool(doc, f.unique(d)) != Some(unique) {
+                        set.push((f.unique(d).to_owned(), Value::Bool(unique)));
+                        changed = true;
+                    }
+                    if let Some(cf) = f.count(d) {
+                        if get_i64(doc, cf) != Some(i64::from(count)) {
+                            set.push((cf.to_owned(), Value::from(count)));
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        let r = report.dimensions.entry(d.name()).or_default();
+                        r.changed += 1;
+                        if self.mode == Mode::Check && r.examples.len() < 5 {
+                            r.examples.push(id.clone());
+                        }
+                    }
+                }
+                if set.is_empty() {
+                    continue;
+                }
+                if self.mode == Mode::Check {
+                    report.documents.written += 1;
+                    continue;
+                }
+                if !self.writes() {
+                    report.documents.written += 1;
+                    continue;
+                }
+                batch.push(AtomicUpdate {
+                    id,
+                    version: Some(if rec.version != 0 { rec.version } else { 1 }),
+                    set,
+                });
+                if batch.len() >= self.cfg.batch_size.max(1) {
+                    unsettled += self.flush(&mut batch, report).await?;
+                }
+            }
+            self.progress.inc(page.docs.len() as u64);
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        unsettled += self.flush(&mut batch, report).await?;
+        let gone = seen.iter().filter(|s| !**s).count() as u64;
+        if gone > 0 {
+            // Deleted (or moved out of the filter) during the run: their groups shrank.
+            debug!(gone, "documents disappeared during the run");
+            report.documents.changed_during_run += gone;
+            unsettled += gone;
+        }
+        Ok(unsettled)
+    }
+
+    async fn flush(
+        &self,
+        batch: &mut Vec<AtomicUpdate>,
+        report: &mut Report,
+    ) -> Result<u64, EngineError> {
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        let outcome = self.store.update(batch).await?;
+        let conflicts = outcome.conflicts.len() as u64;
+        report.documents.conflicts += conflicts;
+        report.documents.written += batch.len() as u64 - conflicts;
+        batch.clear();
+        Ok(conflicts)
+    }
+}
+
+/// The result of signing one document in pass A.
+struct Signed {
+    sigs: Sigs,
+    blank: bool,
+    computed: bool,
+    version: i64,
+    update: Option<AtomicUpdate>,
+}
+
+/// Signs the documents of a page that need it, on every core. `None` for a document that vanished.
+fn sign_all(round: &Plan<'_>, docs: &[Doc], fetched: &HashMap<String, Doc>) -> Vec<Option<Signed>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = docs.len().div_ceil(threads).max(64);
+    if docs.len() <= chunk {
+        return docs.iter().map(|d| sign_one(round, d, fetched)).collect();
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = docs
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|d| sign_one(round, d, fetched))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("signing does not panic"))
+            .collect()
+    })
+}
+
+fn sign_one(round: &Plan<'_>, doc: &Doc, fetched: &HashMap<String, Doc>) -> Option<Signed> {
+    let cfg = round.cfg;
+    let f = &cfg.fields;
+    let id = round.id_of(doc)?;
+    let stored = round.stored_sigs(doc);
+    let read_version = get_i64(doc, &f.version).unwrap_or(0);
+    if !round.needs_content(doc) {
+        return Some(Signed {
+            sigs: stored,
+            blank: false,
+            computed: false,
+            version: read_version,
+            update: None,
+        });
+    }
+    // Sign from the real-time copy: it is the current text, and its version guards the update.
+    let content = fetched.get(&id)?;
+    let version = get_i64(content, &f.version).unwrap_or(read_version);
+    let current = round.stored_sigs(content);
+    let text = get_str(content, &f.text).unwrap_or("");
+    let blank = text.chars().all(char::is_whitespace);
+    let titles = get_strings(content, &f.title);
+    let descriptions = get_strings(content, &f.description);
+    let signer = &cfg.signer;
+    let mut sigs = current.clone();
+    let mut set: Vec<(String, Value)> = Vec::new();
+    let recompute = |have: Option<i64>| round.full || have.is_none();
+    let mut computed = false;
+    let content_dims = round.on(Dimension::Exact) || round.on(Dimension::Fuzzy);
+    if content_dims && recompute(current.exact) {
+        sigs.exact = Some(signer.exact(text));
+        computed = true;
+    }
+    if content_dims && recompute(current.fuzzy) {
+        let profile = signer.profile(text);
+        sigs.fuzzy = Some(profile.signature());
+        computed = true;
+        if cfg.write_fuzzy_text && signer.scheme == Scheme::Yacy {
+            let text_t = profile.text_t();
+            let value = if text_t.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text_t)
+            };
+            let stored_text = content
+                .get(&f.fuzzy_signature_text)
+                .cloned()
+                .unwrap_or(Value::Null);
+            if value != stored_text {
+                set.push((f.fuzzy_signature_text.clone(), value));
+            }
+        }
+    }
+    // A title counts when its first value is not empty; a description when any value is not.
+    let has_title = titles.first().is_some_and(|t| !t.is_empty());
+    let has_description = descriptions.iter().any(|d| !d.is_empty());
+    if round.on(Dimension::Title) && (round.full || current.title.is_none()) {
+        sigs.title = if has_title {
+            signer.title(&titles[..1])
+        } else {
+            None
+        };
+        computed |= has_title;
+    }
+    if round.on(Dimension::Description) && (round.full || current.description.is_none()) {
+        sigs.description = if has_description {
+            signer.description(&descriptions)
+        } else {
+            None
+        };
+        computed |= has_description;
+    }
+    for (field, new, old) in [
+        (&f.exact_signature, sigs.exact, current.exact),
+        (&f.fuzzy_signature, sigs.fuzzy, current.fuzzy),
+        (&f.title_signature, sigs.title, current.title),
+        (
+            &f.description_signature,
+            sigs.description,
+            current.description,
+        ),
+    ] {
+        if new != old {
+            set.push((field.clone(), new.map_or(Value::Null, Value::from)));
+        }
+    }
+    let update = (!set.is_empty()).then_some(AtomicUpdate {
+        id,
+        version: Some(if version != 0 { version } else { 1 }),
+        set,
+    });
+    Some(Signed {
+        sigs,
+        blank,
+        computed,
+        version,
+        update,
+    })
+}
+
+fn lookup(by_hash: &[(u64, u32)], h: u64) -> Option<usize> {
+    by_hash
+        .binary_search_by(|(k, _)| k.cmp(&h))
+        .ok()
+        .map(|i| by_hash[i].1 as usize)
+}
+
+/// A 64-bit key for a string: the first 8 bytes of its MD5. Never persisted; collisions are detected
+/// in pass B.
+fn key_hash(s: &str) -> u64 {
+    md5_long(s.as_bytes()) as u64
+}
+
+fn has(doc: &Doc, field: &str) -> bool {
+    !matches!(doc.get(field), None | Some(Value::Null))
+}
+
+fn get_i64(doc: &Doc, field: &str) -> Option<i64> {
+    match doc.get(field)? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse().ok(),
+        Value::Array(a) => a.first().and_then(|v| v.as_i64()),
+        _ => None,
+    }
+}
+
+fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
+    match doc.get(field)? {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => Some(s.starts_with(['t', 'T', '1'])),
+        _ => None,
+    }
+}
+
+fn get_str<'d>(doc: &'d Doc, field: &str) -> Option<&'d str> {
+    match doc.get(field)? {
+        Value::String(s) => Some(s),
+        Value::Array(a) => a.first().and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+fn get_strings<'d>(doc: &'d Doc, field: &str) -> Vec<&'d str> {
+    match doc.get(field) {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,251 @@
+//! Everything the engine decides from a URL: its normalised form, the `www` and `http` keys, the host
+//! scope key and the URL part of the preference order.
+//!
+//! The URL is first normalised by the WHATWG parser (`url` crate): scheme and host lower-cased, IDN hosts
+//! in punycode, the default port dropped, the fragment dropped, path and query kept as they are. An `sku`
+//! that does not parse counts as no URL.
+//!
+//! | sku                                   | normalised                   | www key                  | http key            |
+//! |---------------------------------------|------------------------------|--------------------------|---------------------|
+//! | `HTTP://WWW.Example.ORG:80/Path#top`  | `http://www.example.org/Path`| `http://example.org/Path`| `//www.example.org/Path` |
+//! | `https://example.org/Path`            | `https://example.org/Path`   | same                     | `//example.org/Path`|
+//! | `ftp://www.files.org/a`               | `ftp://www.files.org/a`      | `ftp://files.org/a`      | none (not http)     |
+//! | `not a url`                           | none                         | none                     | none                |
+
+use std::cmp::Ordering;
+
+use url::{Position, Url};
+
+/// How a URL's scheme ranks in the preference order, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SchemeRank {
+    /// The preferred one of http/https (`--prefer-https`).
+    Preferred = 0,
+    /// The other one of http/https.
+    OtherHttp = 1,
+    /// Any other scheme.
+    OtherScheme = 2,
+    /// No URL, or one that does not parse.
+    NoUrl = 3,
+}
+
+/// A parsed, normalised URL with the keys derived from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlKeys {
+    /// The normalised URL, `None` when there is no usable URL.
+    pub normalized: Option<String>,
+    /// Whether the host starts with `www.`.
+    pub has_www: bool,
+    /// Whether the scheme is http or https.
+    pub is_http: bool,
+    /// `https` for https, `http` for http.
+    pub is_https: bool,
+    /// The normalised URL with one leading `www.` removed from the host.
+    pub www_key: Option<String>,
+    /// The normalised URL without `http:`/`https:`, for http(s) URLs only.
+    pub http_key: Option<String>,
+    /// scheme + host + port, for URLs that have a host.
+    pub host_key: Option<String>,
+}
+
+impl UrlKeys {
+    /// Parses and normalises `sku`.
+    pub fn new(sku: Option<&str>) -> Self {
+        let Some(url) = sku.and_then(|s| Url::parse(s.trim()).ok()) else {
+            return UrlKeys::none();
+        };
+        let mut url = url;
+        url.set_fragment(None);
+        let normalized = url.as_str().to_owned();
+        let host = url.host_str().unwrap_or("");
+        let scheme = url.scheme();
+        let is_http = scheme == "http" || scheme == "https";
+        let has_www = host.len() > 4 && host.starts_with("www.");
+        let www_key = if has_www {
+            let mut key = String::with_capacity(normalized.len() - 4);
+            key.push_str(&url[..Position::BeforeHost]);
+            key.push_str(&host[4..]);
+            key.push_str(&url[Position::AfterHost..]);
+            key
+        } else {
+            normalized.clone()
+        };
+        let http_key = is_http.then(|| normalized[scheme.len() + 1..].to_owned());
+        let host_key = (!host.is_empty()).then(|| {
+            let mut k = format!("{scheme}://{host}");
+            if let Some(port) = url.port() {
+                k.push(':');
+                k.push_str(&port.to_string());
+            }
+            k
+        });
+        UrlKeys {
+            is_https: scheme == "https",
+            normalized: Some(normalized),
+            has_www,
+            is_http,
+            www_key: Some(www_key),
+            http_key,
+            host_key,
+        }
+    }
+
+    fn none() -> Self {
+        UrlKeys {
+            normalized: None,
+            has_www: false,
+            is_http: false,
+            is_https: false,
+            www_key: None,
+            http_key: None,
+            host_key: None,
+        }
+    }
+
+    /// The scheme's rank under `prefer_https`.
+    pub fn scheme_rank(&self, prefer_https: bool) -> SchemeRank {
+        match (&self.normalized, self.is_http) {
+            (None, _) => SchemeRank::NoUrl,
+            (Some(_), false) => SchemeRank::OtherScheme,
+            (Some(_), true) if self.is_https == prefer_https => SchemeRank::Preferred,
+            (Some(_), true) => SchemeRank::OtherHttp,
+        }
+    }
+}
+
+/// The two switches of the preference order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preference {
+    /// https before http (YaCy's `preferhttps`).
+    pub prefer_https: bool,
+    /// `www.` host before bare host (YaCy's `preferwwwprefix`).
+    pub prefer_www: bool,
+}
+
+impl Default for Preference {
+    fn default() -> Self {
+        Preference {
+            prefer_https: true,
+            prefer_www: true,
+        }
+    }
+}
+
+/// The fixed-size part of a document's rank: scheme, `www.`, URL length. Smaller is better. Ties on it are
+/// broken by [`compare_full`], which needs the URL and id strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RankPrefix {
+    scheme: SchemeRank,
+    www_penalty: bool,
+    url_len: u32,
+}
+
+impl RankPrefix {
+    /// The rank prefix of a URL under a preference.
+    pub fn new(keys: &UrlKeys, pref: Preference) -> Self {
+        let www_penalty = match keys.normalized {
+            None => false,
+            Some(_) => keys.has_www != pref.prefer_www,
+        };
+        RankPrefix {
+            scheme: keys.scheme_rank(pref.prefer_https),
+            www_penalty,
+            url_len: keys
+                .normalized
+                .as_ref()
+                .map_or(0, |u| u32::try_from(u.len()).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+/// The whole preference order: rank prefix, then the smaller normalised URL, then the smaller id.
+/// `Ordering::Less` means `a` is preferred.
+pub fn compare_full(
+    a: (RankPrefix, Option<&str>, &str),
+    b: (RankPrefix, Option<&str>, &str),
+) -> Ordering {
+    a.0.cmp(&b.0)
+        .then_with(|| a.1.unwrap_or("").cmp(b.1.unwrap_or("")))
+        .then_with(|| a.2.cmp(b.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_follows_whatwg() {
+        let k = UrlKeys::new(Some("HTTP://WWW.Example.ORG:80/Path?q=A#top"));
+        assert_eq!(
+            k.normalized.as_deref(),
+            Some("http://www.example.org/Path?q=A")
+        );
+        assert_eq!(k.www_key.as_deref(), Some("http://example.org/Path?q=A"));
+        assert_eq!(k.http_key.as_deref(), Some("//www.example.org/Path?q=A"));
+        assert_eq!(k.host_key.as_deref(), Some("http://www.example.org"));
+        assert!(k.has_www);
+        let idn = UrlKeys::new(Some("http://bücher.example/x"));
+        assert_eq!(
+            idn.normalized.as_deref(),
+            Some("http://xn--bcher-kva.example/x")
+        );
+        let port = UrlKeys::new(Some("https://example.org:8443/"));
+        assert_eq!(port.host_key.as_deref(), Some("https://example.org:8443"));
+        assert_eq!(
+            UrlKeys::new(Some("https://example.org:443/"))
+                .normalized
+                .as_deref(),
+            Some("https://example.org/")
+        );
+    }
+
+    #[test]
+    fn non_http_and_broken_urls() {
+        let ftp = UrlKeys::new(Some("ftp://www.files.org/a"));
+        assert_eq!(ftp.www_key.as_deref(), Some("ftp://files.org/a"));
+        assert_eq!(ftp.http_key, None);
+        assert_eq!(ftp.scheme_rank(true), SchemeRank::OtherScheme);
+        for bad in [None, Some("not a url"), Some(""), Some("http://")] {
+            let k = UrlKeys::new(bad);
+            assert_eq!(k.normalized, None, "{bad:?}");
+            assert_eq!(k.scheme_rank(true), SchemeRank::NoUrl);
+        }
+        // A host that is just "www." keeps it: stripping would leave no host.
+        assert!(!UrlKeys::new(Some("http://www./")).has_www);
+    }
+
+    #[test]
+    fn four_variants_rank_in_the_documented_order() {
+        let urls = [
+            "http://example.org/p",
+            "https://example.org/p",
+            "http://www.example.org/p",
+            "https://www.example.org/p",
+        ];
+        let rank = |pref: Preference| {
+            let mut v: Vec<&str> = urls.to_vec();
+            v.sort_by(|a, b| {
+                let (ka, kb) = (UrlKeys::new(Some(a)), UrlKeys::new(Some(b)));
+                compare_full(
+                    (RankPrefix::new(&ka, pref), ka.normalized.as_deref(), a),
+                    (RankPrefix::new(&kb, pref), kb.normalized.as_deref(), b),
+                )
+            });
+            v
+        };
+        assert_eq!(
+            rank(Preference::default()),
+            [
+                "https://www.example.org/p",
+                "https://example.org/p",
+                "http://www.example.org/p",
+                "http://example.org/p"
+            ]
+        );
+        let opposite = Preference {
+            prefer_https: false,
+            prefer_www: false,
+        };
+        assert_eq!(rank(opposite)[0], "http://example.org/p");
+    }
+}

@@ -1,0 +1,443 @@
+//! Which documents a read covers: a small filter language that both stores understand.
+//!
+//! The Solr store renders a [`Filter`] as an `fq` (values through the term parser, so nothing is pasted
+//! raw into query syntax); the file store evaluates it on each document. A user's `--filter` is parsed
+//! into the same tree, from this subset of the Solr standard query syntax:
+//!
+//! | form                      | meaning                                          |
+//! |---------------------------|--------------------------------------------------|
+//! | `*:*`                     | every document                                   |
+//! | `field:value`, `field:"v"`| the field holds the value (exact, not analysed)  |
+//! | `field:[a TO b]`, `*` ends| the value lies in the range, bounds included     |
+//! | `field:*`                 | the field has a value                            |
+//! | `-x`, `NOT x`             | negation                                         |
+//! | `x AND y`, `x OR y`, `( )`| AND binds tighter than OR                        |
+//!
+//! A bare list of clauses without operators is rejected rather than guessed, because Solr's meaning of
+//! it depends on `q.op`.
+
+use std::cmp::Ordering;
+
+use serde_json::Value;
+
+use super::Doc;
+
+/// A filter over documents.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    /// Every document.
+    All,
+    /// The field holds exactly this value (any element of a multi-valued field).
+    Term {
+        /// Field name.
+        field: String,
+        /// The value, as Solr would print it.
+        value: String,
+    },
+    /// The field holds a value within the bounds (inclusive; `None` is open).
+    Range {
+        /// Field name.
+        field: String,
+        /// Lower bound.
+        lo: Option<String>,
+        /// Upper bound.
+        hi: Option<String>,
+    },
+    /// The field has a value.
+    Present(String),
+    /// Negation.
+    Not(Box<Filter>),
+    /// All of these.
+    And(Vec<Filter>),
+    /// Any of these.
+    Or(Vec<Filter>),
+}
+
+impl Filter {
+    /// Parses the supported subset of Solr query syntax (see the module doc).
+    pub fn parse(text: &str) -> Result<Filter, String> {
+        let tokens = tokenize(text)?;
+        if tokens.is_empty() {
+            return Ok(Filter::All);
+        }
+        let mut p = Parser { tokens, pos: 0 };
+        let f = p.or()?;
+        if p.pos != p.tokens.len() {
+            return Err(format!(
+                "unexpected '{}' in filter {text:?}: join clauses with AND or OR",
+                p.tokens[p.pos]
+            ));
+        }
+        Ok(f)
+    }
+
+    /// The conjunction of two filters, flattening `All`.
+    pub fn and(self, other: Filter) -> Filter {
+        match (self, other) {
+            (Filter::All, f) | (f, Filter::All) => f,
+            (Filter::And(mut a), Filter::And(b)) => {
+                a.extend(b);
+                Filter::And(a)
+            }
+            (Filter::And(mut a), f) => {
+                a.push(f);
+                Filter::And(a)
+            }
+            (f, g) => Filter::And(vec![f, g]),
+        }
+    }
+
+    /// Whether a document matches.
+    pub fn matches(&self, doc: &Doc) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Term { field, value } => values(doc, field).any(|v| equals(v, value)),
+            Filter::Range { field, lo, hi } => values(doc, field).any(|v| {
+                lo.as_deref()
+                    .is_none_or(|lo| compare(v, lo) != Some(Ordering::Less))
+                    && hi
+                        .as_deref()
+                        .is_none_or(|hi| compare(v, hi) != Some(Ordering::Greater))
+                    && (lo.is_some() || hi.is_some() || !v.is_null())
+            }),
+            Filter::Present(field) => values(doc, field).next().is_some(),
+            Filter::Not(f) => !f.matches(doc),
+            Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
+            Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
+        }
+    }
+
+    /// The fields a filter reads.
+    pub fn fields(&self, out: &mut Vec<String>) {
+        match self {
+            Filter::All => {}
+            Filter::Term { field, .. } | Filter::Range { field, .. } | Filter::Present(field) => {
+                if !out.contains(field) {
+                    out.push(field.clone());
+                }
+            }
+            Filter::Not(f) => f.fields(out),
+            Filter::And(fs) | Filter::Or(fs) => fs.iter().for_each(|f| f.fields(out)),
+        }
+    }
+
+    /// The filter as a Solr `fq`. Term values go through `{!term}` inside `_query_`-free nesting by
+    /// quoting and escaping, so no value is ever pasted raw into query syntax.
+    pub fn to_solr(&self) -> String {
+        match self {
+            Filter::All => "*:*".to_owned(),
+            Filter::Term { field, value } => format!("{field}:{}", quote(value)),
+            Filter::Range { field, lo, hi } => format!(
+                "{field}:[{} TO {}]",
+                lo.as_deref().map_or("*".to_owned(), quote),
+                hi.as_deref().map_or("*".to_owned(), quote)
+            ),
+            Filter::Present(field) => format!("{field}:[* TO *]"),
+            Filter::Not(f) => format!("(*:* -{})", f.to_solr_group()),
+            Filter::And(fs) => join(fs, " AND "),
+            Filter::Or(fs) => join(fs, " OR "),
+        }
+    }
+
+    fn to_solr_group(&self) -> String {
+        match self {
+            Filter::And(_) | Filter::Or(_) => format!("({})", self.to_solr()),
+            _ => self.to_solr(),
+        }
+    }
+}
+
+fn join(fs: &[Filter], sep: &str) -> String {
+    if fs.is_empty() {
+        return "*:*".to_owned();
+    }
+    fs.iter()
+        .map(Filter::to_solr_group)
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// A phrase-quoted value with `\` and `"` escaped: safe for any content, negative numbers included.
+pub fn quote(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+fn values<'a>(doc: &'a Doc, field: &str) -> Box<dyn Iterator<Item = &'a Value> + 'a> {
+    match doc.get(field) {
+        None | Some(Value::Null) => Box::new(std::iter::empty()),
+        Some(Value::Array(items)) => Box::new(items.iter().filter(|v| !v.is_null())),
+        Some(v) => Box::new(std::iter::once(v)),
+    }
+}
+
+fn equals(v: &Value, lit: &str) -> bool {
+    match v {
+        Value::String(s) => s == lit,
+        Value::Bool(b) => lit.parse::<bool>().ok() == Some(*b),
+        Value::Number(n) => match (n.as_i64(), lit.parse::<i64>()) {
+            (Some(a), Ok(b)) => a == b,
+            _ => n
+                .as_f64()
+                .zip(lit.parse::<f64>().ok())
+                .is_some_and(|(a, b)| a == b),
+        },
+        _ => false,
+    }
+}
+
+fn compare(v: &Value, lit: &str) -> Option<Ordering> {
+    match v {
+        Value::Number(n) => match (n.as_i64(), lit.parse::<i64>()) {
+            (Some(a), Ok(b)) => Some(a.cmp(&b)),
+            _ => n.as_f64()?.partial_cmp(&lit.parse::<f64>().ok()?),
+        },
+        Value::String(s) => Some(s.as_str().cmp(lit)),
+        Value::Bool(b) => Some(b.cmp(&lit.parse::<bool>().ok()?)),
+        _ => None,
+    }
+}
+
+fn tokenize(text: &str) -> Result<Vec<String>, String> {
+    let mut tokens = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '(' || c == ')' {
+            tokens.push(c.to_string());
+            chars.next();
+        } else {
+            let mut tok = String::new();
+            let mut in_quote = false;
+            let mut in_range = false;
+            while let Some(&c) = chars.peek() {
+                if !in_quote
+                    && !in_range
+                    && (c.is_whitespace() || c == ')' || (c == '(' && tok.is_empty()))
+                {
+                    break;
+                }
+                chars.next();
+                match c {
+                    '\\' => {
+                        tok.push(c);
+                        if let Some(n) = chars.next() {
+                            tok.push(n);
+                        }
+                        continue;
+                    }
+                    '"' => in_quote = !in_quote,
+                    '[' if !in_quote => in_range = true,
+                    ']' if !in_quote => in_range = false,
+                    _ => {}
+                }
+                tok.push(c);
+            }
+            if in_quote || in_range {
+                return Err(format!("unclosed quote or range in filter {text:?}"));
+            }
+            tokens.push(tok);
+        }
+    }
+    Ok(tokens)
+}
+
+struct Parser {
+    tokens: Vec<String>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&str> {
+        self.tokens.get(self.pos).map(String::as_str)
+    }
+
+    fn or(&mut self) -> Result<Filter, String> {
+        let mut parts = vec![self.and()?];
+        while self.peek() == Some("OR") {
+            self.pos += 1;
+            parts.push(self.and()?);
+        }
+        Ok(if parts.len() == 1 {
+            parts.pop().unwrap_or(Filter::All)
+        } else {
+            Filter::Or(parts)
+        })
+    }
+
+    fn and(&mut self) -> Result<Filter, String> {
+        let mut parts = vec![self.unary()?];
+        while self.peek() == Some("AND") {
+            self.pos += 1;
+            parts.push(self.unary()?);
+        }
+        Ok(if parts.len() == 1 {
+            parts.pop().unwrap_or(Filter::All)
+        } else {
+            Filter::And(parts)
+        })
+    }
+
+    fn unary(&mut self) -> Result<Filter, String> {
+        let Some(tok) = self.peek().map(str::to_owned) else {
+            return Err("filter ends where a clause was expected".to_owned());
+        };
+        self.pos += 1;
+        if tok == "NOT" {
+            return Ok(Filter::Not(Box::new(self.unary()?)));
+        }
+        if tok == "(" {
+            let inner = self.or()?;
+            if self.peek() != Some(")") {
+                return Err("missing ')' in filter".to_owned());
+            }
+            self.pos += 1;
+            return Ok(inner);
+        }
+        if let Some(rest) = tok.strip_prefix('-') {
+            return Ok(Filter::Not(Box::new(clause(rest)?)));
+        }
+        clause(&tok)
+    }
+}
+
+fn clause(tok: &str) -> Result<Filter, String> {
+    if tok == "*:*" {
+        return Ok(Filter::All);
+    }
+    let Some(colon) = find_unescaped_colon(tok) else {
+        return Err(format!(
+            "filter clause {tok:?} has no field: write field:value"
+        ));
+    };
+    let (field, value) = (&tok[..colon], &tok[colon + 1..]);
+    if field.is_empty() || value.is_empty() {
+        return Err(format!("filter clause {tok:?} needs a field and a value"));
+    }
+    if value == "*" {
+        return Ok(Filter::Present(field.to_owned()));
+    }
+    if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+        let parts: Vec<&str> = inner.split(" TO ").collect();
+        if parts.len() != 2 {
+            return Err(format!("range {value:?} must read [a TO b]"));
+        }
+        let bound = |b: &str| (b.trim() != "*").then(|| unquote(b.trim()));
+        let (lo, hi) = (bound(parts[0]), bound(parts[1]));
+        if lo.is_none() && hi.is_none() {
+            return Ok(Filter::Present(field.to_owned()));
+        }
+        return Ok(Filter::Range {
+            field: field.to_owned(),
+            lo,
+            hi,
+        });
+    }
+    Ok(Filter::Term {
+        field: field.to_owned(),
+        value: unquote(value),
+    })
+}
+
+fn find_unescaped_colon(tok: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in tok.char_indices() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            ':' if !escaped => return Some(i),
+            _ => escaped = false,
+        }
+    }
+    None
+}
+
+fn unquote(v: &str) -> String {
+    let inner = v
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(v);
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(v: Value) -> Doc {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn parses_and_evaluates_the_subset() {
+        let d = doc(
+            json!({"id":"a","httpstatus_i":200,"host_s":"example.org","tags_ss":["x","y"],"neg_l":-5}),
+        );
+        let cases = [
+            ("*:*", true),
+            ("httpstatus_i:200", true),
+            ("httpstatus_i:404", false),
+            ("-httpstatus_i:404", true),
+            ("NOT httpstatus_i:200", false),
+            ("host_s:\"example.org\" AND tags_ss:y", true),
+            ("host_s:other OR tags_ss:x", true),
+            ("httpstatus_i:[200 TO 299]", true),
+            ("httpstatus_i:[300 TO *]", false),
+            ("neg_l:\\-5", true),
+            ("neg_l:\"-5\"", true),
+            ("missing_s:*", false),
+            ("(host_s:other OR tags_ss:y) AND -httpstatus_i:500", true),
+        ];
+        for (fq, want) in cases {
+            let f = Filter::parse(fq).unwrap_or_else(|e| panic!("{fq}: {e}"));
+            assert_eq!(f.matches(&d), want, "{fq}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_mean_exactly() {
+        for fq in ["a:1 b:2", "justaword", "a:[1 TO", "a:\"open", "(a:1"] {
+            assert!(Filter::parse(fq).is_err(), "{fq}");
+        }
+    }
+
+    #[test]
+    fn renders_safe_solr_syntax() {
+        let f = Filter::Term {
+            field: "sku".into(),
+            value: "http://x.org/a\"b".into(),
+        }
+        .and(Filter::Not(Box::new(Filter::Present(
+            "exact_signature_l".into(),
+        ))));
+        assert_eq!(
+            f.to_solr(),
+            "sku:\"http://x.org/a\\\"b\" AND (*:* -exact_signature_l:[* TO *])"
+        );
+        let neg = Filter::Term {
+            field: "exact_signature_l".into(),
+            value: "-2401053093171183889".into(),
+        };
+        assert_eq!(neg.to_solr(), "exact_signature_l:\"-2401053093171183889\"");
+    }
+}

@@ -1,0 +1,204 @@
+//! The seam between the engine and where documents live.
+//!
+//! The operations are the ones Solr does well, so that the Solr store stays a thin translation and the
+//! file store an honest emulation of it:
+//!
+//! | operation            | Solr                                             | file store                         |
+//! |----------------------|--------------------------------------------------|------------------------------------|
+//! | [`Store::read_page`] | `/select` with `fq`, `fl`, `sort=id asc`, `cursorMark` | one streaming pass, offset cursor |
+//! | [`Store::facet`]     | `facet.field` with `facet.mincount`              | a counting pass                    |
+//! | [`Store::bucket_stats`] | `json.facet` terms with `min`/`max` per bucket | a counting pass                    |
+//! | [`Store::get`]       | real-time `/get?ids=`                            | seek through an id-hash index      |
+//! | [`Store::update`]    | atomic updates to `/update`, each with `_version_` | buffered into a temporary file   |
+//! | [`Store::commit`]    | `commit`, `softCommit` or `commitWithin`         | the output file appears atomically |
+//!
+//! The engine never depends on the order of a read (Solr sorts by id, the file store by line), only on
+//! the set of documents.
+
+pub mod file;
+pub mod filter;
+
+use serde_json::{Map, Value};
+
+pub use filter::Filter;
+
+/// A Solr document as JSON: field name to value.
+pub type Doc = Map<String, Value>;
+
+/// One page of a streaming read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadQuery {
+    /// Which documents.
+    pub filter: Filter,
+    /// Which fields to return (`fl`); the unique key is always among them.
+    pub fields: Vec<String>,
+    /// Page size (`rows`).
+    pub rows: usize,
+}
+
+/// A page of documents and the cursor for the next one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The documents, with only the requested fields.
+    pub docs: Vec<Doc>,
+    /// `None` when the read is complete.
+    pub next: Option<String>,
+}
+
+/// A `facet.field` request: value counts of one field over the filtered documents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FacetQuery {
+    /// The field to count.
+    pub field: String,
+    /// Which documents count.
+    pub filter: Filter,
+    /// Values seen fewer times are left out.
+    pub mincount: u64,
+}
+
+/// A value and how many documents hold it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bucket {
+    /// The value as Solr's `json.facet` gives it (a JSON number, boolean or string).
+    pub value: Value,
+    /// How many documents hold it.
+    pub count: u64,
+}
+
+/// A `json.facet` terms request with the smallest and largest value of a numeric field per bucket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsQuery {
+    /// The field whose values form the buckets.
+    pub field: String,
+    /// Which documents count.
+    pub filter: Filter,
+    /// Buckets with fewer documents are left out.
+    pub mincount: u64,
+    /// The numeric field to take `min` and `max` of in each bucket.
+    pub stat_field: String,
+}
+
+/// One `json.facet` bucket with its statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsBucket {
+    /// The bucket's value and size.
+    pub bucket: Bucket,
+    /// `min(stat_field)` over the bucket, `None` when no document has a value.
+    pub min: Option<i64>,
+    /// `max(stat_field)` over the bucket.
+    pub max: Option<i64>,
+}
+
+/// An atomic update: `set` operations on some fields of one document, guarded by a version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtomicUpdate {
+    /// The unique key.
+    pub id: String,
+    /// The `_version_` the decision was based on; Solr rejects the update with 409 if the stored
+    /// document has another one (re-indexed or deleted meanwhile).
+    pub version: Option<i64>,
+    /// Fields to set; `Value::Null` removes the field.
+    pub set: Vec<(String, Value)>,
+}
+
+impl AtomicUpdate {
+    /// The update as Solr's JSON update syntax: `{"id":…, "f":{"set":…}, "_version_":…}`.
+    pub fn to_json(&self, id_field: &str, version_field: &str) -> Value {
+        let mut obj = Map::new();
+        obj.insert(id_field.to_owned(), Value::String(self.id.clone()));
+        for (field, value) in &self.set {
+            let mut op = Map::new();
+            op.insert("set".to_owned(), value.clone());
+            obj.insert(field.clone(), Value::Object(op));
+        }
+        if let Some(v) = self.version {
+            obj.insert(version_field.to_owned(), Value::from(v));
+        }
+        Value::Object(obj)
+    }
+}
+
+/// What became of a batch of updates.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UpdateOutcome {
+    /// Updates that were applied.
+    pub applied: usize,
+    /// Ids whose version no longer matched (HTTP 409): changed or deleted since they were read.
+    pub conflicts: Vec<String>,
+    /// The new `_version_` of updated documents, where the store reports it (Solr's `versions=true`).
+    pub versions: Vec<(String, i64)>,
+}
+
+/// How to make the updates visible at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CommitMode {
+    /// `commit=true`: durable and visible.
+    #[default]
+    Hard,
+    /// `softCommit=true`: visible, durable at the next hard commit.
+    Soft,
+    /// `commitWithin=ms`: Solr commits within that time.
+    Within(u64),
+    /// No commit: the core's own autoCommit decides.
+    None,
+}
+
+/// Errors of any store. Messages say what went wrong and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Bad input data: a file line or a Solr answer that cannot be used.
+    #[error("{location}: {message}")]
+    Input {
+        /// Where: `file:line`, or a URL.
+        location: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A request the store cannot serve (for instance a filter the file store does not understand).
+    #[error("{0}")]
+    Unsupported(String),
+    /// An I/O failure.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// An I/O error with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        StoreError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Where documents live. One engine runs against any implementation.
+#[allow(async_fn_in_trait)]
+pub trait Store {
+    /// One page of the documents matching `query`, starting at `cursor` (`None` for the first page).
+    async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError>;
+
+    /// Value counts of a field, leaving out values with fewer than `mincount` documents.
+    async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError>;
+
+    /// Per-bucket size, `min` and `max` of a numeric field.
+    async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError>;
+
+    /// Real-time read of documents by id; missing ids are skipped, order follows `ids`.
+    async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError>;
+
+    /// Applies a batch of atomic updates in order.
+    async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError>;
+
+    /// Makes the updates visible.
+    async fn commit(&self, mode: CommitMode) -> Result<(), StoreError>;
+
+    /// A short description for logs and reports (never credentials).
+    fn describe(&self) -> String;
+}
