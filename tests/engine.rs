@@ -125,6 +125,10 @@ fn exact_group_counts_and_one_representative_by_preference() {
     assert_eq!((exact.groups, exact.doubles), (1, 2));
     assert_eq!(report.documents.read, 4);
     assert_eq!(report.documents.signed, 4);
+    assert_eq!(
+        report.documents.written, 4,
+        "each document counted once, signatures and flags alike"
+    );
 }
 
 #[test]

@@ -3,3 +3,4 @@
 mod cli;
 mod engine;
 mod signatures;
+mod truth;

@@ -221,6 +221,8 @@ struct Rec {
     keys: [u64; 6],
     /// Bit `d`: takes part in dimension `d`.
     mask: u8,
+    /// Already counted as written (its signatures were updated in pass A).
+    counted: bool,
 }
 
 /// The signatures of one document, as stored or as computed.
@@ -480,6 +482,8 @@ impl<S: Store> Round<'_, S> {
                 pending.push((id, rec, outcome.sigs, outcome.blank));
             }
             let mut new_versions: HashMap<String, i64> = HashMap::new();
+            let signed_ids: std::collections::HashSet<String> =
+                updates.iter().map(|u| u.id.clone()).collect();
             if self.writes() && !updates.is_empty() {
                 let written = updates.len();
                 let outcome = self.store.update(&updates).await?;
@@ -500,6 +504,7 @@ impl<S: Store> Round<'_, S> {
                     Some(&v) => rec.version = v,
                     None => {}
                 }
+                rec.counted = signed_ids.contains(&id);
                 recs.push(rec);
             }
             self.progress.inc(page.docs.len() as u64);
@@ -594,6 +599,7 @@ impl Plan<'_> {
             prefix: RankPrefix::new(&url, self.cfg.preference),
             keys: [0; 6],
             mask: 0,
+            counted: false,
         };
         let host = if self.cfg.scope == Scope::Host {
             url.host_key.as_deref()
@@ -768,6 +774,8 @@ impl<S: Store> Round<'_, S> {
         let mut unsettled = 0u64;
         let mut batch: Vec<AtomicUpdate> = Vec::new();
         let mut seen = vec![false; recs.len()];
+        // Documents whose signature update already counted them as written.
+        let mut already: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
             let page = self.store.read_page(&query, cursor.as_deref()).await?;
             for doc in &page.docs {
@@ -817,13 +825,14 @@ impl<S: Store> Round<'_, S> {
                 if set.is_empty() {
                     continue;
                 }
-                if self.mode == Mode::Check {
-                    report.documents.written += 1;
+                if !self.writes() {
+                    if !rec.counted {
+                        report.documents.written += 1;
+                    }
                     continue;
                 }
-                if !self.writes() {
-                    report.documents.written += 1;
-                    continue;
+                if rec.counted {
+                    already.insert(id.clone());
                 }
                 batch.push(AtomicUpdate {
                     id,
@@ -831,7 +840,7 @@ impl<S: Store> Round<'_, S> {
                     set,
                 });
                 if batch.len() >= self.cfg.batch_size.max(1) {
-                    unsettled += self.flush(&mut batch, report).await?;
+                    unsettled += self.flush(&mut batch, &mut already, report).await?;
                 }
             }
             self.progress.inc(page.docs.len() as u64);
@@ -840,7 +849,7 @@ impl<S: Store> Round<'_, S> {
                 None => break,
             }
         }
-        unsettled += self.flush(&mut batch, report).await?;
+        unsettled += self.flush(&mut batch, &mut already, report).await?;
         let gone = seen.iter().filter(|s| !**s).count() as u64;
         if gone > 0 {
             // Deleted (or moved out of the filter) during the run: their groups shrank.
@@ -854,6 +863,7 @@ impl<S: Store> Round<'_, S> {
     async fn flush(
         &self,
         batch: &mut Vec<AtomicUpdate>,
+        already: &mut std::collections::HashSet<String>,
         report: &mut Report,
     ) -> Result<u64, EngineError> {
         if batch.is_empty() {
@@ -862,7 +872,12 @@ impl<S: Store> Round<'_, S> {
         let outcome = self.store.update(batch).await?;
         let conflicts = outcome.conflicts.len() as u64;
         report.documents.conflicts += conflicts;
-        report.documents.written += batch.len() as u64 - conflicts;
+        let rejected: std::collections::HashSet<&String> = outcome.conflicts.iter().collect();
+        report.documents.written += batch
+            .iter()
+            .filter(|u| !rejected.contains(&u.id) && !already.contains(&u.id))
+            .count() as u64;
+        already.clear();
         batch.clear();
         Ok(conflicts)
     }
