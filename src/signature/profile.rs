@@ -25,7 +25,7 @@
 //! `date` and `apple` tie on 4; `date` sits in bucket 0, so the profile is
 //! `(date-4) (apple-4) (banana-2) (cherry-2)`.
 //!
-//! The character classes come from Java 17 (Unicode 13.0), generated into [`super::java_chars`];
+//! The character classes come from Java 17 (Unicode 13.0), generated into `java_chars.rs`;
 //! characters assigned in later Unicode versions are a known limit, as is Java's treeified bucket
 //! (see [`super::java_hashmap`]).
 
