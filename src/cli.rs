@@ -10,6 +10,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::engine::Dimension;
+use crate::store::Filter;
+
 const ABOUT: &str = "Finds the doubles in a Solr core of crawled pages and writes YaCy-compatible \
 signatures, flags and copy counts";
 
@@ -21,13 +24,17 @@ Every signature is bit-for-bit what YaCy and Solr compute (lookup3ycs64 for the 
 to a signed long for the `md5` scheme), so values that YaCy already wrote and values that solr-dedup \
 writes can be compared.
 
-For now the one subcommand is `signature`, which prints the signatures of a text; run \
-`solr-dedup signature --help` for its details.
+`run` finds the doubles and writes flags and copy counts, `check` tells whether that is already done, \
+and `signature` prints the signatures of a text; `solr-dedup COMMAND --help` explains each.
 
 Exit codes: 0 done; 1 finished with problems; 2 usage, configuration or input error; 3 Solr unreachable.";
 
 const EXAMPLES: &str = "\
 Examples:
+  solr-dedup run --input docs.jsonl --output updates.jsonl --report -
+      find the doubles in a file of Solr documents; write the atomic updates
+  solr-dedup check --input docs.jsonl
+      exit 0 when every flag and count is already right, 1 otherwise
   solr-dedup signature page.txt
       signatures of the text in page.txt (yacy scheme)
   printf 'hello world' | solr-dedup signature -
@@ -54,10 +61,238 @@ pub struct Cli {
 /// One variant per subcommand.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Sign what is unsigned, find the doubles, write flags and copy counts
+    #[command(long_about = RUN_LONG_ABOUT, after_help = RUN_EXAMPLES)]
+    Run(RunArgs),
+    /// Read-only: is every signature, flag and count what a full run would write? (exit 0 yes, 1 no)
+    #[command(long_about = CHECK_LONG_ABOUT, after_help = CHECK_EXAMPLES)]
+    Check(CheckArgs),
     /// Print the exact, fuzzy and title signatures of a text, as JSON
     #[command(long_about = SIGNATURE_LONG_ABOUT, after_help = SIGNATURE_EXAMPLES)]
     Signature(SignatureArgs),
 }
+
+const RUN_LONG_ABOUT: &str = "\
+Sign what is unsigned, group the doubles in every dimension, pick one representative per group, and write \
+back the flags and copy counts that differ from what is stored.
+
+Dimensions (--dimensions, all by default):
+  exact        equal exact_signature_l (the same text)          writes exact_signature_unique_b, _copycount_i
+  fuzzy        equal fuzzy_signature_l (the same text profile)  writes fuzzy_signature_unique_b, _copycount_i
+  title        equal title_exact_signature_l                    writes title_unique_b
+  description  equal description_exact_signature_l              writes description_unique_b
+  www          the same URL up to a leading www. of the host    writes www_unique_b
+  http         the same URL up to http/https                    writes http_unique_b
+
+In each group exactly one document is unique (true), chosen by one order shared by all dimensions: https \
+before http (--prefer-https), www. before bare host (--prefer-www), then the shorter normalised URL, the \
+smaller URL, the smaller id. So `exact_signature_unique_b:true AND http_unique_b:true AND www_unique_b:true` \
+keeps one copy of a page served at four URL variants. Documents that cannot take part (empty text, empty \
+profile, no title, no description, no or unparseable URL, a non-http URL for http) are unique with a count \
+of 1, and counted in the report.
+
+Runs are incremental by default: only missing signatures are computed, and only documents whose stored \
+values differ are written, so a second run over an unchanged input writes nothing. --full recomputes every \
+signature from the text. The outcome is the same either way.
+
+File mode (--input) needs no Solr: the input is JSON Lines of Solr documents or a saved /select JSON \
+response; the output (--output, or standard output) holds the atomic updates, ready to POST to /update, \
+or with --output-format docs the annotated documents. The output appears only when the run succeeds.";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  solr-dedup run --input docs.jsonl --output updates.jsonl
+      decide everything for the documents in docs.jsonl; write the atomic updates
+  jq -s . updates.jsonl | curl -s -H 'Content-Type: application/json' --data-binary @- \\
+       'http://127.0.0.1:8983/solr/core/update?commit=true'
+      apply them to a core yourself (the lines wrapped into one JSON array)
+  solr-dedup run --input docs.jsonl --output next.jsonl --output-format docs --report -
+      annotated documents for the next run; the JSON report on standard output
+  solr-dedup run --input docs.jsonl --dry-run --report report.json
+      decide, write nothing
+  solr-dedup run --input docs.jsonl --output u.jsonl --dimensions exact,www,http --scope host
+      three dimensions; content groups only within one scheme+host+port
+  solr-dedup run --input docs.jsonl --output u.jsonl --filter 'httpstatus_i:200' --prefer-www=false";
+
+const CHECK_LONG_ABOUT: &str = "\
+Read-only: does every document have its signatures, and does every flag and count equal what a full run \
+would write? Exit code 0 yes, 1 no (with counts per dimension and a few example ids), 2 when it could not \
+tell (bad input, configuration). Takes the same options as `run`, minus the writing ones. Meant for CI jobs \
+and monitoring.";
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  solr-dedup check --input docs.jsonl
+      exit 0 when docs.jsonl is fully postprocessed, 1 otherwise
+  solr-dedup check --input docs.jsonl --report - --quiet
+      the JSON report on standard output, nothing on standard error";
+
+/// Arguments of `solr-dedup run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Where the documents are and what to decide.
+    #[command(flatten)]
+    pub job: JobArgs,
+
+    /// Where the updates go (file mode); standard output when left out. Written only on success
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// `updates`: atomic updates for /update; `docs`: every input document with the updates applied
+    #[arg(long, value_enum, default_value_t = OutputFormatArg::Updates, value_name = "FORMAT")]
+    pub output_format: OutputFormatArg,
+
+    /// Decide everything, write nothing (the report says what would be written)
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Recompute every signature from the text, not only the missing ones
+    #[arg(long)]
+    pub full: bool,
+
+    /// Do not write fuzzy_signature_text_t (for schemas without it)
+    #[arg(long)]
+    pub no_fuzzy_text: bool,
+}
+
+/// Arguments of `solr-dedup check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Where the documents are and what to decide.
+    #[command(flatten)]
+    pub job: JobArgs,
+
+    /// Also recompute every signature from the text and compare it with the stored one
+    #[arg(long)]
+    pub full: bool,
+}
+
+/// What `run` and `check` share: the source, the decisions, the report.
+#[derive(Debug, Args)]
+pub struct JobArgs {
+    /// JSON Lines of Solr documents, or a Solr /select JSON response (file mode: no Solr needed)
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+
+    /// How to compute missing signatures.
+    #[command(flatten)]
+    pub options: SignatureOptions,
+
+    /// `global`: doubles anywhere; `host`: content doubles only within one scheme+host+port (as YaCy)
+    #[arg(long, value_enum, default_value_t = ScopeArg::Global, value_name = "SCOPE")]
+    pub scope: ScopeArg,
+
+    /// Comma-separated dimensions to decide: exact,fuzzy,title,description,www,http
+    #[arg(long, value_name = "LIST", value_parser = parse_dimensions,
+          default_value = "exact,fuzzy,title,description,www,http")]
+    pub dimensions: DimensionList,
+
+    /// Prefer https over http when picking the representative (`--prefer-https=false` for the opposite)
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set,
+          num_args = 0..=1, default_missing_value = "true")]
+    pub prefer_https: bool,
+
+    /// Prefer a www. host over the bare host (`--prefer-www=false` for the opposite)
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set,
+          num_args = 0..=1, default_missing_value = "true")]
+    pub prefer_www: bool,
+
+    /// Only documents matching this filter take part; others are untouched. File mode understands
+    /// field:value, field:"v", field:[a TO b], field:*, -x / NOT x, AND, OR and parentheses
+    #[arg(long, value_name = "FQ", value_parser = parse_filter)]
+    pub filter: Option<Filter>,
+
+    /// Documents per read page and per update batch
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub batch_size: u64,
+
+    /// Rename a field: the YaCy name, `=`, your name (repeatable), e.g. --field sku=url_s
+    #[arg(long = "field", value_name = "NAME=FIELD", value_parser = parse_field)]
+    pub fields: Vec<(String, String)>,
+
+    /// Write the JSON report to FILE, or to standard output with `-`
+    #[arg(long, value_name = "FILE|-")]
+    pub report: Option<PathBuf>,
+
+    /// Log more to standard error: -v for progress notes, -vv for detail
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Print no summary on standard error (errors still show)
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The `--scope` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// Doubles anywhere in the index (the seed's "complete set of all known documents")
+    Global,
+    /// Content doubles only within one scheme+host+port, as YaCy groups
+    Host,
+}
+
+/// The `--output-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormatArg {
+    /// Atomic-update documents, one line per changed document
+    Updates,
+    /// Every input document with the updates applied
+    Docs,
+}
+
+/// A parsed `--dimensions` list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimensionList(pub Vec<Dimension>);
+
+fn parse_dimensions(s: &str) -> Result<DimensionList, String> {
+    Dimension::parse_list(s).map(DimensionList)
+}
+
+fn parse_filter(s: &str) -> Result<Filter, String> {
+    Filter::parse(s)
+}
+
+fn parse_field(s: &str) -> Result<(String, String), String> {
+    let (name, field) = s
+        .split_once('=')
+        .ok_or_else(|| "write NAME=FIELD, e.g. sku=url_s".to_string())?;
+    let (name, field) = (name.trim(), field.trim());
+    if field.is_empty() {
+        return Err(format!("no new name given for '{name}'"));
+    }
+    if !FIELD_NAMES.contains(&name) {
+        return Err(format!(
+            "unknown field '{name}'; renamable: {}",
+            FIELD_NAMES.join(", ")
+        ));
+    }
+    Ok((name.to_string(), field.to_string()))
+}
+
+/// The YaCy names `--field` can rename.
+pub const FIELD_NAMES: &[&str] = &[
+    "id",
+    "sku",
+    "text_t",
+    "title",
+    "description_txt",
+    "_version_",
+    "exact_signature_l",
+    "fuzzy_signature_l",
+    "fuzzy_signature_text_t",
+    "title_exact_signature_l",
+    "description_exact_signature_l",
+    "exact_signature_unique_b",
+    "fuzzy_signature_unique_b",
+    "title_unique_b",
+    "description_unique_b",
+    "www_unique_b",
+    "http_unique_b",
+    "exact_signature_copycount_i",
+    "fuzzy_signature_copycount_i",
+];
 
 const SIGNATURE_LONG_ABOUT: &str = "\
 Print the exact, fuzzy and title signatures of a text, as one JSON object on one line.
@@ -165,6 +400,7 @@ mod tests {
     fn signature(args: &[&str]) -> SignatureArgs {
         match parse(args).expect("parses").command {
             Command::Signature(a) => a,
+            other => panic!("not signature: {other:?}"),
         }
     }
 
@@ -221,6 +457,72 @@ mod tests {
                 .quant_rate,
             Some(0.0)
         );
+    }
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        match parse(args).expect("parses").command {
+            Command::Run(a) => a,
+            other => panic!("not run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn run_defaults_and_every_option() {
+        let a = run_args(&["run", "--input", "d.jsonl"]);
+        assert_eq!(a.job.dimensions.0, Dimension::ALL.to_vec());
+        assert!(a.job.prefer_https && a.job.prefer_www);
+        assert_eq!(a.job.scope, ScopeArg::Global);
+        assert_eq!(a.job.batch_size, 1000);
+        assert!(!a.full && !a.dry_run);
+        let a = run_args(&[
+            "run",
+            "--input",
+            "d.jsonl",
+            "--output",
+            "u.jsonl",
+            "--output-format",
+            "docs",
+            "--full",
+            "--dry-run",
+            "--scope",
+            "host",
+            "--dimensions",
+            "www,exact",
+            "--prefer-https=false",
+            "--prefer-www",
+            "false",
+            "--filter",
+            "httpstatus_i:200",
+            "--batch-size",
+            "50",
+            "--field",
+            "sku=url_s",
+            "--report",
+            "-",
+            "-vv",
+            "--scheme",
+            "md5",
+        ]);
+        assert_eq!(a.job.dimensions.0, vec![Dimension::Exact, Dimension::Www]);
+        assert!(!a.job.prefer_https && !a.job.prefer_www);
+        assert_eq!(a.job.fields, vec![("sku".to_string(), "url_s".to_string())]);
+        assert_eq!(a.job.verbose, 2);
+        assert_eq!(a.output_format, OutputFormatArg::Docs);
+        assert!(a.job.filter.is_some());
+    }
+
+    #[test]
+    fn run_refuses_what_it_cannot_mean() {
+        for bad in [
+            &["run"][..],
+            &["run", "--input", "d", "--dimensions", "exact,fuzy"],
+            &["run", "--input", "d", "--field", "nosuch=x"],
+            &["run", "--input", "d", "--filter", "a:1 b:2"],
+            &["run", "--input", "d", "--batch-size", "0"],
+            &["run", "--input", "d", "--prefer-https", "maybe"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

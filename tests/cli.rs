@@ -316,3 +316,155 @@ fn a_closed_stdout_is_not_an_error() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(output.stderr.is_empty(), "{}", stderr(&output));
 }
+
+// ------------------------------------------------------------------ run and check
+
+const PAGE: &str = "The same article text, served at two addresses of one site.";
+
+fn corpus(name: &str) -> PathBuf {
+    let docs = [
+        serde_json::json!({"id":"a","sku":"http://example.org/x","text_t":PAGE,"_version_":1}),
+        serde_json::json!({"id":"b","sku":"https://www.example.org/x","text_t":PAGE,"_version_":2}),
+        serde_json::json!({"id":"c","sku":"https://example.org/other","text_t":"another text entirely","_version_":3}),
+    ];
+    let text: String = docs.iter().map(|d| format!("{d}\n")).collect();
+    temp_file(name, text.as_bytes())
+}
+
+#[test]
+fn run_writes_updates_and_the_report_and_check_agrees_afterwards() {
+    let input = corpus("run-in.jsonl");
+    let dir = input.parent().unwrap().to_path_buf();
+    let docs_out = dir.join("run-docs.jsonl");
+    let _ = std::fs::remove_file(&docs_out);
+    let out = run(
+        &[
+            "run",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            docs_out.to_str().unwrap(),
+            "--output-format",
+            "docs",
+            "--report",
+            "-",
+            "--quiet",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(stderr(&out), "", "--quiet prints nothing");
+    let report: Value = serde_json::from_str(stdout(&out)).expect("the report is JSON");
+    assert_eq!(report["documents"]["read"], 3);
+    assert_eq!(report["documents"]["written"], 3);
+    assert_eq!(report["dimensions"]["exact"]["groups"], 1);
+    assert_eq!(report["dimensions"]["exact"]["doubles"], 1);
+    assert!(report["phases_ms"]["scan"].is_number());
+
+    // Before: check fails (exit 1) and names examples; after: it passes (exit 0).
+    let before = run(&["check", "--input", input.to_str().unwrap()], b"");
+    assert_eq!(before.status.code(), Some(1), "stderr: {}", stderr(&before));
+    assert!(stderr(&before).contains("wrong"), "{}", stderr(&before));
+    let after = run(&["check", "--input", docs_out.to_str().unwrap()], b"");
+    assert_eq!(after.status.code(), Some(0), "stderr: {}", stderr(&after));
+
+    // A second run over the annotated documents writes nothing.
+    let updates = dir.join("run-again.jsonl");
+    let again = run(
+        &[
+            "run",
+            "--input",
+            docs_out.to_str().unwrap(),
+            "--output",
+            updates.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(again.status.code(), Some(0), "stderr: {}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(&updates).unwrap(), "");
+}
+
+#[test]
+fn run_updates_go_to_stdout_without_output() {
+    let input = corpus("run-stdout.jsonl");
+    let out = run(&["run", "--input", input.to_str().unwrap(), "--quiet"], b"");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let b = lines.iter().find(|u| u["id"] == "b").unwrap();
+    assert_eq!(
+        b["exact_signature_unique_b"]["set"], true,
+        "https://www. wins"
+    );
+    assert_eq!(b["_version_"], 2, "the version read guards the update");
+}
+
+#[test]
+fn run_and_check_refuse_bad_input_in_one_line() {
+    let broken = temp_file(
+        "run-broken.jsonl",
+        b"{\"id\":\"a\",\"text_t\":\"x\"}\n{\"id\":\n",
+    );
+    let dir = broken.parent().unwrap().to_path_buf();
+    let out_path = dir.join("run-broken-out.jsonl");
+    let _ = std::fs::remove_file(&out_path);
+    let err = usage_failure(&run(
+        &[
+            "run",
+            "--input",
+            broken.to_str().unwrap(),
+            "--output",
+            out_path.to_str().unwrap(),
+        ],
+        b"",
+    ));
+    assert!(err.contains("run-broken.jsonl:2: broken JSON"), "{err}");
+    assert!(!out_path.exists(), "nothing written half-way");
+
+    let no_id = temp_file("run-noid.jsonl", b"{\"text_t\":\"x\"}\n");
+    let err = usage_failure(&run(&["check", "--input", no_id.to_str().unwrap()], b""));
+    assert!(
+        err.contains("run-noid.jsonl:1: document has no 'id'"),
+        "{err}"
+    );
+
+    let input = corpus("run-bad-args.jsonl");
+    let err = usage_failure(&run(
+        &[
+            "run",
+            "--input",
+            input.to_str().unwrap(),
+            "--dimensions",
+            "exact,fuzy",
+        ],
+        b"",
+    ));
+    assert!(err.contains("unknown dimension 'fuzy'"), "{err}");
+
+    let err = usage_failure(&run(
+        &[
+            "run",
+            "--input",
+            input.to_str().unwrap(),
+            "--output",
+            "/no/such/dir/out.jsonl",
+        ],
+        b"",
+    ));
+    assert!(
+        err.contains("cannot write the output /no/such/dir/out.jsonl"),
+        "{err}"
+    );
+
+    let err = usage_failure(&run(
+        &["run", "--input", input.to_str().unwrap(), "--report", "-"],
+        b"",
+    ));
+    assert!(err.contains("both go to standard output"), "{err}");
+
+    let err = usage_failure(&run(&["check", "--input", "/no/such/file.jsonl"], b""));
+    assert!(err.contains("cannot read /no/such/file.jsonl"), "{err}");
+}

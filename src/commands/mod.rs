@@ -6,6 +6,7 @@
 //! [`anyhow::Error`] counts as a usage, configuration or input error (exit 2); a command that talks to
 //! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
 
+pub mod job;
 pub mod signature;
 
 use std::fmt;
@@ -84,6 +85,7 @@ impl fmt::Display for Failure {
 /// Runs the command `config` describes.
 pub fn run(config: Config) -> Result<Exit, Failure> {
     match config {
+        Config::Job(c) => job::run(&c),
         Config::Signature(c) => signature::run(&c),
     }
 }

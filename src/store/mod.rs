@@ -157,8 +157,8 @@ pub enum StoreError {
     /// A request the store cannot serve (for instance a filter the file store does not understand).
     #[error("{0}")]
     Unsupported(String),
-    /// An I/O failure.
-    #[error("{context}: {source}")]
+    /// An I/O failure; the cause follows in the error chain.
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: String,
