@@ -1,6 +1,6 @@
 //! Which documents a read covers: a small filter language that both stores understand.
 //!
-//! The Solr store renders a [`Filter`] as an `fq` (values through the term parser, so nothing is pasted
+//! The Solr store renders a [`Filter`] as an `fq` (every value quoted and escaped, so nothing is pasted
 //! raw into query syntax); the file store evaluates it on each document. A user's `--filter` is parsed
 //! into the same tree, from this subset of the Solr standard query syntax:
 //!
@@ -121,8 +121,8 @@ impl Filter {
         }
     }
 
-    /// The filter as a Solr `fq`. Term values go through `{!term}` inside `_query_`-free nesting by
-    /// quoting and escaping, so no value is ever pasted raw into query syntax.
+    /// The filter as a Solr `fq`. Every value is phrase-quoted with `\` and `"` escaped (see [`quote`]),
+    /// so no value is ever pasted raw into query syntax; negative numbers are safe too.
     pub fn to_solr(&self) -> String {
         match self {
             Filter::All => "*:*".to_owned(),
