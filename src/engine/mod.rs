@@ -19,15 +19,23 @@
 //! - **Pass A** streams the light fields of every document (never the text) and keeps a fixed-size
 //!   record per document: 64-bit keys per dimension, the fixed part of its rank, its version. Documents
 //!   without signatures (or all, with `--full`) have their text fetched by id, are signed, and get a
-//!   signature update guarded by the version that was read.
+//!   signature update guarded by the version that was read. When most of a page needs its text, the
+//!   next page is read with the text inline instead. Signing and building the records run on every
+//!   core, a page at a time.
 //! - **Groups** are built from the records alone ([`group`]).
-//! - **Pass B** streams the light fields again and keeps, for each group, only the best member so far
-//!   under the one preference order shared by all dimensions (rank prefix, URL, id).
-//! - **Pass C** streams once more, computes each document's flags and counts, and writes those that
-//!   differ from what is stored, guarded by the version the decision was based on.
+//! - **Pass B** streams id, URL and version again and keeps, for each group, only the best member so
+//!   far under the one preference order shared by all dimensions (rank prefix, URL, id). Documents
+//!   alone in every dimension are skipped without parsing their URL.
+//! - **Pass C** streams the stored flags and counts, computes each document's own, and writes those
+//!   that differ, guarded by the version the decision was based on.
 //!
-//! Memory is a few dozen bytes per document plus the best member's strings per group; it does not grow
-//! with document size.
+//! Before pass A the engine tells the store ([`Store::hint_rereads`]) that the light fields will be
+//! read three times, so a store that can keep them apart (the file store does) serves passes B and C
+//! without reading the documents again.
+//!
+//! Memory is about 130 bytes per document (the 88-byte record, an id-hash index of the records, one
+//! group number per dimension), plus, while groups are built, 16 bytes per document of the dimension
+//! at hand, plus the best member's strings per group. It does not grow with document size.
 //!
 //! # Consequences
 //!
@@ -44,6 +52,7 @@ pub mod group;
 pub mod report;
 pub mod url_key;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -53,7 +62,7 @@ use tracing::{debug, info, warn};
 
 use crate::signature::{md5_long, Scheme, Signer};
 use crate::store::file::id_hash;
-use crate::store::{AtomicUpdate, CommitMode, Doc, Filter, ReadQuery, Store, StoreError};
+use crate::store::{par_map, AtomicUpdate, CommitMode, Doc, Filter, ReadQuery, Store, StoreError};
 
 pub use dimension::{Dimension, Exclusion};
 pub use fields::FieldNames;
@@ -225,6 +234,9 @@ struct Rec {
     counted: bool,
 }
 
+// The module doc's memory figure.
+const _: () = assert!(std::mem::size_of::<Rec>() == 88);
+
 /// The signatures of one document, as stored or as computed.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Sigs {
@@ -310,7 +322,7 @@ impl Plan<'_> {
         self.mode == Mode::Run && !self.cfg.dry_run
     }
 
-    /// The fields every light pass reads: never the text.
+    /// The fields pass A reads: never the text. Passes B and C read subsets of them.
     fn light_fields(&self) -> Vec<String> {
         let f = &self.cfg.fields;
         let mut fl = vec![f.id.clone(), f.url.clone(), f.version.clone()];
@@ -339,10 +351,36 @@ impl Plan<'_> {
             rows: self.cfg.batch_size.max(1),
         }
     }
+
+    /// What pass B reads: a subset of the light fields (and of the store's light copy), as the rank
+    /// needs only the URL besides the record.
+    fn rank_query(&self) -> ReadQuery {
+        let f = &self.cfg.fields;
+        ReadQuery {
+            fields: vec![f.id.clone(), f.url.clone(), f.version.clone()],
+            ..self.query()
+        }
+    }
+
+    /// What pass C reads: the stored flags and counts it compares with the decision.
+    fn write_query(&self) -> ReadQuery {
+        let f = &self.cfg.fields;
+        let mut fields = vec![f.id.clone(), f.version.clone()];
+        for d in Dimension::ALL.into_iter().filter(|&d| self.on(d)) {
+            fields.push(f.unique(d).to_owned());
+            fields.extend(f.count(d).map(str::to_owned));
+        }
+        ReadQuery {
+            fields,
+            ..self.query()
+        }
+    }
 }
 
 impl<S: Store> Round<'_, S> {
     async fn execute(self, report: &mut Report) -> Result<RoundOutcome, EngineError> {
+        // All three passes stream the light fields.
+        self.store.hint_rereads(&self.query());
         let t = Instant::now();
         self.progress.set_prefix("scan");
         let (recs, signed_docs) = self.pass_a(report).await?;
@@ -420,39 +458,59 @@ impl<S: Store> Round<'_, S> {
         loop {
             let query = if inline { &wide } else { &light };
             let page = self.store.read_page(query, cursor.as_deref()).await?;
-            let mut need: Vec<usize> = Vec::new();
-            for (i, doc) in page.docs.iter().enumerate() {
-                if self.needs_content(doc) {
-                    need.push(i);
-                }
-            }
+            let need: Vec<bool> = page.docs.iter().map(|d| self.needs_content(d)).collect();
+            let needed = need.iter().filter(|n| **n).count();
             let was_inline = inline;
-            inline = need.len() * 2 > page.docs.len();
+            inline = needed * 2 > page.docs.len();
+            // The text to sign each document from: the document itself when it was read inline,
+            // else its real-time copy (`None`: deleted since the page was read).
             let mut fetched: HashMap<String, Doc> = HashMap::new();
-            if was_inline {
-                for &i in &need {
-                    if let Some(id) = self.id_of(&page.docs[i]) {
-                        fetched.insert(id, page.docs[i].clone());
-                    }
-                }
-            } else if !need.is_empty() {
-                let ids: Vec<String> = need
+            if !was_inline && needed > 0 {
+                let ids: Vec<String> = page
+                    .docs
                     .iter()
-                    .filter_map(|&i| self.id_of(&page.docs[i]))
+                    .zip(&need)
+                    .filter(|(_, n)| **n)
+                    .filter_map(|(d, _)| self.id_of(d).map(Cow::into_owned))
                     .collect();
                 for doc in self.store.get(&ids, &self.content_fields()).await? {
                     if let Some(id) = self.id_of(&doc) {
+                        let id = id.into_owned();
                         fetched.insert(id, doc);
                     }
                 }
             }
+            let content: Vec<Option<&Doc>> = page
+                .docs
+                .iter()
+                .zip(&need)
+                .map(|(d, &n)| match (n, was_inline) {
+                    (false, _) => None,
+                    (true, true) => Some(d),
+                    (true, false) => self.id_of(d).and_then(|id| fetched.get(id.as_ref())),
+                })
+                .collect();
             let mut updates = Vec::new();
-            let mut pending: Vec<(String, Rec, Sigs, bool)> = Vec::new();
-            // Sign in parallel: the profile is the CPU-heavy part of a run.
-            let signed = sign_all(&self.plan, &page.docs, &fetched);
+            let mut pending: Vec<(Cow<'_, str>, Rec)> = Vec::with_capacity(page.docs.len());
+            // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
+            // URL parsing and key hashing the next.
+            let plan = &self.plan;
+            let signed = par_map(page.docs.len(), |i| {
+                let doc = &page.docs[i];
+                let signed = sign_one(plan, doc, need[i].then_some(content[i]))?;
+                let id = plan.id_of(doc)?;
+                let (rec, excluded) = plan.record(
+                    doc,
+                    id_hash(&id),
+                    &signed.sigs,
+                    signed.blank,
+                    signed.version,
+                );
+                Some((signed, rec, excluded))
+            });
             for (doc, outcome) in page.docs.iter().zip(signed) {
                 let Some(id) = self.id_of(doc) else { continue };
-                let Some(outcome) = outcome else {
+                let Some((outcome, rec, excluded)) = outcome else {
                     // Deleted between the page and the get: it takes no part.
                     continue;
                 };
@@ -470,16 +528,20 @@ impl<S: Store> Round<'_, S> {
                         updates.push(u);
                     }
                 }
-                let version = outcome.version;
-                let rec = self.record(
-                    doc,
-                    &outcome.sigs,
-                    outcome.blank,
-                    version,
-                    report,
-                    count_reads,
-                );
-                pending.push((id, rec, outcome.sigs, outcome.blank));
+                if count_reads {
+                    for d in Dimension::ALL {
+                        if let Some(reason) = excluded[d.index()] {
+                            *report
+                                .dimensions
+                                .entry(d.name())
+                                .or_default()
+                                .excluded
+                                .entry(reason.name())
+                                .or_default() += 1;
+                        }
+                    }
+                }
+                pending.push((id, rec));
             }
             let mut new_versions: HashMap<String, i64> = HashMap::new();
             let signed_ids: std::collections::HashSet<String> =
@@ -498,13 +560,13 @@ impl<S: Store> Round<'_, S> {
                     new_versions.entry(id).or_insert(v);
                 }
             }
-            for (id, mut rec, _, _) in pending {
-                match new_versions.get(&id) {
+            for (id, mut rec) in pending {
+                match new_versions.get(id.as_ref()) {
                     Some(&i64::MIN) => continue,
                     Some(&v) => rec.version = v,
                     None => {}
                 }
-                rec.counted = signed_ids.contains(&id);
+                rec.counted = signed_ids.contains(id.as_ref());
                 recs.push(rec);
             }
             self.progress.inc(page.docs.len() as u64);
@@ -518,10 +580,11 @@ impl<S: Store> Round<'_, S> {
 }
 
 impl Plan<'_> {
-    fn id_of(&self, doc: &Doc) -> Option<String> {
+    /// The unique key; borrowed, as most documents are only looked up by it.
+    fn id_of<'d>(&self, doc: &'d Doc) -> Option<Cow<'d, str>> {
         match doc.get(&self.cfg.fields.id)? {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
+            Value::String(s) => Some(Cow::Borrowed(s)),
+            Value::Number(n) => Some(Cow::Owned(n.to_string())),
             _ => None,
         }
     }
@@ -579,21 +642,22 @@ impl Plan<'_> {
                 || (self.on(Dimension::Description) && s.description.is_none()))
     }
 
-    /// Builds the compact record of a document from its light fields and final signatures.
+    /// Builds the compact record of a document from its light fields and final signatures, with the
+    /// reason it takes no part in each dimension where it takes none.
     fn record(
         &self,
         doc: &Doc,
+        id_hash: u64,
         sigs: &Sigs,
         blank: bool,
         version: i64,
-        report: &mut Report,
-        count: bool,
-    ) -> Rec {
+    ) -> (Rec, [Option<Exclusion>; 6]) {
+        let mut excluded = [None; 6];
         let f = &self.cfg.fields;
         let url = UrlKeys::new(get_str(doc, &f.url));
         let read_version = get_i64(doc, &f.version).unwrap_or(0);
         let mut rec = Rec {
-            id_hash: id_hash(&self.id_of(doc).unwrap_or_default()),
+            id_hash,
             read_version,
             version: if version != 0 { version } else { read_version },
             prefix: RankPrefix::new(&url, self.cfg.preference),
@@ -644,19 +708,10 @@ impl Plan<'_> {
                     rec.keys[d.index()] = k;
                     rec.mask |= 1 << d.index();
                 }
-                Err(reason) if count => {
-                    *report
-                        .dimensions
-                        .entry(d.name())
-                        .or_default()
-                        .excluded
-                        .entry(reason.name())
-                        .or_default() += 1;
-                }
-                Err(_) => {}
+                Err(reason) => excluded[d.index()] = Some(reason),
             }
         }
-        rec
+        (rec, excluded)
     }
 }
 
@@ -679,17 +734,26 @@ impl<S: Store> Round<'_, S> {
         if best.iter().all(Vec::is_empty) {
             return Ok(best);
         }
-        let query = self.query();
+        let query = self.rank_query();
         let mut cursor: Option<String> = None;
+        let mut find = Finder::new(recs, by_hash);
         loop {
             let page = self.store.read_page(&query, cursor.as_deref()).await?;
             for doc in &page.docs {
                 let Some(id) = self.id_of(doc) else { continue };
-                let Some(idx) = lookup(by_hash, id_hash(&id)) else {
+                let Some(idx) = find.index(id_hash(&id)) else {
                     continue;
                 };
                 let rec = &recs[idx];
                 if !self.same_version(doc, rec) {
+                    continue;
+                }
+                // Most documents are alone in every dimension and need no URL parsing here.
+                let grouped = groups
+                    .iter()
+                    .flatten()
+                    .any(|g| g.group_of[idx] != Groups::ALONE);
+                if !grouped {
                     continue;
                 }
                 let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
@@ -723,7 +787,7 @@ impl<S: Store> Round<'_, S> {
                         *slot = Some(Best {
                             prefix: rec.prefix,
                             url: url.normalized.as_deref().map(Into::into),
-                            id: id.as_str().into(),
+                            id: id.as_ref().into(),
                             check: check.into(),
                         });
                     }
@@ -768,19 +832,20 @@ impl<S: Store> Round<'_, S> {
         groups: &[Option<Groups>],
         best: &[Vec<Option<Best>>],
     ) -> Result<u64, EngineError> {
-        let query = self.query();
+        let query = self.write_query();
         let f = &self.cfg.fields;
         let mut cursor: Option<String> = None;
         let mut unsettled = 0u64;
         let mut batch: Vec<AtomicUpdate> = Vec::new();
         let mut seen = vec![false; recs.len()];
+        let mut find = Finder::new(recs, by_hash);
         // Documents whose signature update already counted them as written.
         let mut already: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
             let page = self.store.read_page(&query, cursor.as_deref()).await?;
             for doc in &page.docs {
                 let Some(id) = self.id_of(doc) else { continue };
-                let Some(idx) = lookup(by_hash, id_hash(&id)) else {
+                let Some(idx) = find.index(id_hash(&id)) else {
                     // Added after pass A: the next run takes it in.
                     continue;
                 };
@@ -818,7 +883,7 @@ impl<S: Store> Round<'_, S> {
                         let r = report.dimensions.entry(d.name()).or_default();
                         r.changed += 1;
                         if self.mode == Mode::Check && r.examples.len() < 5 {
-                            r.examples.push(id.clone());
+                            r.examples.push(id.clone().into_owned());
                         }
                     }
                 }
@@ -832,10 +897,10 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 if rec.counted {
-                    already.insert(id.clone());
+                    already.insert(id.clone().into_owned());
                 }
                 batch.push(AtomicUpdate {
-                    id,
+                    id: id.into_owned(),
                     version: Some(if rec.version != 0 { rec.version } else { 1 }),
                     set,
                 });
@@ -892,38 +957,15 @@ struct Signed {
     update: Option<AtomicUpdate>,
 }
 
-/// Signs the documents of a page that need it, on every core. `None` for a document that vanished.
-fn sign_all(round: &Plan<'_>, docs: &[Doc], fetched: &HashMap<String, Doc>) -> Vec<Option<Signed>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = docs.len().div_ceil(threads).max(64);
-    if docs.len() <= chunk {
-        return docs.iter().map(|d| sign_one(round, d, fetched)).collect();
-    }
-    std::thread::scope(|s| {
-        let handles: Vec<_> = docs
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|d| sign_one(round, d, fetched))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("signing does not panic"))
-            .collect()
-    })
-}
-
-fn sign_one(round: &Plan<'_>, doc: &Doc, fetched: &HashMap<String, Doc>) -> Option<Signed> {
+/// Signs one document from `content` (`Some(None)`: its content vanished), or, given `None`, keeps the
+/// signatures it has.
+fn sign_one(round: &Plan<'_>, doc: &Doc, content: Option<Option<&Doc>>) -> Option<Signed> {
     let cfg = round.cfg;
     let f = &cfg.fields;
     let id = round.id_of(doc)?;
     let stored = round.stored_sigs(doc);
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
-    if !round.needs_content(doc) {
+    let Some(content) = content else {
         return Some(Signed {
             sigs: stored,
             blank: false,
@@ -931,9 +973,9 @@ fn sign_one(round: &Plan<'_>, doc: &Doc, fetched: &HashMap<String, Doc>) -> Opti
             version: read_version,
             update: None,
         });
-    }
+    };
     // Sign from the real-time copy: it is the current text, and its version guards the update.
-    let content = fetched.get(&id)?;
+    let content = content?;
     let version = get_i64(content, &f.version).unwrap_or(read_version);
     let current = round.stored_sigs(content);
     let text = get_str(content, &f.text).unwrap_or("");
@@ -1003,8 +1045,8 @@ fn sign_one(round: &Plan<'_>, doc: &Doc, fetched: &HashMap<String, Doc>) -> Opti
             set.push((field.clone(), new.map_or(Value::Null, Value::from)));
         }
     }
-    let update = (!set.is_empty()).then_some(AtomicUpdate {
-        id,
+    let update = (!set.is_empty()).then(|| AtomicUpdate {
+        id: id.into_owned(),
         version: Some(if version != 0 { version } else { 1 }),
         set,
     });
@@ -1017,11 +1059,37 @@ fn sign_one(round: &Plan<'_>, doc: &Doc, fetched: &HashMap<String, Doc>) -> Opti
     })
 }
 
-fn lookup(by_hash: &[(u64, u32)], h: u64) -> Option<usize> {
-    by_hash
-        .binary_search_by(|(k, _)| k.cmp(&h))
-        .ok()
-        .map(|i| by_hash[i].1 as usize)
+/// Finds a document's record by id hash. A store normally returns the documents in the same order
+/// in every pass, so the record after the last one found is tried first; any other order falls back to
+/// a binary search and gives the same answers.
+struct Finder<'r> {
+    recs: &'r [Rec],
+    by_hash: &'r [(u64, u32)],
+    next: usize,
+}
+
+impl<'r> Finder<'r> {
+    fn new(recs: &'r [Rec], by_hash: &'r [(u64, u32)]) -> Self {
+        Finder {
+            recs,
+            by_hash,
+            next: 0,
+        }
+    }
+
+    fn index(&mut self, h: u64) -> Option<usize> {
+        let idx = match self.recs.get(self.next) {
+            // Id hashes are unique (checked after pass A), so an equal hash is the record.
+            Some(r) if r.id_hash == h => self.next,
+            _ => self
+                .by_hash
+                .binary_search_by(|(k, _)| k.cmp(&h))
+                .ok()
+                .map(|i| self.by_hash[i].1 as usize)?,
+        };
+        self.next = idx + 1;
+        Some(idx)
+    }
 }
 
 /// A 64-bit key for a string: the first 8 bytes of its MD5. Never persisted; collisions are detected

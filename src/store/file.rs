@@ -2,8 +2,9 @@
 //!
 //! Input is JSON Lines of Solr documents, or a Solr `/select` JSON response (converted once into a
 //! temporary JSON Lines file beside the system's temp dir). Reads stream the file; the only
-//! whole-file structure kept in memory is an index from a 64-bit hash of each id to its byte offset,
-//! which serves real-time gets. Facets and bucket statistics are counting passes.
+//! whole-file structures kept in memory are an index from a 64-bit hash of each id to its byte offset,
+//! which serves real-time gets (about 36 bytes per document), and the input offset of each pending
+//! update (8 bytes). Facets and bucket statistics are counting passes.
 //!
 //! Updates go to a temporary file next to the output and only become the output at [`Store::commit`],
 //! by rename: a run that fails half-way leaves no half-written output. The output holds the atomic
@@ -12,18 +13,42 @@
 //!
 //! The file never changes under the worker, so version conflicts cannot happen here; updates still
 //! carry the version that was read, so the output is safe to POST to a live core later.
+//!
+//! # Reading fast
+//!
+//! A run streams every document three times but needs its text at most once, and a crawled page is
+//! mostly text. Three things keep the streaming cheap:
+//!
+//! - **Projection.** A line is parsed keeping only the requested fields; the others are checked but
+//!   never allocated, which is most of the cost of a 5 KB page.
+//! - **Parallel batches.** A read-ahead thread copies the file out of the kernel while the lines
+//!   read before are parsed, a batch at a time, on every core. A batch never holds more lines than the
+//!   caller can still take, so a page ends exactly where the next one starts.
+//! - **The light copy.** A caller that will stream the same few fields again and again says so with
+//!   [`Store::hint_rereads`]. The first complete sequential read that parses those fields anyway also
+//!   writes them, one small line per document, to a temporary file next to the output; later reads
+//!   whose fields (and filter fields) it covers stream that file instead of the input: a few hundred
+//!   bytes per document instead of several KB. It plays the part docValues play in Solr. The input never
+//!   changes under the store, so the copy cannot go stale; a read it does not cover, or one that does
+//!   not start where the copy's last read stopped, reads the input as before. Nothing depends on it
+//!   but speed.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::hash::BuildHasherDefault;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex};
 
+use rustc_hash::FxHasher;
 use serde_json::Value;
+use tracing::debug;
 
 use super::{
-    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Page, ReadQuery, StatsBucket, StatsQuery,
-    Store, StoreError, UpdateOutcome,
+    par_map, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Page, ReadQuery, StatsBucket,
+    StatsQuery, Store, StoreError, UpdateOutcome,
 };
 
 /// What the output file holds.
@@ -60,18 +85,151 @@ pub struct FileStore {
     state: Mutex<State>,
 }
 
+/// A place in the input: byte offset and number of lines before it.
+type Pos = (u64, u64);
+
+type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
 struct State {
     /// id hash → byte offset of the line, for every line read so far.
-    index: HashMap<u64, u64>,
+    index: FxHashMap<u64, u64>,
     /// True once a read reached the end of the file, so the index is complete.
     index_complete: bool,
     /// A reader left where the last page ended, so sequential pages do not seek.
-    reader: Option<(u64, u64, BufReader<File>)>,
+    reader: Option<(Pos, ReadAhead)>,
+    light: Light,
     pending: Option<(TempFile, BufWriter<File>)>,
-    /// Per pending update: (byte offset of its document in the input, sequence, byte offset of the
-    /// update in the pending file). Sorting it yields the updates in input order, merged per document.
-    pending_order: Vec<(u64, u32, u64)>,
+    /// The input offset of each pending update's document, in the order written.
+    pending_docs: Vec<u64>,
+    /// Where each run of pending updates in input order starts: index into `pending_docs`, byte
+    /// offset in the pending file.
+    pending_runs: Vec<(usize, u64)>,
     pending_bytes: u64,
+}
+
+/// The light copy (see the module doc): its state across reads.
+///
+/// A record is one line, `START END_OFFSET END_LINE JSON`: the document's byte offset in the input
+/// (for the id index), the input position after its line (for cursors), and the document reduced to
+/// the copy's fields.
+#[derive(Default)]
+struct Light {
+    /// The fields the caller announced (sorted, with the id): what the next copy will hold.
+    wanted: Option<Vec<String>>,
+    /// A copy being written by a sequential read of the input, and where that read has got to.
+    building: Option<(Vec<String>, TempFile, BufWriter<File>, Pos)>,
+    /// A complete copy: its fields, its file, and the input position at its end.
+    ready: Option<(Vec<String>, TempFile, Pos)>,
+    /// A reader of the complete copy left where the last page ended, at that input position.
+    reader: Option<(Pos, ReadAhead)>,
+}
+
+impl Light {
+    /// Whether a read keeping `keep` (`None`: every field) can be served by the complete copy.
+    fn covers(&self, keep: Option<&[String]>) -> bool {
+        match (&self.ready, keep) {
+            (Some((fields, _, _)), Some(keep)) => keep.iter().all(|k| fields.contains(k)),
+            _ => false,
+        }
+    }
+
+    /// Whether a read of the input from `start` keeping `keep` writes the next copy; starts one when it
+    /// reads from the beginning with every announced field.
+    fn builds(
+        &mut self,
+        start: Pos,
+        keep: Option<&[String]>,
+        path: impl FnOnce() -> PathBuf,
+    ) -> bool {
+        let Some(wanted) = &self.wanted else {
+            return false;
+        };
+        let has_all = keep.is_none_or(|k| wanted.iter().all(|w| k.contains(w)));
+        if !has_all {
+            return false;
+        }
+        if matches!(&self.building, Some((_, _, _, next)) if *next == start) {
+            return true;
+        }
+        let already = matches!(&self.ready, Some((fields, _, _)) if fields == wanted);
+        if start != (0, 0) || already {
+            return false;
+        }
+        let tmp = TempFile(path());
+        match File::create(&tmp.0) {
+            Ok(f) => {
+                self.building = Some((
+                    wanted.clone(),
+                    tmp,
+                    BufWriter::with_capacity(1 << 20, f),
+                    start,
+                ));
+                true
+            }
+            Err(e) => {
+                debug!(error = %e, "no light copy: cannot create its temporary file");
+                false
+            }
+        }
+    }
+
+    /// The fields of the copy being built.
+    fn building_fields(&self) -> Option<&[String]> {
+        self.building.as_ref().map(|(fields, ..)| fields.as_slice())
+    }
+
+    /// Appends one document's record (see [`record_line`]) to the copy being built; a failure only
+    /// abandons the copy.
+    fn record(&mut self, line: &[u8], end: Pos) {
+        let Some((_, _, w, next)) = &mut self.building else {
+            return;
+        };
+        match w.write_all(line) {
+            Ok(()) => *next = end,
+            Err(e) => {
+                debug!(error = %e, "light copy abandoned");
+                self.building = None;
+            }
+        }
+    }
+
+    /// The read that built the copy reached the end of the input at `end`.
+    fn finish(&mut self, end: Pos) {
+        let Some((fields, tmp, mut w, _)) = self.building.take() else {
+            return;
+        };
+        match w.flush() {
+            Ok(()) => {
+                self.ready = Some((fields, tmp, end));
+                self.reader = None;
+            }
+            Err(e) => debug!(error = %e, "light copy abandoned"),
+        }
+    }
+}
+
+/// A document's record in the light copy (see [`Light`]), with its newline.
+fn record_line(doc: &Doc, fields: &[String], start: u64, end: Pos) -> Vec<u8> {
+    let mut line = format!("{start} {} {} ", end.0, end.1).into_bytes();
+    serde_json::to_writer(&mut line, &Reduced { doc, fields }).expect("a JSON object serialises");
+    line.push(b'\n');
+    line
+}
+
+/// A document reduced to some fields (sorted), serialised without copying it.
+struct Reduced<'a> {
+    doc: &'a Doc,
+    fields: &'a [String],
+}
+
+impl serde::Serialize for Reduced<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(
+            self.doc
+                .iter()
+                .filter(|(k, _)| self.fields.binary_search(k).is_ok()),
+        )
+    }
 }
 
 /// A file removed on drop.
@@ -82,6 +240,135 @@ impl Drop for TempFile {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// A file read ahead by a thread of its own, so that copying it out of the kernel overlaps with
+/// parsing what came before (the copy alone is a good part of a pass over 5 KB pages). At most a few
+/// chunks are read ahead; dropping the reader stops the thread.
+struct ReadAhead {
+    chunks: mpsc::Receiver<io::Result<Vec<u8>>>,
+    /// Chunks read out go back to the thread, which fills them again: fresh memory for every chunk
+    /// would cost a page fault per 4 KB.
+    spent: mpsc::Sender<Vec<u8>>,
+    chunk: Vec<u8>,
+    at: usize,
+    done: bool,
+}
+
+impl ReadAhead {
+    const CHUNK: u64 = 1 << 20;
+
+    /// Reads `path` from byte `offset`.
+    fn open(path: &Path, offset: u64) -> io::Result<Self> {
+        let mut file = File::open(path)?;
+        file.seek(SeekFrom::Start(offset))?;
+        let (tx, rx) = mpsc::sync_channel(4);
+        let (spent, recycled) = mpsc::channel::<Vec<u8>>();
+        std::thread::Builder::new()
+            .name("solr-dedup-read".into())
+            .spawn(move || loop {
+                let mut chunk = recycled
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(Self::CHUNK as usize));
+                chunk.clear();
+                match (&mut file).take(Self::CHUNK).read_to_end(&mut chunk) {
+                    // The end of the file; dropping the sender tells the reader.
+                    Ok(0) => break,
+                    Ok(_) => {
+                        if tx.send(Ok(chunk)).is_err() {
+                            break; // the reader is gone
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        break;
+                    }
+                }
+            })?;
+        Ok(ReadAhead {
+            chunks: rx,
+            spent,
+            chunk: Vec::new(),
+            at: 0,
+            done: false,
+        })
+    }
+}
+
+impl Read for ReadAhead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let avail = self.fill_buf()?;
+            let n = avail.len().min(buf.len());
+            buf[..n].copy_from_slice(&avail[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for ReadAhead {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.at == self.chunk.len() && !self.done {
+            match self.chunks.recv() {
+                Ok(Ok(chunk)) => {
+                    let _ = self.spent.send(std::mem::replace(&mut self.chunk, chunk));
+                    self.at = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(mpsc::RecvError) => self.done = true,
+            }
+        }
+        Ok(&self.chunk[self.at..])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.chunk.len());
+    }
+}
+
+/// Lines read but not parsed yet: one buffer, and per line its input offset, the input position after
+/// it, and its bytes in the buffer.
+#[derive(Default)]
+struct Batch {
+    buf: Vec<u8>,
+    lines: Vec<(u64, Pos, Range<usize>)>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.lines.clear();
+    }
+
+    /// Reads up to `max` more lines from `reader`, which stands at `pos`; true at the end of the file.
+    fn read(&mut self, reader: &mut impl BufRead, pos: &mut Pos, max: usize) -> io::Result<bool> {
+        for _ in 0..max {
+            let from = self.buf.len();
+            let n = reader.read_until(b'\n', &mut self.buf)?;
+            if n == 0 {
+                return Ok(true);
+            }
+            let start = pos.0;
+            *pos = (pos.0 + n as u64, pos.1 + 1);
+            self.lines.push((start, *pos, from..self.buf.len()));
+        }
+        Ok(false)
+    }
+
+    fn line(&self, i: usize) -> &[u8] {
+        &self.buf[self.lines[i].2.clone()]
+    }
+}
+
+/// A parsed line: the document, its id, its input offset and the input position after it.
+type Parsed = (Doc, String, u64, Pos);
+
+/// Lines per batch when the caller takes every document.
+const BATCH_LINES: usize = 1024;
 
 impl FileStore {
     /// Opens `input` for reading; fails early (before any work) when the output cannot be written.
@@ -123,11 +410,13 @@ impl FileStore {
             id_field: id_field.to_owned(),
             version_field: version_field.to_owned(),
             state: Mutex::new(State {
-                index: HashMap::new(),
+                index: FxHashMap::default(),
                 index_complete: false,
                 reader: None,
+                light: Light::default(),
                 pending: None,
-                pending_order: Vec::new(),
+                pending_docs: Vec::new(),
+                pending_runs: Vec::new(),
                 pending_bytes: 0,
             }),
         })
@@ -137,19 +426,41 @@ impl FileStore {
         format!("{}:{}", self.input.display(), line)
     }
 
-    /// Parses one line into a document; `None` for a blank line.
-    fn parse_line(&self, text: &str, line: u64) -> Result<Option<(Doc, String)>, StoreError> {
-        self.parse_line_fields(text, line, None)
+    /// A temporary file of this store: next to the output (the user chose that disk), or in the
+    /// system's temp dir when the output is stdout. Unique per store, so that stores in one process
+    /// never share one.
+    fn temp_path(&self, kind: &str) -> PathBuf {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        match &self.output {
+            Output::File(p) => {
+                let name = p
+                    .file_name()
+                    .map_or("output".into(), |n| n.to_string_lossy());
+                p.with_file_name(format!(".{name}.{kind}-{pid}-{seq}"))
+            }
+            Output::Stdout => std::env::temp_dir().join(format!("solr-dedup-{pid}-{seq}.{kind}")),
+        }
     }
 
-    /// Parses one line, keeping only `keep` (plus the id) when given: the other values are checked
-    /// but never allocated, which is most of the cost of a 5 KB page.
-    fn parse_line_fields(
+    /// Parses one input line, keeping only `keep` (plus the id) when given: the other values are
+    /// checked but never allocated. `None` for a blank line.
+    fn parse_line(
         &self,
-        text: &str,
+        bytes: &[u8],
         line: u64,
         keep: Option<&[String]>,
     ) -> Result<Option<(Doc, String)>, StoreError> {
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            StoreError::io(
+                format!("cannot read {}", self.location(line)),
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ),
+            )
+        })?;
         if text.trim().is_empty() {
             return Ok(None);
         }
@@ -191,51 +502,133 @@ impl FileStore {
         Ok(Some((doc, id)))
     }
 
-    /// Streams every document from `start` (byte offset, line number), calling `f` until it says stop.
+    /// Parses one record of the light copy (see [`Light`]).
+    fn parse_light(&self, bytes: &[u8], keep: Option<&[String]>) -> Result<Parsed, StoreError> {
+        let broken = || StoreError::Unsupported("the light copy of the input is damaged".into());
+        let mut parts = bytes.splitn(4, |&b| b == b' ');
+        let mut number = || -> Result<u64, StoreError> {
+            let p = parts.next().ok_or_else(broken)?;
+            std::str::from_utf8(p)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(broken)
+        };
+        let (start, end) = (number()?, (number()?, number()?));
+        let json = parts.next().ok_or_else(broken)?;
+        match self.parse_line(json, end.1, keep)? {
+            Some((doc, id)) => Ok((doc, id, start, end)),
+            None => Err(broken()),
+        }
+    }
+
+    /// Streams documents from `start`, calling `f` with each; `f` returns how many more it can take
+    /// (0: stop), and `room` says how many it can take at first. A batch never holds more lines than
+    /// that, so the read stops right after the last document taken, and the next read can continue
+    /// there without seeking. Returns the position after the last line read and whether it is the end.
     fn scan<F>(
         &self,
-        start: (u64, u64),
+        start: Pos,
         keep: Option<&[String]>,
+        room: usize,
         mut f: F,
-    ) -> Result<(u64, u64, bool), StoreError>
+    ) -> Result<(Pos, bool), StoreError>
     where
-        F: FnMut(Doc, &str) -> bool,
+        F: FnMut(Doc, &str) -> usize,
     {
-        let mut state = self.state.lock().expect("file store lock");
+        let mut guard = self.state.lock().expect("file store lock");
+        let state = &mut *guard;
+        let read_err =
+            |line: u64, e| StoreError::io(format!("cannot read {}", self.location(line)), e);
+        let open_err = |e| StoreError::io(format!("cannot read {}", self.input.display()), e);
+        let mut batch = Batch::default();
+        let mut room = room;
+
+        if state.light.covers(keep)
+            && (start == (0, 0) || matches!(&state.light.reader, Some((p, _)) if *p == start))
+        {
+            let (_, copy, end) = state.light.ready.as_ref().expect("covers() saw it");
+            let end = *end;
+            let mut reader = match state.light.reader.take() {
+                Some((p, r)) if p == start => r,
+                _ => ReadAhead::open(&copy.0, 0).map_err(open_err)?,
+            };
+            let mut pos = start;
+            loop {
+                batch.clear();
+                let mut unused = (0, 0);
+                let eof = batch
+                    .read(&mut reader, &mut unused, room.min(BATCH_LINES))
+                    .map_err(|e| read_err(pos.1 + 1, e))?;
+                let parsed = par_map(batch.lines.len(), |i| self.parse_light(batch.line(i), keep));
+                let taken = parsed.len();
+                for (i, p) in parsed.into_iter().enumerate() {
+                    let (doc, id, _, after) = p?;
+                    pos = after;
+                    room = f(doc, &id);
+                    if room == 0 {
+                        if i + 1 == taken {
+                            state.light.reader = Some((pos, reader));
+                        }
+                        return Ok((pos, false));
+                    }
+                }
+                if eof {
+                    return Ok((end, true));
+                }
+            }
+        }
+
         let mut reader = match state.reader.take() {
-            Some((off, line, r)) if (off, line) == start => r,
-            _ => {
-                let mut file = File::open(&self.lines).map_err(|e| {
-                    StoreError::io(format!("cannot read {}", self.input.display()), e)
-                })?;
-                file.seek(SeekFrom::Start(start.0)).map_err(|e| {
-                    StoreError::io(format!("cannot read {}", self.input.display()), e)
-                })?;
-                BufReader::with_capacity(1 << 20, file)
+            Some((p, r)) if p == start => r,
+            other => {
+                state.reader = other;
+                ReadAhead::open(&self.lines, start.0).map_err(open_err)?
             }
         };
-        let (mut offset, mut line) = start;
-        let mut buf = String::new();
+        let builds = state.light.builds(start, keep, || self.temp_path("light"));
+        let mut pos = start;
         loop {
-            buf.clear();
-            let n = reader.read_line(&mut buf).map_err(|e| {
-                StoreError::io(format!("cannot read {}", self.location(line + 1)), e)
-            })?;
-            if n == 0 {
-                if offset > 0 || line > 0 {
+            batch.clear();
+            let eof = batch
+                .read(&mut reader, &mut pos, room.min(BATCH_LINES))
+                .map_err(|e| read_err(pos.1 + 1, e))?;
+            let light_fields = state.light.building_fields().filter(|_| builds);
+            let parsed = par_map(batch.lines.len(), |i| {
+                let (at, after, _) = batch.lines[i];
+                let parsed = self.parse_line(batch.line(i), after.1, keep)?;
+                Ok(parsed.map(|(doc, id)| {
+                    let record = light_fields.map(|f| record_line(&doc, f, at, after));
+                    (doc, id, at, after, record)
+                }))
+            });
+            let taken = parsed.len();
+            for (i, p) in parsed.into_iter().enumerate() {
+                let Some((doc, id, at, after, record)) = p? else {
+                    continue;
+                };
+                if !state.index_complete {
+                    state.index.insert(id_hash(&id), at);
+                }
+                if let Some(line) = record {
+                    state.light.record(&line, after);
+                }
+                room = f(doc, &id);
+                if room == 0 {
+                    let after_line = after;
+                    if i + 1 == taken {
+                        state.reader = Some((after_line, reader));
+                    }
+                    return Ok((after_line, false));
+                }
+            }
+            if eof {
+                if pos != (0, 0) {
                     state.index_complete = true;
                 }
-                return Ok((offset, line, true));
-            }
-            let line_offset = offset;
-            offset += n as u64;
-            line += 1;
-            if let Some((doc, id)) = self.parse_line_fields(&buf, line, keep)? {
-                state.index.insert(id_hash(&id), line_offset);
-                if !f(doc, &id) {
-                    state.reader = Some((offset, line, reader));
-                    return Ok((offset, line, false));
+                if builds {
+                    state.light.finish(pos);
                 }
+                return Ok((pos, true));
             }
         }
     }
@@ -245,24 +638,11 @@ impl FileStore {
         keep: Option<&[String]>,
         mut f: F,
     ) -> Result<(), StoreError> {
-        self.scan((0, 0), keep, |doc, id| {
+        self.scan((0, 0), keep, usize::MAX, |doc, id| {
             f(doc, id);
-            true
+            usize::MAX
         })
         .map(|_| ())
-    }
-
-    fn read_at(&self, offset: u64, fields: &[String]) -> Result<Option<(Doc, String)>, StoreError> {
-        let mut file = File::open(&self.lines)
-            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
-        file.seek(SeekFrom::Start(offset))
-            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
-        let mut buf = String::new();
-        BufReader::new(file)
-            .read_line(&mut buf)
-            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
-        let keep = (!fields.iter().any(|f| f == "*")).then_some(fields);
-        self.parse_line_fields(&buf, 0, keep)
     }
 
     fn write_output(&self, mut merged: Merged) -> Result<(), StoreError> {
@@ -279,13 +659,20 @@ impl FileStore {
         let mut out = BufWriter::with_capacity(1 << 20, sink);
         let werr = |e| StoreError::io("cannot write the output", e);
         match self.format {
-            OutputFormat::Updates => {
-                while let Some((_, update)) = merged.next_update()? {
-                    serde_json::to_writer(&mut out, &update)
-                        .map_err(|e| StoreError::Unsupported(e.to_string()))?;
+            OutputFormat::Updates => loop {
+                let docs = merged.next_documents(BATCH_LINES)?;
+                if docs.is_empty() {
+                    break;
+                }
+                let texts = par_map(docs.len(), |i| {
+                    serde_json::to_vec(&merge_updates(&docs[i].1)?)
+                        .map_err(|e| StoreError::Unsupported(e.to_string()))
+                });
+                for text in texts {
+                    out.write_all(&text?).map_err(werr)?;
                     out.write_all(b"\n").map_err(werr)?;
                 }
-            }
+            },
             OutputFormat::Docs => self.write_docs(&mut merged, &mut out)?,
         }
         out.flush().map_err(werr)?;
@@ -299,45 +686,71 @@ impl FileStore {
         Ok(())
     }
 
-    /// Every input document with its merged update applied, in input order.
+    /// Every input document with its merged update applied, in input order. Parsing and printing a
+    /// whole document is the expensive part, so it runs in parallel batches; the pending updates are a
+    /// sequential stream, so each batch takes its documents' updates from it first.
     fn write_docs(&self, merged: &mut Merged, out: &mut impl Write) -> Result<(), StoreError> {
-        let mut next = merged.next_update()?;
-        let mut result = Ok(());
-        let mut offset = 0u64;
-        let mut file = BufReader::with_capacity(
-            1 << 20,
-            File::open(&self.lines)
-                .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?,
-        );
-        let mut buf = String::new();
-        let mut line = 0u64;
+        let mut next = merged.next_document()?;
+        let mut reader = ReadAhead::open(&self.lines, 0)
+            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
+        let mut batch = Batch::default();
+        let mut pos = (0, 0);
         loop {
-            buf.clear();
-            let n = file
-                .read_line(&mut buf)
+            batch.clear();
+            let eof = batch
+                .read(&mut reader, &mut pos, BATCH_LINES)
                 .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
-            if n == 0 {
-                break;
-            }
-            let at = offset;
-            offset += n as u64;
-            line += 1;
-            let Some((mut doc, _)) = self.parse_line(&buf, line)? else {
-                continue;
-            };
-            if let Some((doc_offset, update)) = &next {
-                if *doc_offset == at {
-                    apply(&mut doc, update, &self.id_field, &self.version_field);
-                    next = merged.next_update()?;
+            let mut updates = Vec::with_capacity(batch.lines.len());
+            for &(at, _, _) in &batch.lines {
+                match next.take() {
+                    Some((doc_offset, update)) if doc_offset == at => {
+                        updates.push(Some(update));
+                        next = merged.next_document()?;
+                    }
+                    other => {
+                        next = other;
+                        updates.push(None);
+                    }
                 }
             }
-            let text = serde_json::to_string(&doc).expect("a JSON object serialises");
-            if let Err(e) = writeln!(out, "{text}") {
-                result = Err(StoreError::io("cannot write the output", e));
-                break;
+            let texts = par_map(batch.lines.len(), |i| {
+                let (_, after, _) = batch.lines[i];
+                let Some((mut doc, _)) = self.parse_line(batch.line(i), after.1, None)? else {
+                    return Ok(None);
+                };
+                if let Some(lines) = &updates[i] {
+                    let update = merge_updates(lines)?;
+                    apply(&mut doc, &update, &self.id_field, &self.version_field);
+                }
+                Ok(Some(
+                    serde_json::to_string(&doc).expect("a JSON object serialises"),
+                ))
+            });
+            for text in texts {
+                let Some(text) = text? else { continue };
+                writeln!(out, "{text}")
+                    .map_err(|e| StoreError::io("cannot write the output", e))?;
+            }
+            if eof {
+                return Ok(());
             }
         }
-        result
+    }
+
+    /// The document at `offset` through an open handle of the input.
+    fn read_at(
+        &self,
+        file: &mut File,
+        offset: u64,
+        keep: Option<&[String]>,
+    ) -> Result<Option<(Doc, String)>, StoreError> {
+        let err = |e| StoreError::io(format!("cannot read {}", self.input.display()), e);
+        file.seek(SeekFrom::Start(offset)).map_err(err)?;
+        let mut buf = Vec::new();
+        BufReader::new(&mut *file)
+            .read_until(b'\n', &mut buf)
+            .map_err(err)?;
+        self.parse_line(&buf, 0, keep)
     }
 }
 
@@ -365,87 +778,112 @@ fn apply(doc: &mut Doc, update: &Value, id_field: &str, version_field: &str) {
 /// The engine writes while it reads, so the pending file is a few runs each already in input order
 /// (one per pass that wrote). Each run is read sequentially and the runs are merged by input offset.
 struct Merged {
+    /// The input offset of each pending update's document, in the order written.
+    docs: Vec<u64>,
     runs: Vec<Run>,
 }
 
+/// A run of pending updates in input order: `docs[next..end]`, read from `reader`.
 struct Run {
-    /// Input offsets of this run's documents, in order.
-    offsets: std::vec::IntoIter<u64>,
-    head: Option<u64>,
-    reader: Option<BufReader<File>>,
+    next: usize,
+    end: usize,
+    reader: BufReader<File>,
 }
 
 impl Run {
-    fn read(&mut self) -> Result<Value, StoreError> {
-        let err = |e| StoreError::io("cannot read pending updates", e);
+    /// The next pending update of this run, as written.
+    fn read(&mut self) -> Result<String, StoreError> {
         let mut line = String::new();
         self.reader
-            .as_mut()
-            .ok_or_else(|| StoreError::Unsupported("no pending file".into()))?
             .read_line(&mut line)
-            .map_err(err)?;
-        self.head = self.offsets.next();
-        serde_json::from_str(&line)
-            .map_err(|e| StoreError::Unsupported(format!("pending update: {e}")))
+            .map_err(|e| StoreError::io("cannot read pending updates", e))?;
+        self.next += 1;
+        Ok(line)
     }
 }
 
 impl Merged {
-    /// `order` holds (input offset, sequence, pending-file offset) in sequence order.
-    fn new(path: Option<&Path>, order: Vec<(u64, u32, u64)>) -> Result<Self, StoreError> {
-        let mut runs = Vec::new();
-        let mut start = 0;
-        for i in 1..=order.len() {
-            if i == order.len() || order[i].0 < order[i - 1].0 {
-                if let Some(p) = path {
-                    let mut f = File::open(p)
-                        .map_err(|e| StoreError::io("cannot read pending updates", e))?;
-                    f.seek(SeekFrom::Start(order[start].2))
-                        .map_err(|e| StoreError::io("cannot read pending updates", e))?;
-                    let mut offsets: std::vec::IntoIter<u64> = order[start..i]
-                        .iter()
-                        .map(|o| o.0)
-                        .collect::<Vec<_>>()
-                        .into_iter();
-                    let head = offsets.next();
-                    runs.push(Run {
-                        offsets,
-                        head,
-                        reader: Some(BufReader::with_capacity(1 << 20, f)),
-                    });
-                }
-                start = i;
+    /// `runs` holds where each run starts: index into `docs`, byte offset in the pending file.
+    fn new(
+        path: Option<&Path>,
+        docs: Vec<u64>,
+        runs: Vec<(usize, u64)>,
+    ) -> Result<Self, StoreError> {
+        let mut readers = Vec::new();
+        if let Some(p) = path {
+            for (i, &(next, at)) in runs.iter().enumerate() {
+                let mut f =
+                    File::open(p).map_err(|e| StoreError::io("cannot read pending updates", e))?;
+                f.seek(SeekFrom::Start(at))
+                    .map_err(|e| StoreError::io("cannot read pending updates", e))?;
+                readers.push(Run {
+                    next,
+                    end: runs.get(i + 1).map_or(docs.len(), |r| r.0),
+                    reader: BufReader::with_capacity(1 << 20, f),
+                });
             }
         }
-        Ok(Merged { runs })
+        Ok(Merged {
+            docs,
+            runs: readers,
+        })
     }
 
-    /// The next document's merged update, with the document's input offset.
-    fn next_update(&mut self) -> Result<Option<(u64, Value)>, StoreError> {
-        let Some(offset) = self.runs.iter().filter_map(|r| r.head).min() else {
+    fn head(&self, run: &Run) -> Option<u64> {
+        (run.next < run.end).then(|| self.docs[run.next])
+    }
+
+    /// The pending updates of the next document, unparsed and in the order they were written, with
+    /// the document's input offset. Reading is sequential; parsing and merging ([`merge_updates`])
+    /// can then run in parallel.
+    fn next_document(&mut self) -> Result<Option<(u64, Vec<String>)>, StoreError> {
+        let Some(offset) = self.runs.iter().filter_map(|r| self.head(r)).min() else {
             return Ok(None);
         };
-        let mut merged: Option<Value> = None;
-        // Runs in write order, and within a run in order: later operations win.
-        for run in &mut self.runs {
-            while run.head == Some(offset) {
-                let later = run.read()?;
-                match (&mut merged, later) {
-                    (None, l) => merged = Some(l),
-                    (Some(Value::Object(m)), Value::Object(l)) => {
-                        for (k, v) in l {
-                            // Field operations: the later one wins. id and _version_: the first stays.
-                            if v.get("set").is_some() || !m.contains_key(&k) {
-                                m.insert(k, v);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+        let mut lines = Vec::new();
+        // Runs in write order, and within a run in order.
+        for i in 0..self.runs.len() {
+            while self.head(&self.runs[i]) == Some(offset) {
+                lines.push(self.runs[i].read()?);
             }
         }
-        Ok(merged.map(|m| (offset, m)))
+        Ok(Some((offset, lines)))
     }
+
+    /// Up to `max` documents' pending updates (see [`Merged::next_document`]).
+    fn next_documents(&mut self, max: usize) -> Result<Vec<(u64, Vec<String>)>, StoreError> {
+        let mut out = Vec::new();
+        while out.len() < max {
+            match self.next_document()? {
+                Some(d) => out.push(d),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One document's pending updates, oldest first, merged into one: later operations on a field win,
+/// the id and the first version stay.
+fn merge_updates(lines: &[String]) -> Result<Value, StoreError> {
+    let mut merged: Option<Value> = None;
+    for line in lines {
+        let later: Value = serde_json::from_str(line)
+            .map_err(|e| StoreError::Unsupported(format!("pending update: {e}")))?;
+        match (&mut merged, later) {
+            (None, l) => merged = Some(l),
+            (Some(Value::Object(m)), Value::Object(l)) => {
+                for (k, v) in l {
+                    // Field operations: the later one wins. id and _version_: the first stays.
+                    if v.get("set").is_some() || !m.contains_key(&k) {
+                        m.insert(k, v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(merged.unwrap_or(Value::Null))
 }
 
 /// Deserialises a JSON object keeping only some fields; `None` when the value is not an object.
@@ -605,21 +1043,37 @@ fn as_i64(v: &Value) -> Option<i64> {
 impl Store for FileStore {
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         let start = parse_cursor(cursor)?;
-        let mut docs = Vec::with_capacity(query.rows.min(4096));
         let rows = query.rows.max(1);
+        let mut docs = Vec::with_capacity(rows.min(4096));
         let mut keep = query.fields.clone();
         query.filter.fields(&mut keep);
         let keep = (!query.fields.iter().any(|f| f == "*")).then_some(keep);
-        let (offset, line, done) = self.scan(start, keep.as_deref(), |doc, _| {
+        let (end, done) = self.scan(start, keep.as_deref(), rows, |doc, _| {
             if query.filter.matches(&doc) {
                 docs.push(project(doc, &query.fields));
             }
-            docs.len() < rows
+            rows - docs.len()
         })?;
         Ok(Page {
             docs,
-            next: (!done).then(|| format!("{offset}:{line}")),
+            next: (!done).then(|| format!("{}:{}", end.0, end.1)),
         })
+    }
+
+    fn hint_rereads(&self, query: &ReadQuery) {
+        if query.fields.iter().any(|f| f == "*") {
+            return;
+        }
+        let mut fields = query.fields.clone();
+        query.filter.fields(&mut fields);
+        fields.push(self.id_field.clone());
+        fields.sort_unstable();
+        fields.dedup();
+        let mut state = self.state.lock().expect("file store lock");
+        if state.light.wanted.as_ref() != Some(&fields) {
+            state.light.wanted = Some(fields);
+            state.light.building = None;
+        }
     }
 
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
@@ -693,21 +1147,23 @@ impl Store for FileStore {
     }
 
     async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
-        let complete = self.state.lock().expect("file store lock").index_complete;
-        if !complete {
-            self.scan_all(Some(&[]), |_, _| {})?;
-        }
+        let keep = (!fields.iter().any(|f| f == "*")).then_some(fields);
+        let mut file = File::open(&self.lines)
+            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            let offset = self
-                .state
-                .lock()
-                .expect("file store lock")
-                .index
-                .get(&id_hash(id))
-                .copied();
-            if let Some(off) = offset {
-                if let Some((doc, found)) = self.read_at(off, fields)? {
+            let find = || {
+                let state = self.state.lock().expect("file store lock");
+                (state.index.get(&id_hash(id)).copied(), state.index_complete)
+            };
+            let mut offset = find();
+            if let (None, false) = offset {
+                // Not read yet (a get before the first full read): index the whole file once.
+                self.scan_all(Some(&[]), |_, _| {})?;
+                offset = find();
+            }
+            if let (Some(off), _) = offset {
+                if let Some((doc, found)) = self.read_at(&mut file, off, keep)? {
                     if &found == id {
                         out.push(project(doc, fields));
                     }
@@ -720,12 +1176,7 @@ impl Store for FileStore {
     async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
         let mut state = self.state.lock().expect("file store lock");
         if state.pending.is_none() {
-            let path = match &self.output {
-                Output::File(p) => temp_beside(p).with_extension("pending"),
-                Output::Stdout => {
-                    std::env::temp_dir().join(format!("solr-dedup-{}.pending", std::process::id()))
-                }
-            };
+            let path = self.temp_path("pending");
             let f = File::create(&path)
                 .map_err(|e| StoreError::io("cannot write pending updates", e))?;
             state.pending = Some((TempFile(path), BufWriter::with_capacity(1 << 20, f)));
@@ -738,12 +1189,17 @@ impl Store for FileStore {
                     u.id
                 )));
             };
-            let mut line = serde_json::to_vec(&u.to_json(&self.id_field, &self.version_field))
-                .map_err(|e| StoreError::Unsupported(e.to_string()))?;
+            let mut line = u.json_bytes(&self.id_field, &self.version_field);
             line.push(b'\n');
-            let at = state.pending_bytes;
-            let seq = state.pending_order.len() as u32;
-            state.pending_order.push((doc_offset, seq, at));
+            if state
+                .pending_docs
+                .last()
+                .is_none_or(|&last| doc_offset < last)
+            {
+                let run = (state.pending_docs.len(), state.pending_bytes);
+                state.pending_runs.push(run);
+            }
+            state.pending_docs.push(doc_offset);
             state.pending_bytes += line.len() as u64;
             let (_, w) = state.pending.as_mut().expect("just created");
             w.write_all(&line)
@@ -756,20 +1212,21 @@ impl Store for FileStore {
     }
 
     async fn commit(&self, _mode: CommitMode) -> Result<(), StoreError> {
-        let (pending, order) = {
+        let (pending, docs, runs) = {
             let mut state = self.state.lock().expect("file store lock");
-            let order = std::mem::take(&mut state.pending_order);
+            let docs = std::mem::take(&mut state.pending_docs);
+            let runs = std::mem::take(&mut state.pending_runs);
             state.pending_bytes = 0;
             match state.pending.take() {
                 Some((tmp, mut w)) => {
                     w.flush()
                         .map_err(|e| StoreError::io("cannot write pending updates", e))?;
-                    (Some(tmp), order)
+                    (Some(tmp), docs, runs)
                 }
-                None => (None, order),
+                None => (None, docs, runs),
             }
         };
-        let merged = Merged::new(pending.as_ref().map(|t| t.0.as_path()), order)?;
+        let merged = Merged::new(pending.as_ref().map(|t| t.0.as_path()), docs, runs)?;
         self.write_output(merged)
     }
 
@@ -974,5 +1431,153 @@ mod tests {
                 json!({"id":"d","exact_signature_l":{"set":1},"y_i":{"set":2},"_version_":7}),
             ]
         );
+    }
+
+    fn read_all(s: &FileStore, q: &ReadQuery) -> Vec<Doc> {
+        let mut docs = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = block_on(s.read_page(q, cursor.as_deref())).unwrap();
+            docs.extend(page.docs);
+            match page.next {
+                Some(n) => cursor = Some(n),
+                None => return docs,
+            }
+        }
+    }
+
+    fn open_lines(dir: &Path, text: &str) -> FileStore {
+        let input = dir.join("in.jsonl");
+        std::fs::write(&input, text).unwrap();
+        FileStore::open(
+            &input,
+            Output::File(dir.join("out.jsonl")),
+            OutputFormat::Updates,
+            "id",
+            "_version_",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn rereads_come_from_the_light_copy_and_equal_reads_of_the_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for i in 0..40 {
+            let d = json!({"id": format!("d{i:02}"), "sku": format!("http://x.org/{i}"),
+                "n_i": i % 7, "text_t": "long text ".repeat(50), "odd_b": i % 2 == 1});
+            text.push_str(&format!("{d}\n"));
+            if i % 9 == 0 {
+                text.push_str("  \n\n");
+            }
+        }
+        let light = ReadQuery {
+            filter: Filter::Present("odd_b".into()),
+            fields: vec!["id".into(), "sku".into(), "n_i".into()],
+            rows: 3,
+        };
+        let s = open_lines(dir.path(), &text);
+        s.hint_rereads(&light);
+        let first = read_all(&s, &light);
+        assert_eq!(first.len(), 40);
+        assert!(
+            first[0].get("odd_b").is_none(),
+            "filter fields are not returned"
+        );
+        let copy = s
+            .state
+            .lock()
+            .unwrap()
+            .light
+            .ready
+            .as_ref()
+            .map(|r| r.0.clone());
+        assert_eq!(
+            copy,
+            Some(vec![
+                "id".into(),
+                "n_i".into(),
+                "odd_b".into(),
+                "sku".into()
+            ])
+        );
+        // Every later read equals the same read on a store that never made a copy.
+        let other_dir = tempfile::tempdir().unwrap();
+        let plain = open_lines(other_dir.path(), &text);
+        let narrower = ReadQuery {
+            filter: Filter::Term {
+                field: "odd_b".into(),
+                value: "true".into(),
+            },
+            fields: vec!["id".into(), "n_i".into()],
+            rows: 4,
+        };
+        let uncovered = ReadQuery {
+            fields: vec!["id".into(), "text_t".into()],
+            ..light.clone()
+        };
+        let other_filter = ReadQuery {
+            filter: Filter::Term {
+                field: "n_i".into(),
+                value: "3".into(),
+            },
+            ..light.clone()
+        };
+        for q in [&light, &narrower, &uncovered, &other_filter] {
+            assert_eq!(read_all(&s, q), read_all(&plain, q), "{q:?}");
+        }
+        assert_eq!(read_all(&s, &narrower).len(), 20);
+        // A page read from the copy leaves its reader where the page ended...
+        let page = block_on(s.read_page(&light, None)).unwrap();
+        let next = page.next.unwrap();
+        assert!(s.state.lock().unwrap().light.reader.is_some());
+        // ...and any cursor, from the copy or from the input, continues at the same document.
+        let rest = block_on(s.read_page(&light, Some(&next))).unwrap();
+        let rest_plain = block_on(plain.read_page(&light, Some(&next))).unwrap();
+        assert_eq!(rest, rest_plain);
+        assert_eq!(rest.docs[0]["id"], json!("d03"));
+    }
+
+    #[test]
+    fn a_get_finds_documents_not_read_yet() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let q = ReadQuery {
+            filter: Filter::All,
+            fields: vec!["id".into()],
+            rows: 2,
+        };
+        let page = block_on(s.read_page(&q, None)).unwrap();
+        assert_eq!(page.docs.len(), 2);
+        let ids: Vec<String> = ["a", "m", "j"].iter().map(|s| s.to_string()).collect();
+        let docs = block_on(s.get(&ids, &["*".to_string()])).unwrap();
+        let got: Vec<&str> = docs.iter().map(|d| d["id"].as_str().unwrap()).collect();
+        assert_eq!(got, ["a", "m", "j"]);
+        assert_eq!(docs[1]["text_t"], json!("no signature"));
+        // The page read goes on where it stopped.
+        let next = block_on(s.read_page(&q, page.next.as_deref())).unwrap();
+        assert_eq!(next.docs[0]["id"], json!("d"));
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.jsonl");
+        std::fs::write(&input, b"{\"id\":\"a\"}\n{\"id\":\"b\xff\"}\n").unwrap();
+        let s = FileStore::open(
+            &input,
+            Output::Stdout,
+            OutputFormat::Updates,
+            "id",
+            "_version_",
+        )
+        .unwrap();
+        let q = ReadQuery {
+            filter: Filter::All,
+            fields: vec!["id".into()],
+            rows: 10,
+        };
+        let err = block_on(s.read_page(&q, None)).unwrap_err().to_string();
+        assert!(err.ends_with("in.jsonl:2"), "{err}");
     }
 }

@@ -6,6 +6,7 @@
 //! | operation            | Solr                                             | file store                         |
 //! |----------------------|--------------------------------------------------|------------------------------------|
 //! | [`Store::read_page`] | `/select` with `fq`, `fl`, `sort=id asc`, `cursorMark` | one streaming pass, offset cursor |
+//! | [`Store::hint_rereads`] | nothing (docValues are the schema's choice)   | a light copy of the fields read again |
 //! | [`Store::facet`]     | `facet.field` with `facet.mincount`              | a counting pass                    |
 //! | [`Store::bucket_stats`] | `json.facet` terms with `min`/`max` per bucket | a counting pass                    |
 //! | [`Store::get`]       | real-time `/get?ids=`                            | seek through an id-hash index      |
@@ -17,6 +18,8 @@
 
 pub mod file;
 pub mod filter;
+
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
@@ -116,6 +119,53 @@ impl AtomicUpdate {
         }
         Value::Object(obj)
     }
+
+    /// The same JSON as [`AtomicUpdate::to_json`], byte for byte, without building it first: a
+    /// first run writes one or two updates per document.
+    pub fn json_bytes(&self, id_field: &str, version_field: &str) -> Vec<u8> {
+        enum Op<'a> {
+            Id(&'a str),
+            Set(&'a Value),
+            Version(i64),
+        }
+        // Insert in `to_json`'s order (a later insert of a name replaces the earlier one), then sort
+        // as its map does.
+        let mut ops: Vec<(&str, Op<'_>)> = Vec::with_capacity(self.set.len() + 2);
+        let mut insert = |name, op| match ops.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = op,
+            None => ops.push((name, op)),
+        };
+        insert(id_field, Op::Id(&self.id));
+        for (field, value) in &self.set {
+            insert(field, Op::Set(value));
+        }
+        if let Some(v) = self.version {
+            insert(version_field, Op::Version(v));
+        }
+        ops.sort_by(|a, b| a.0.cmp(b.0));
+        struct Ops<'a>(Vec<(&'a str, Op<'a>)>);
+        struct SetOp<'a>(&'a Value);
+        impl serde::Serialize for SetOp<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_map([("set", self.0)])
+            }
+        }
+        impl serde::Serialize for Ops<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for (name, op) in &self.0 {
+                    match op {
+                        Op::Id(id) => m.serialize_entry(name, id)?,
+                        Op::Set(v) => m.serialize_entry(name, &SetOp(v))?,
+                        Op::Version(v) => m.serialize_entry(name, v)?,
+                    }
+                }
+                m.end()
+            }
+        }
+        serde_json::to_vec(&Ops(ops)).expect("an update serialises")
+    }
 }
 
 /// What became of a batch of updates.
@@ -184,6 +234,11 @@ pub trait Store {
     /// One page of the documents matching `query`, starting at `cursor` (`None` for the first page).
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError>;
 
+    /// A hint that `query` is about to be read in full several times. A store may prepare for it (the
+    /// file store keeps a light copy of those fields, as Solr keeps docValues); results never depend on
+    /// it. By default it does nothing.
+    fn hint_rereads(&self, _query: &ReadQuery) {}
+
     /// Value counts of a field, leaving out values with fewer than `mincount` documents.
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError>;
 
@@ -201,4 +256,67 @@ pub trait Store {
 
     /// A short description for logs and reports (never credentials).
     fn describe(&self) -> String;
+}
+
+/// Runs `f` over `0..n` on every core, results in order: parsing lines and signing pages. Small inputs
+/// stay on the calling thread, where a thread would cost more than it saves.
+pub(crate) fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    let threads =
+        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let chunk = n.div_ceil(threads).max(32);
+    if n <= chunk {
+        return (0..n).map(f).collect();
+    }
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|lo| s.spawn(move || (lo..(lo + chunk).min(n)).map(f).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("workers do not panic"))
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn json_bytes_equal_to_json() {
+        let updates = [
+            AtomicUpdate {
+                id: "doc \"1\"".into(),
+                version: Some(1_800_000_000_000_000_000),
+                set: vec![
+                    ("www_unique_b".into(), json!(true)),
+                    ("exact_signature_l".into(), json!(-5)),
+                    ("a_s".into(), Value::Null),
+                    ("Z_txt".into(), json!(["x", {"y": 1.5}])),
+                    ("www_unique_b".into(), json!(false)),
+                ],
+            },
+            AtomicUpdate {
+                id: "x".into(),
+                version: None,
+                set: vec![("id".into(), json!(3)), ("_version_".into(), json!(4))],
+            },
+            AtomicUpdate {
+                id: "y".into(),
+                version: Some(7),
+                set: vec![("_version_".into(), json!(4))],
+            },
+        ];
+        for u in &updates {
+            assert_eq!(
+                String::from_utf8(u.json_bytes("id", "_version_")).unwrap(),
+                serde_json::to_string(&u.to_json("id", "_version_")).unwrap()
+            );
+        }
+    }
 }
