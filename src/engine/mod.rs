@@ -62,7 +62,9 @@ use tracing::{debug, info, warn};
 
 use crate::signature::{md5_long, Scheme, Signer};
 use crate::store::file::id_hash;
-use crate::store::{par_map, AtomicUpdate, CommitMode, Doc, Filter, ReadQuery, Store, StoreError};
+use crate::store::{
+    par_map, AtomicUpdate, CommitMode, Doc, Filter, Page, ReadQuery, Store, StoreError,
+};
 
 pub use dimension::{Dimension, Exclusion};
 pub use fields::FieldNames;
@@ -452,12 +454,13 @@ impl<S: Store> Round<'_, S> {
         }
         let mut inline = self.full;
         let mut recs = Vec::new();
-        let mut cursor: Option<String> = None;
+        let mut pages = Pages::new(&self.progress);
         let mut signed_total = 0;
         let count_reads = report.rounds == 1;
-        loop {
-            let query = if inline { &wide } else { &light };
-            let page = self.store.read_page(query, cursor.as_deref()).await?;
+        while let Some(page) = pages
+            .next(self.store, if inline { &wide } else { &light })
+            .await?
+        {
             let need: Vec<bool> = page.docs.iter().map(|d| self.needs_content(d)).collect();
             let needed = need.iter().filter(|n| **n).count();
             let was_inline = inline;
@@ -568,11 +571,6 @@ impl<S: Store> Round<'_, S> {
                 }
                 rec.counted = signed_ids.contains(id.as_ref());
                 recs.push(rec);
-            }
-            self.progress.inc(page.docs.len() as u64);
-            match page.next {
-                Some(next) => cursor = Some(next),
-                None => break,
             }
         }
         Ok((recs, signed_total))
@@ -735,10 +733,9 @@ impl<S: Store> Round<'_, S> {
             return Ok(best);
         }
         let query = self.rank_query();
-        let mut cursor: Option<String> = None;
+        let mut pages = Pages::new(&self.progress);
         let mut find = Finder::new(recs, by_hash);
-        loop {
-            let page = self.store.read_page(&query, cursor.as_deref()).await?;
+        while let Some(page) = pages.next(self.store, &query).await? {
             for doc in &page.docs {
                 let Some(id) = self.id_of(doc) else { continue };
                 let Some(idx) = find.index(id_hash(&id)) else {
@@ -793,11 +790,6 @@ impl<S: Store> Round<'_, S> {
                     }
                 }
             }
-            self.progress.inc(page.docs.len() as u64);
-            match page.next {
-                Some(next) => cursor = Some(next),
-                None => break,
-            }
         }
         Ok(best)
     }
@@ -834,15 +826,14 @@ impl<S: Store> Round<'_, S> {
     ) -> Result<u64, EngineError> {
         let query = self.write_query();
         let f = &self.cfg.fields;
-        let mut cursor: Option<String> = None;
+        let mut pages = Pages::new(&self.progress);
         let mut unsettled = 0u64;
         let mut batch: Vec<AtomicUpdate> = Vec::new();
         let mut seen = vec![false; recs.len()];
         let mut find = Finder::new(recs, by_hash);
         // Documents whose signature update already counted them as written.
         let mut already: std::collections::HashSet<String> = std::collections::HashSet::new();
-        loop {
-            let page = self.store.read_page(&query, cursor.as_deref()).await?;
+        while let Some(page) = pages.next(self.store, &query).await? {
             for doc in &page.docs {
                 let Some(id) = self.id_of(doc) else { continue };
                 let Some(idx) = find.index(id_hash(&id)) else {
@@ -907,11 +898,6 @@ impl<S: Store> Round<'_, S> {
                 if batch.len() >= self.cfg.batch_size.max(1) {
                     unsettled += self.flush(&mut batch, &mut already, report).await?;
                 }
-            }
-            self.progress.inc(page.docs.len() as u64);
-            match page.next {
-                Some(next) => cursor = Some(next),
-                None => break,
             }
         }
         unsettled += self.flush(&mut batch, &mut already, report).await?;
@@ -1057,6 +1043,42 @@ fn sign_one(round: &Plan<'_>, doc: &Doc, content: Option<Option<&Doc>>) -> Optio
         version,
         update,
     })
+}
+
+/// Walks a read page by page: the cursor handling and progress of every pass.
+struct Pages<'p> {
+    cursor: Option<String>,
+    done: bool,
+    progress: &'p ProgressBar,
+}
+
+impl<'p> Pages<'p> {
+    fn new(progress: &'p ProgressBar) -> Self {
+        Pages {
+            cursor: None,
+            done: false,
+            progress,
+        }
+    }
+
+    /// The next page of `query` (which may change between pages, over the same documents), or
+    /// `None` once the store said the read is complete.
+    async fn next<S: Store>(
+        &mut self,
+        store: &S,
+        query: &ReadQuery,
+    ) -> Result<Option<Page>, StoreError> {
+        if self.done {
+            return Ok(None);
+        }
+        let page = store.read_page(query, self.cursor.as_deref()).await?;
+        self.progress.inc(page.docs.len() as u64);
+        match &page.next {
+            Some(next) => self.cursor = Some(next.clone()),
+            None => self.done = true,
+        }
+        Ok(Some(page))
+    }
 }
 
 /// Finds a document's record by id hash. A store normally returns the documents in the same order
