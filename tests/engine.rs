@@ -28,33 +28,71 @@ fn read_jsonl(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap()
         .block_on(f)
 }
 
-/// Runs the engine on `docs` and returns the report and the annotated documents by id.
-fn run_with(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.jsonl");
-    let output = dir.path().join("out.jsonl");
-    write_jsonl(&input, docs);
+/// Runs (or checks) on a file of documents and returns the report and the output lines. Shared by
+/// every scenario here and by the ground-truth test.
+pub(crate) fn run_file(
+    input: &Path,
+    cfg: &EngineConfig,
+    format: OutputFormat,
+    check: bool,
+) -> (Report, Vec<Value>) {
+    let output = input.with_extension("out.jsonl");
     let store = FileStore::open(
-        &input,
+        input,
         Output::File(output.clone()),
-        OutputFormat::Docs,
+        format,
         "id",
         "_version_",
     )
     .unwrap();
-    let report = block_on(engine::run(&store, cfg)).unwrap();
-    let out = read_jsonl(&output)
+    let report = block_on(async {
+        if check {
+            engine::check(&store, cfg).await
+        } else {
+            engine::run(&store, cfg).await
+        }
+    })
+    .unwrap();
+    let lines = if check {
+        Vec::new()
+    } else {
+        read_jsonl(&output)
+    };
+    (report, lines)
+}
+
+/// Writes `docs` to a fresh file and runs on it with `format` output.
+fn run_docs(
+    docs: &[Value],
+    cfg: &EngineConfig,
+    format: OutputFormat,
+    check: bool,
+) -> (Report, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    write_jsonl(&input, docs);
+    run_file(&input, cfg, format, check)
+}
+
+/// Runs the engine on `docs` and returns the report and the annotated documents by id.
+fn run_with(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
+    let (report, lines) = run_docs(docs, cfg, OutputFormat::Docs, false);
+    (report, by_id(lines))
+}
+
+/// Output lines keyed by their id.
+pub(crate) fn by_id(lines: Vec<Value>) -> Docs {
+    lines
         .into_iter()
         .map(|d| (d["id"].as_str().unwrap().to_owned(), d))
-        .collect();
-    (report, out)
+        .collect()
 }
 
 fn run(docs: &[Value]) -> (Report, Docs) {
@@ -63,20 +101,7 @@ fn run(docs: &[Value]) -> (Report, Docs) {
 
 /// The updates a run would write, as JSON lines.
 fn updates_with(docs: &[Value], cfg: &EngineConfig) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.jsonl");
-    let output = dir.path().join("out.jsonl");
-    write_jsonl(&input, docs);
-    let store = FileStore::open(
-        &input,
-        Output::File(output.clone()),
-        OutputFormat::Updates,
-        "id",
-        "_version_",
-    )
-    .unwrap();
-    block_on(engine::run(&store, cfg)).unwrap();
-    read_jsonl(&output)
+    run_docs(docs, cfg, OutputFormat::Updates, false).1
 }
 
 fn flag(docs: &Docs, id: &str, field: &str) -> Value {
@@ -433,18 +458,7 @@ fn a_second_run_writes_nothing_and_check_passes() {
 }
 
 fn check(docs: &[Value]) -> Report {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.jsonl");
-    write_jsonl(&input, docs);
-    let store = FileStore::open(
-        &input,
-        Output::Stdout,
-        OutputFormat::Updates,
-        "id",
-        "_version_",
-    )
-    .unwrap();
-    block_on(engine::check(&store, &EngineConfig::default())).unwrap()
+    run_docs(docs, &EngineConfig::default(), OutputFormat::Updates, true).0
 }
 
 #[test]

@@ -4,8 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use solr_dedup::engine::{self, EngineConfig};
-use solr_dedup::store::file::{FileStore, Output, OutputFormat};
+use solr_dedup::engine::EngineConfig;
+use solr_dedup::store::file::OutputFormat;
+
+use crate::engine::{by_id, run_file};
 
 #[path = "../examples/gen_corpus.rs"]
 #[allow(dead_code)]
@@ -38,34 +40,14 @@ fn field(dim: &str) -> (&'static str, Option<&'static str>) {
 fn every_planted_double_is_found_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("corpus.jsonl");
-    let output = dir.path().join("out.jsonl");
     let mut corpus = Vec::new();
     let mut truth = Vec::new();
     gen_corpus::generate(3000, 7, 1.0, &mut corpus, Some(&mut truth)).unwrap();
     std::fs::write(&input, &corpus).unwrap();
     let truth: Truth = serde_json::from_slice(&truth).unwrap();
 
-    let store = FileStore::open(
-        &input,
-        Output::File(output.clone()),
-        OutputFormat::Docs,
-        "id",
-        "_version_",
-    )
-    .unwrap();
-    let report = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(engine::run(&store, &EngineConfig::default()))
-        .unwrap();
-    let docs: BTreeMap<String, Value> = std::fs::read_to_string(&output)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let d: Value = serde_json::from_str(l).unwrap();
-            (d["id"].as_str().unwrap().to_owned(), d)
-        })
-        .collect();
+    let (report, lines) = run_file(&input, &EngineConfig::default(), OutputFormat::Docs, false);
+    let docs = by_id(lines);
     assert_eq!(docs.len(), 3000);
 
     let mut checked = 0;

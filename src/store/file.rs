@@ -1274,20 +1274,10 @@ mod tests {
             json!({"id":"j","exact_signature_l":-2401053093171183889i64}),
             json!({"id":"m","text_t":"no signature"}),
         ];
-        let input = dir.join("in.jsonl");
-        std::fs::write(
-            &input,
-            docs.iter().map(|d| format!("{d}\n")).collect::<String>(),
+        open_lines(
+            dir,
+            &docs.iter().map(|d| format!("{d}\n")).collect::<String>(),
         )
-        .unwrap();
-        FileStore::open(
-            &input,
-            Output::File(dir.join("out.jsonl")),
-            OutputFormat::Updates,
-            "id",
-            "_version_",
-        )
-        .unwrap()
     }
 
     #[test]
