@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::engine::Dimension;
-use crate::store::Filter;
 
 const ABOUT: &str = "Finds the doubles in a Solr core of crawled pages and writes YaCy-compatible \
 signatures, flags and copy counts";
@@ -25,12 +24,18 @@ to a signed long for the `md5` scheme), so values that YaCy already wrote and va
 writes can be compared.
 
 `run` finds the doubles and writes flags and copy counts, `check` tells whether that is already done, \
-and `signature` prints the signatures of a text; `solr-dedup COMMAND --help` explains each.
+`schema` checks or adds the fields a core needs, and `signature` prints the signatures of a text; \
+`solr-dedup COMMAND --help` explains each. Each works on a Solr core (--solr URL, or SOLR_URL) or, for \
+run and check, on a file of Solr documents (--input FILE).
 
 Exit codes: 0 done; 1 finished with problems; 2 usage, configuration or input error; 3 Solr unreachable.";
 
 const EXAMPLES: &str = "\
 Examples:
+  solr-dedup run --solr http://127.0.0.1:8983/solr/collection1
+      sign, group and flag the doubles of a core (credentials: SOLR_USER/SOLR_PASSWORD or --auth-file)
+  solr-dedup schema apply --solr http://127.0.0.1:8983/solr/collection1
+      add the fields the worker writes to a core that lacks them
   solr-dedup run --input docs.jsonl --output updates.jsonl --report -
       find the doubles in a file of Solr documents; write the atomic updates
   solr-dedup check --input docs.jsonl
@@ -67,9 +72,95 @@ pub enum Command {
     /// Read-only: is every signature, flag and count what a full run would write? (exit 0 yes, 1 no)
     #[command(long_about = CHECK_LONG_ABOUT, after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// Check, or add through the Schema API, the fields the worker reads and writes
+    #[command(long_about = SCHEMA_LONG_ABOUT, after_help = SCHEMA_EXAMPLES)]
+    Schema(SchemaArgs),
     /// Print the exact, fuzzy and title signatures of a text, as JSON
     #[command(long_about = SIGNATURE_LONG_ABOUT, after_help = SIGNATURE_EXAMPLES)]
     Signature(SignatureArgs),
+}
+
+const SCHEMA_LONG_ABOUT: &str = "\
+Check, or add through the Schema API, the fields the worker reads and writes.
+
+`schema check` reads the core's schema and says what a run would refuse: output fields that are missing \
+or have the wrong type (signatures plong, flags boolean, counts pint), read fields that are missing \
+(rename them with --field), a unique key other than the id field, and fields an atomic update would empty \
+(neither stored nor docValues, and not a copyField destination). Exit 0 when a run can go ahead, 2 when \
+not, 3 when Solr cannot be reached.
+
+`schema apply` adds the missing output fields in one all-or-nothing Schema API request (stored and \
+docValues, with the core's own types). It changes nothing else: fields that would lose data on an atomic \
+update must be fixed by hand, and a full reindex follows such a change.";
+
+const SCHEMA_EXAMPLES: &str = "\
+Examples:
+  solr-dedup schema check --solr http://127.0.0.1:8983/solr/collection1
+      exit 0 when a run may write to this core
+  solr-dedup schema apply --solr http://127.0.0.1:8983/solr/collection1 --dry-run
+      print the Schema API request that would add the missing fields
+  SOLR_USER=admin SOLR_PASSWORD=… solr-dedup schema apply --solr https://solr.example.org/solr/web
+      add them, with basic auth";
+
+/// Arguments of `solr-dedup schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// `check` or `apply`.
+    #[arg(value_enum, value_name = "ACTION")]
+    pub action: SchemaAction,
+
+    /// How to reach the core.
+    #[command(flatten)]
+    pub solr: SolrArgs,
+
+    /// Comma-separated dimensions whose fields count: exact,fuzzy,title,description,www,http
+    #[arg(long, value_name = "LIST", value_parser = parse_dimensions,
+          default_value = "exact,fuzzy,title,description,www,http")]
+    pub dimensions: DimensionList,
+
+    /// Rename a field: the YaCy name, `=`, your name (repeatable), e.g. --field sku=url_s
+    #[arg(long = "field", value_name = "NAME=FIELD", value_parser = parse_field)]
+    pub fields: Vec<(String, String)>,
+
+    /// `apply`: print the Schema API request instead of sending it
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Log more to standard error: -v for progress notes, -vv for every request
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// The `schema` actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaAction {
+    /// Say whether a run may write to the core (exit 0) or what is wrong (exit 2)
+    Check,
+    /// Add the missing output fields through the Schema API
+    Apply,
+}
+
+/// How to reach a Solr core: shared by `run`, `check` and `schema`.
+#[derive(Debug, Args)]
+pub struct SolrArgs {
+    /// The Solr core URL, e.g. http://127.0.0.1:8983/solr/collection1 [env: SOLR_URL]
+    #[arg(long, value_name = "URL")]
+    pub solr: Option<String>,
+
+    /// A file with one line `user:password` for basic auth; else SOLR_USER and SOLR_PASSWORD are used
+    #[arg(long, value_name = "FILE")]
+    pub auth_file: Option<PathBuf>,
+
+    /// Time limit of one request to Solr, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+
+    /// How often a request is sent again after a 5xx, a timeout or a connection error (never after a
+    /// 4xx), with jittered exponential backoff
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub retries: u64,
 }
 
 const RUN_LONG_ABOUT: &str = "\
@@ -95,12 +186,23 @@ Runs are incremental by default: only missing signatures are computed, and only 
 values differ are written, so a second run over an unchanged input writes nothing. --full recomputes every \
 signature from the text. The outcome is the same either way.
 
+Against Solr (--solr URL or SOLR_URL), run first reads the schema and refuses, with the command that \
+fixes it, when output fields are missing or when an atomic update would empty a field that is neither \
+stored nor docValues (--allow-lossy-atomic-updates accepts that loss). Every update carries the \
+_version_ that was read, so a document deleted or re-indexed meanwhile is never resurrected or given a \
+stale signature (Solr answers 409; the worker reads it again). Reading the next page overlaps signing \
+and writing the current one. One commit at the end (--commit).
+
 File mode (--input) needs no Solr: the input is JSON Lines of Solr documents or a saved /select JSON \
 response; the output (--output, or standard output) holds the atomic updates, ready to POST to /update, \
 or with --output-format docs the annotated documents. The output appears only when the run succeeds.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
+  solr-dedup run --solr http://127.0.0.1:8983/solr/collection1 --report run.json
+      postprocess a core; one hard commit at the end
+  solr-dedup run --solr http://127.0.0.1:8983/solr/collection1 --filter 'httpstatus_i:200' --commit soft
+      only pages fetched with 200 take part (the fq goes to Solr unchanged)
   solr-dedup run --input docs.jsonl --output updates.jsonl
       decide everything for the documents in docs.jsonl; write the atomic updates
   jq -s . updates.jsonl | curl -s -H 'Content-Type: application/json' --data-binary @- \\
@@ -150,9 +252,44 @@ pub struct RunArgs {
     #[arg(long)]
     pub full: bool,
 
-    /// Do not write fuzzy_signature_text_t (for schemas without it)
+    /// Do not write fuzzy_signature_text_t (left out anyway when the core has no such field)
     #[arg(long)]
     pub no_fuzzy_text: bool,
+
+    /// Solr: how to make the updates visible at the end: hard, soft, none, or within:MS (commitWithin)
+    #[arg(long, value_name = "MODE", default_value = "hard", value_parser = parse_commit)]
+    pub commit: CommitArg,
+
+    /// Solr: write even when an atomic update would empty fields that are neither stored nor docValues
+    #[arg(long)]
+    pub allow_lossy_atomic_updates: bool,
+}
+
+/// A parsed `--commit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitArg {
+    /// `commit=true`.
+    Hard,
+    /// `softCommit=true`.
+    Soft,
+    /// No commit.
+    None,
+    /// `commitWithin=MS` on every update.
+    Within(u64),
+}
+
+fn parse_commit(s: &str) -> Result<CommitArg, String> {
+    match s {
+        "hard" => Ok(CommitArg::Hard),
+        "soft" => Ok(CommitArg::Soft),
+        "none" => Ok(CommitArg::None),
+        _ => s
+            .strip_prefix("within:")
+            .and_then(|ms| ms.parse::<u64>().ok())
+            .filter(|&ms| ms > 0)
+            .map(CommitArg::Within)
+            .ok_or_else(|| "expected hard, soft, none or within:MS (e.g. within:10000)".to_owned()),
+    }
 }
 
 /// Arguments of `solr-dedup check`.
@@ -171,8 +308,18 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct JobArgs {
     /// JSON Lines of Solr documents, or a Solr /select JSON response (file mode: no Solr needed)
-    #[arg(long, value_name = "FILE")]
-    pub input: PathBuf,
+    #[arg(long, value_name = "FILE", conflicts_with = "solr")]
+    pub input: Option<PathBuf>,
+
+    /// How to reach the core, when there is no --input.
+    #[command(flatten)]
+    pub solr: SolrArgs,
+
+    /// Solr: how many requests may be in flight at once (the next page is read while the current one is
+    /// signed and written)
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub concurrency: u64,
 
     /// How to compute missing signatures.
     #[command(flatten)]
@@ -197,10 +344,11 @@ pub struct JobArgs {
           num_args = 0..=1, default_missing_value = "true")]
     pub prefer_www: bool,
 
-    /// Only documents matching this filter take part; others are untouched. File mode understands
-    /// field:value, field:"v", field:[a TO b], field:*, -x / NOT x, AND, OR and parentheses
-    #[arg(long, value_name = "FQ", value_parser = parse_filter)]
-    pub filter: Option<Filter>,
+    /// Only documents matching this filter take part; others are untouched. Solr gets it as an fq,
+    /// unchanged; file mode understands field:value, field:"v", field:[a TO b], field:*, -x / NOT x,
+    /// AND, OR and parentheses
+    #[arg(long, value_name = "FQ")]
+    pub filter: Option<String>,
 
     /// Documents per read page and per update batch
     #[arg(long, value_name = "N", default_value_t = 1000,
@@ -248,10 +396,6 @@ pub struct DimensionList(pub Vec<Dimension>);
 
 fn parse_dimensions(s: &str) -> Result<DimensionList, String> {
     Dimension::parse_list(s).map(DimensionList)
-}
-
-fn parse_filter(s: &str) -> Result<Filter, String> {
-    Filter::parse(s)
 }
 
 fn parse_field(s: &str) -> Result<(String, String), String> {
@@ -514,14 +658,54 @@ mod tests {
     #[test]
     fn run_refuses_what_it_cannot_mean() {
         for bad in [
-            &["run"][..],
-            &["run", "--input", "d", "--dimensions", "exact,fuzy"],
+            &["run", "--input", "d", "--dimensions", "exact,fuzy"][..],
             &["run", "--input", "d", "--field", "nosuch=x"],
-            &["run", "--input", "d", "--filter", "a:1 b:2"],
+            &["run", "--input", "d", "--solr", "http://x/solr/c"][..],
+            &["run", "--input", "d", "--commit", "later"],
+            &["run", "--input", "d", "--commit", "within:0"],
+            &["run", "--input", "d", "--concurrency", "0"],
+            &["schema", "fix", "--solr", "http://x/solr/c"],
             &["run", "--input", "d", "--batch-size", "0"],
             &["run", "--input", "d", "--prefer-https", "maybe"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn solr_options() {
+        let a = run_args(&[
+            "run",
+            "--solr",
+            "http://127.0.0.1:8983/solr/c",
+            "--commit",
+            "within:5000",
+            "--allow-lossy-atomic-updates",
+            "--concurrency",
+            "8",
+            "--timeout",
+            "5",
+            "--retries",
+            "0",
+            "--auth-file",
+            "auth.txt",
+        ]);
+        assert_eq!(a.commit, CommitArg::Within(5000));
+        assert!(a.allow_lossy_atomic_updates);
+        assert_eq!(a.job.concurrency, 8);
+        assert_eq!(a.job.solr.timeout, 5);
+        assert_eq!(a.job.solr.retries, 0);
+        assert_eq!(
+            a.job.solr.solr.as_deref(),
+            Some("http://127.0.0.1:8983/solr/c")
+        );
+        assert_eq!(run_args(&["run", "--input", "d"]).commit, CommitArg::Hard);
+        match parse(&["schema", "apply", "--solr", "http://x/solr/c", "--dry-run"])
+            .unwrap()
+            .command
+        {
+            Command::Schema(s) => assert!(s.action == SchemaAction::Apply && s.dry_run),
+            other => panic!("not schema: {other:?}"),
         }
     }
 

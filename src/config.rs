@@ -5,21 +5,24 @@
 //! building these structs directly.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::cli::{
-    CheckArgs, Cli, Command, JobArgs, OutputFormatArg, RunArgs, SchemeArg, ScopeArg, SignatureArgs,
-    SignatureOptions,
+    CheckArgs, Cli, Command, CommitArg, JobArgs, OutputFormatArg, RunArgs, SchemaAction,
+    SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs,
 };
 use crate::engine::{EngineConfig, FieldNames, Preference, Scope};
 use crate::signature::{ProfileParams, Scheme, Signer};
 use crate::store::file::OutputFormat;
-use crate::store::Filter;
+use crate::store::CommitMode;
 
 /// What to do: one variant per subcommand.
 #[derive(Debug, Clone)]
 pub enum Config {
     /// `solr-dedup run` and `solr-dedup check` (boxed: it is much larger than the others).
     Job(Box<JobConfig>),
+    /// `solr-dedup schema check|apply` (boxed for the same reason).
+    Schema(Box<SchemaConfig>),
     /// `solr-dedup signature`.
     Signature(SignatureConfig),
 }
@@ -29,7 +32,87 @@ impl From<Cli> for Config {
         match cli.command {
             Command::Run(args) => Config::Job(Box::new(JobConfig::from(args))),
             Command::Check(args) => Config::Job(Box::new(JobConfig::from(args))),
+            Command::Schema(args) => Config::Schema(Box::new(SchemaConfig::from(args))),
             Command::Signature(args) => Config::Signature(SignatureConfig::from(args)),
+        }
+    }
+}
+
+/// Where the documents are.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// A file of Solr documents (`--input`).
+    File(PathBuf),
+    /// A Solr core (`--solr` or `SOLR_URL`).
+    Solr(SolrConfig),
+    /// Neither was given.
+    Missing,
+}
+
+/// How to reach a Solr core.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolrConfig {
+    /// The core URL as given (it may hold user info, which the client moves out of it).
+    pub url: String,
+    /// `--auth-file`: one line `user:password`.
+    pub auth_file: Option<PathBuf>,
+    /// The time limit of one request.
+    pub timeout: Duration,
+    /// Retries after 5xx, timeouts and connection errors.
+    pub retries: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+}
+
+impl SolrConfig {
+    /// `--solr`, else `SOLR_URL`; `None` when neither is set.
+    fn from_args(args: &SolrArgs, concurrency: u64) -> Option<SolrConfig> {
+        let url = args.solr.clone().or_else(|| {
+            std::env::var("SOLR_URL")
+                .ok()
+                .filter(|u| !u.trim().is_empty())
+        })?;
+        Some(SolrConfig {
+            url,
+            auth_file: args.auth_file.clone(),
+            timeout: Duration::from_secs(args.timeout),
+            retries: usize::try_from(args.retries).unwrap_or(5),
+            concurrency: usize::try_from(concurrency).unwrap_or(4),
+        })
+    }
+}
+
+/// `solr-dedup schema check|apply`.
+#[derive(Debug, Clone)]
+pub struct SchemaConfig {
+    /// Add the missing fields (else only check).
+    pub apply: bool,
+    /// With `apply`: print the request instead of sending it.
+    pub dry_run: bool,
+    /// The core; `None` when neither `--solr` nor `SOLR_URL` is set.
+    pub solr: Option<SolrConfig>,
+    /// The fields and dimensions that decide what is needed.
+    pub engine: EngineConfig,
+    /// 0 quiet logs, 1 info, 2 debug.
+    pub verbosity: u8,
+}
+
+impl From<SchemaArgs> for SchemaConfig {
+    fn from(args: SchemaArgs) -> Self {
+        let mut fields = FieldNames::default();
+        for (name, field) in &args.fields {
+            rename(&mut fields, name, field.clone());
+        }
+        SchemaConfig {
+            apply: args.action == SchemaAction::Apply,
+            dry_run: args.dry_run,
+            solr: SolrConfig::from_args(&args.solr, 1),
+            engine: EngineConfig {
+                fields,
+                dimensions: args.dimensions.0,
+                ..EngineConfig::default()
+            },
+            verbosity: args.verbose,
         }
     }
 }
@@ -39,8 +122,12 @@ impl From<Cli> for Config {
 pub struct JobConfig {
     /// True for `check`: read only, exit 1 when anything is out of date.
     pub check: bool,
-    /// The documents (file mode).
-    pub input: PathBuf,
+    /// Where the documents are.
+    pub source: Source,
+    /// `--filter` as given: an `fq` for Solr, parsed for the file store.
+    pub filter: Option<String>,
+    /// Write even when atomic updates would empty fields that are neither stored nor docValues.
+    pub allow_lossy: bool,
     /// Where the updates go; `None` is standard output.
     pub output: Option<PathBuf>,
     /// Updates, or annotated documents.
@@ -66,6 +153,13 @@ impl From<RunArgs> for JobConfig {
         c.engine.full = args.full;
         c.engine.dry_run = args.dry_run;
         c.engine.write_fuzzy_text &= !args.no_fuzzy_text;
+        c.engine.commit = match args.commit {
+            CommitArg::Hard => CommitMode::Hard,
+            CommitArg::Soft => CommitMode::Soft,
+            CommitArg::None => CommitMode::None,
+            CommitArg::Within(ms) => CommitMode::Within(ms),
+        };
+        c.allow_lossy = args.allow_lossy_atomic_updates;
         c
     }
 }
@@ -84,9 +178,19 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         rename(&mut fields, name, field.clone());
     }
     let signer = signer(&args.options);
+    let source = match (
+        &args.input,
+        SolrConfig::from_args(&args.solr, args.concurrency),
+    ) {
+        (Some(path), _) => Source::File(path.clone()),
+        (None, Some(solr)) => Source::Solr(solr),
+        (None, None) => Source::Missing,
+    };
     JobConfig {
         check,
-        input: args.input,
+        source,
+        filter: args.filter.clone(),
+        allow_lossy: false,
         output: None,
         output_format: OutputFormat::Updates,
         report: args.report.map(Input::from_arg),
@@ -103,7 +207,6 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
                 prefer_https: args.prefer_https,
                 prefer_www: args.prefer_www,
             },
-            filter: args.filter.unwrap_or(Filter::All),
             batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
             progress: !args.quiet,
             ..EngineConfig::default()
@@ -211,6 +314,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+    use crate::engine::Dimension;
 
     fn config(args: &[&str]) -> Config {
         let cli = Cli::try_parse_from(std::iter::once("solr-dedup").chain(args.iter().copied()))
@@ -264,6 +368,47 @@ mod tests {
         let c = sig(&["signature", "--scheme", "md5", "--quant-rate", "0.2", "x"]);
         assert_eq!(c.signer.params.quant_rate, 0.2);
         assert_eq!(c.signer.params.min_token_len, 2);
+    }
+
+    #[test]
+    fn the_source_is_the_file_or_the_core() {
+        let c = job(&["run", "--input", "d.jsonl", "--filter", "a:1 b:2"]);
+        assert_eq!(c.source, Source::File(PathBuf::from("d.jsonl")));
+        assert_eq!(c.filter.as_deref(), Some("a:1 b:2"));
+        let c = job(&[
+            "run",
+            "--solr",
+            "http://127.0.0.1:8983/solr/c",
+            "--commit",
+            "soft",
+            "--retries",
+            "2",
+        ]);
+        let Source::Solr(s) = c.source else {
+            panic!("not solr")
+        };
+        assert_eq!(s.url, "http://127.0.0.1:8983/solr/c");
+        assert_eq!((s.retries, s.concurrency), (2, 4));
+        assert_eq!(c.engine.commit, CommitMode::Soft);
+    }
+
+    #[test]
+    fn schema_fields_follow_renames_and_dimensions() {
+        let Config::Schema(c) = config(&[
+            "schema",
+            "check",
+            "--solr",
+            "http://x/solr/c",
+            "--field",
+            "sku=url_s",
+            "--dimensions",
+            "www",
+        ]) else {
+            panic!("not schema")
+        };
+        assert!(!c.apply);
+        assert_eq!(c.engine.fields.url, "url_s");
+        assert_eq!(c.engine.dimensions, vec![Dimension::Www]);
     }
 
     #[test]

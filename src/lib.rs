@@ -1,11 +1,17 @@
 //! solr-dedup finds the pages of a Solr core of crawled web pages that are doubles of each other, and
 //! writes YaCy-compatible signatures, `*_unique_b` flags and `*_copycount_i` counts back.
 //!
-//! The crate is a library with a thin binary. [`signature`] holds the pure, bit-exact hash code.
+//! The crate is a library with a thin binary:
+//! - [`signature`]: the pure, bit-exact hash code (no I/O);
+//! - [`engine`]: sign, group, decide and write, against any [`store::Store`];
+//! - [`store`]: the seam, with the file store and the Solr store;
+//! - [`solr`]: the Solr HTTP client, its errors, retries and the Schema API;
+//! - [`cli`], [`config`], [`commands`]: the command line, plain configuration, and the subcommands.
 
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod signature;
+pub mod solr;
 pub mod store;

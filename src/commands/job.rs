@@ -1,45 +1,252 @@
-//! `solr-dedup run` and `solr-dedup check` in file mode: open the store, run the engine, report.
+//! `solr-dedup run` and `solr-dedup check`: open the store (a file or a Solr core), check a core's
+//! schema, run the engine, report.
 
 use std::io::Write;
 
 use anyhow::{anyhow, Context};
+use tracing::{info, warn};
 use tracing_subscriber::EnvFilter;
 
 use super::{Exit, Failure};
-use crate::config::{Input, JobConfig};
-use crate::engine::{self, EngineError, Report};
+use crate::config::{Input, JobConfig, SolrConfig, Source};
+use crate::engine::{self, EngineConfig, EngineError, Report};
+use crate::solr::schema::SchemaInfo;
+use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::{FileStore, Output};
+use crate::store::solr::SolrStore;
+use crate::store::{Filter, Store, StoreError};
 
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     init_logging(c.verbosity);
+    match &c.source {
+        Source::File(path) => run_file(c, path),
+        Source::Solr(solr) => run_solr(c, solr),
+        Source::Missing => Err(anyhow!(
+            "no documents to work on: give --solr URL (or set SOLR_URL) for a Solr core, or --input FILE for a file"
+        )
+        .into()),
+    }
+}
+
+fn run_file(c: &JobConfig, path: &std::path::Path) -> Result<Exit, Failure> {
     if c.report == Some(Input::Stdin) && c.output.is_none() && !c.check && !c.engine.dry_run {
         return Err(anyhow!(
             "the updates and the report would both go to standard output; give --output FILE or --report FILE"
         )
         .into());
     }
+    let mut engine = c.engine.clone();
+    if let Some(text) = &c.filter {
+        engine.filter = Filter::parse(text).map_err(|e| {
+            anyhow!("--filter: {e} (file mode understands a subset of Solr's syntax; see --help)")
+        })?;
+    }
     let output = match &c.output {
         Some(p) => Output::File(p.clone()),
         None => Output::Stdout,
     };
-    let f = &c.engine.fields;
-    let store = FileStore::open(&c.input, output, c.output_format, &f.id, &f.version)
+    let f = &engine.fields;
+    let store = FileStore::open(path, output, c.output_format, &f.id, &f.version)
         .map_err(|e| Failure::new(Exit::Usage, anyhow!(e)))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
+    let result = runtime.block_on(execute(&store, c, &engine));
+    finish(c, result)
+}
+
+fn run_solr(c: &JobConfig, solr: &SolrConfig) -> Result<Exit, Failure> {
+    if c.output.is_some() {
+        return Err(anyhow!(
+            "--output is for file mode; against Solr the updates go to the core (use --dry-run to write nothing)"
+        )
+        .into());
+    }
+    let mut engine = c.engine.clone();
+    if let Some(text) = &c.filter {
+        engine.filter = Filter::Solr(text.clone());
+    }
+    let client = connect(solr)?;
+    // Signing runs on the calling thread's pool; the runtime's own workers keep reading ahead.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
     let result = runtime.block_on(async {
-        if c.check {
-            engine::check(&store, &c.engine).await
-        } else {
-            engine::run(&store, &c.engine).await
+        let schema = SchemaInfo::fetch(&client)
+            .await
+            .map_err(|e| solr_failure(e, "cannot read the schema"))?;
+        let writes = !c.check && !engine.dry_run;
+        prepare(&schema, &mut engine, writes, c.allow_lossy, &solr.url)?;
+        let store = SolrStore::new(
+            client.clone(),
+            &engine.fields.id,
+            &engine.fields.version,
+            engine.commit,
+            solr.concurrency > 1,
+        );
+        Ok::<_, Failure>(execute(&store, c, &engine).await)
+    })?;
+    finish(c, result)
+}
+
+/// A client for the core, with credentials from `--auth-file`, else `SOLR_USER`/`SOLR_PASSWORD`, else
+/// the URL's user info.
+pub(crate) fn connect(solr: &SolrConfig) -> Result<Client, Failure> {
+    let mut cfg = ClientConfig::new(&solr.url).map_err(|e| anyhow!(e))?;
+    cfg.timeout = solr.timeout;
+    cfg.retries = solr.retries;
+    cfg.concurrency = solr.concurrency;
+    if let Some(path) = &solr.auth_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the auth file {}", path.display()))?;
+        cfg.credentials = Some(
+            Credentials::parse_line(&text)
+                .map_err(|e| anyhow!("auth file {}: {e}", path.display()))?,
+        );
+    } else {
+        let user = std::env::var("SOLR_USER").ok().filter(|u| !u.is_empty());
+        let password = std::env::var("SOLR_PASSWORD").ok();
+        match (user, password) {
+            (Some(user), Some(password)) => {
+                cfg.credentials = Some(Credentials::new(user, password))
+            }
+            (Some(_), None) => {
+                return Err(anyhow!(
+                    "SOLR_USER is set but SOLR_PASSWORD is not; set both, or use --auth-file"
+                )
+                .into())
+            }
+            (None, Some(_)) => {
+                return Err(anyhow!(
+                    "SOLR_PASSWORD is set but SOLR_USER is not; set both, or use --auth-file"
+                )
+                .into())
+            }
+            (None, None) => {}
         }
-    });
+    }
+    Ok(Client::new(&cfg).map_err(|e| anyhow!(e))?)
+}
+
+/// Exit 3 when Solr could not be reached, else 2, with what was being done.
+pub(crate) fn solr_failure(e: SolrError, doing: &str) -> Failure {
+    if e.is_unreachable() {
+        Failure::new(
+            Exit::SolrUnreachable,
+            anyhow!(e).context(format!(
+                "{doing}: Solr could not be reached; check that it runs and that --solr is right, then run again"
+            )),
+        )
+    } else {
+        Failure::new(Exit::Usage, anyhow!(e).context(doing.to_owned()))
+    }
+}
+
+/// Checks the schema for the run and adapts the configuration to it: refuses missing fields and, when
+/// the run writes, a schema on which atomic updates lose data.
+fn prepare(
+    schema: &SchemaInfo,
+    engine: &mut EngineConfig,
+    writes: bool,
+    allow_lossy: bool,
+    url: &str,
+) -> Result<(), Failure> {
+    let report = schema.inspect(engine);
+    if let Some((ours, theirs)) = &report.unique_key {
+        return Err(anyhow!(
+            "the core's unique key is '{theirs}', not '{ours}'; run with --field id={theirs}"
+        )
+        .into());
+    }
+    let missing = report.missing_required();
+    let read: Vec<&str> = missing
+        .iter()
+        .filter(|n| !n.written)
+        .map(|n| n.name.as_str())
+        .collect();
+    if !read.is_empty() {
+        return Err(anyhow!(
+            "the core has no field {}; if yours has another name, map it with --field NAME=FIELD (see --help)",
+            read.join(", ")
+        )
+        .into());
+    }
+    let written: Vec<&str> = missing
+        .iter()
+        .filter(|n| n.written)
+        .map(|n| n.name.as_str())
+        .collect();
+    if !written.is_empty() {
+        return Err(anyhow!(
+            "the core lacks the output fields {}; add them with: solr-dedup schema apply --solr {}",
+            written.join(", "),
+            shown_url(url)
+        )
+        .into());
+    }
+    if let Some((need, type_name)) = report.wrong_type.first() {
+        return Err(anyhow!(
+            "field {} has type {type_name}, which cannot hold {:?} values; give the worker another field with --field",
+            need.name,
+            need.kind
+        )
+        .into());
+    }
+    if writes && !report.lossy.is_empty() {
+        let fields = report.lossy.join(", ");
+        if !allow_lossy {
+            return Err(anyhow!(
+                "atomic updates would empty {fields}: neither stored nor docValues, and no copyField fills them. \
+                 Make them stored or docValues (and reindex), or accept the loss with --allow-lossy-atomic-updates"
+            )
+            .into());
+        }
+        warn!(fields = %fields, "atomic updates will empty these fields (--allow-lossy-atomic-updates)");
+    }
+    if engine.write_fuzzy_text && !report.has_fuzzy_text {
+        info!(
+            field = %engine.fields.fuzzy_signature_text,
+            "the core has no such field; it is not written"
+        );
+        engine.write_fuzzy_text = false;
+    }
+    Ok(())
+}
+
+/// The URL as it may be shown: user info removed.
+pub(crate) fn shown_url(url: &str) -> String {
+    ClientConfig::new(url)
+        .map(|c| c.core_url.to_string())
+        .unwrap_or_else(|_| "URL".to_owned())
+}
+
+async fn execute<S: Store>(
+    store: &S,
+    c: &JobConfig,
+    engine: &EngineConfig,
+) -> Result<Report, EngineError> {
+    if c.check {
+        engine::check(store, engine).await
+    } else {
+        engine::run(store, engine).await
+    }
+}
+
+fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Failure> {
     let report = match result {
         Ok(report) => report,
         Err(e @ EngineError::Unstable(_)) => return Err(Failure::new(Exit::Problems, anyhow!(e))),
+        Err(EngineError::Store(e @ StoreError::Unreachable(_))) => {
+            return Err(Failure::new(
+                Exit::SolrUnreachable,
+                anyhow!(e)
+                    .context("Solr could not be reached; nothing is lost, run again when it is up"),
+            ))
+        }
         Err(e) => return Err(Failure::new(Exit::Usage, anyhow!(e))),
     };
     write_report(c, &report)?;
@@ -72,11 +279,11 @@ fn write_report(c: &JobConfig, report: &Report) -> Result<(), Failure> {
 }
 
 /// Logs go to standard error: warnings by default, more with -v / -vv, or as `RUST_LOG` says.
-fn init_logging(verbosity: u8) {
+pub(crate) fn init_logging(verbosity: u8) {
     let default = match verbosity {
         0 => "warn",
         1 => "info",
-        _ => "debug",
+        _ => "debug,hyper_util=info,reqwest=info",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()

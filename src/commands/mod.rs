@@ -7,6 +7,7 @@
 //! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
 
 pub mod job;
+pub mod schema;
 pub mod signature;
 
 use std::fmt;
@@ -86,6 +87,7 @@ impl fmt::Display for Failure {
 pub fn run(config: Config) -> Result<Exit, Failure> {
     match config {
         Config::Job(c) => job::run(&c),
+        Config::Schema(c) => schema::run(&c),
         Config::Signature(c) => signature::run(&c),
     }
 }

@@ -206,8 +206,10 @@ async fn execute<S: Store>(
             unsettled = outcome.unsettled,
             "documents changed during the run; running another round"
         );
-        // Later rounds only need what changed; the signatures written so far are current.
+        // Later rounds only need what changed; the signatures written so far are current, and the
+        // next round must see them.
         full = false;
+        store.refresh().await?;
     }
     if writes && report.documents.written > 0 {
         let t = Instant::now();
@@ -385,7 +387,7 @@ impl<S: Store> Round<'_, S> {
         self.store.hint_rereads(&self.query());
         let t = Instant::now();
         self.progress.set_prefix("scan");
-        let (recs, signed_docs) = self.pass_a(report).await?;
+        let (recs, signed_docs, conflicts) = self.pass_a(report).await?;
         *report.phases_ms.entry("scan").or_default() += t.elapsed().as_millis() as u64;
         info!(documents = recs.len(), signed = signed_docs, "scanned");
 
@@ -434,7 +436,9 @@ impl<S: Store> Round<'_, S> {
         let t = Instant::now();
         self.progress.set_prefix("write");
         self.progress.set_position(0);
-        let unsettled = self.pass_c(report, &recs, &by_hash, &groups, &best).await?;
+        // A document whose signature update conflicted is missing from the records, so the groups of
+        // this round may be short of it: another round decides them again.
+        let unsettled = conflicts + self.pass_c(report, &recs, &by_hash, &groups, &best).await?;
         *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish_and_clear();
         Ok(RoundOutcome { unsettled })
@@ -442,7 +446,9 @@ impl<S: Store> Round<'_, S> {
 
     // ---------------------------------------------------------------- pass A
 
-    async fn pass_a(&self, report: &mut Report) -> Result<(Vec<Rec>, u64), EngineError> {
+    /// Returns the records, how many documents were signed, and how many signature updates met a
+    /// version conflict.
+    async fn pass_a(&self, report: &mut Report) -> Result<(Vec<Rec>, u64, u64), EngineError> {
         let light = self.query();
         // When most documents need their text (a first run, --full), reading it inline is cheaper
         // than a real-time get per document; the run switches on what the last page needed.
@@ -456,6 +462,7 @@ impl<S: Store> Round<'_, S> {
         let mut recs = Vec::new();
         let mut pages = Pages::new(&self.progress);
         let mut signed_total = 0;
+        let mut conflicts = 0u64;
         let count_reads = report.rounds == 1;
         while let Some(page) = pages
             .next(self.store, if inline { &wide } else { &light })
@@ -558,6 +565,7 @@ impl<S: Store> Round<'_, S> {
                     new_versions.insert(id.clone(), i64::MIN);
                 }
                 report.documents.conflicts += outcome.conflicts.len() as u64;
+                conflicts += outcome.conflicts.len() as u64;
                 report.documents.written += (written - outcome.conflicts.len()) as u64;
                 for (id, v) in outcome.versions {
                     new_versions.entry(id).or_insert(v);
@@ -573,7 +581,7 @@ impl<S: Store> Round<'_, S> {
                 recs.push(rec);
             }
         }
-        Ok((recs, signed_total))
+        Ok((recs, signed_total, conflicts))
     }
 }
 

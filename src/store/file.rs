@@ -596,7 +596,7 @@ impl FileStore {
             let parsed = par_map(batch.lines.len(), |i| {
                 let (at, after, _) = batch.lines[i];
                 let parsed = self.parse_line(batch.line(i), after.1, keep)?;
-                Ok(parsed.map(|(doc, id)| {
+                Ok::<_, StoreError>(parsed.map(|(doc, id)| {
                     let record = light_fields.map(|f| record_line(&doc, f, at, after));
                     (doc, id, at, after, record)
                 }))
@@ -716,7 +716,7 @@ impl FileStore {
             let texts = par_map(batch.lines.len(), |i| {
                 let (_, after, _) = batch.lines[i];
                 let Some((mut doc, _)) = self.parse_line(batch.line(i), after.1, None)? else {
-                    return Ok(None);
+                    return Ok::<_, StoreError>(None);
                 };
                 if let Some(lines) = &updates[i] {
                     let update = merge_updates(lines)?;

@@ -51,6 +51,9 @@ pub enum Filter {
     And(Vec<Filter>),
     /// Any of these.
     Or(Vec<Filter>),
+    /// A Solr `fq` passed through unchanged: what `--filter` becomes against a Solr core, where the
+    /// user writes Solr's own syntax. Only the Solr store understands it.
+    Solr(String),
 }
 
 impl Filter {
@@ -104,13 +107,15 @@ impl Filter {
             Filter::Not(f) => !f.matches(doc),
             Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
             Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
+            // Stores that evaluate filters themselves refuse it up front (see `is_solr_only`).
+            Filter::Solr(_) => false,
         }
     }
 
     /// The fields a filter reads.
     pub fn fields(&self, out: &mut Vec<String>) {
         match self {
-            Filter::All => {}
+            Filter::All | Filter::Solr(_) => {}
             Filter::Term { field, .. } | Filter::Range { field, .. } | Filter::Present(field) => {
                 if !out.contains(field) {
                     out.push(field.clone());
@@ -136,12 +141,23 @@ impl Filter {
             Filter::Not(f) => format!("(*:* -{})", f.to_solr_group()),
             Filter::And(fs) => join(fs, " AND "),
             Filter::Or(fs) => join(fs, " OR "),
+            Filter::Solr(fq) => fq.clone(),
+        }
+    }
+
+    /// Whether the filter contains a raw Solr `fq` that only Solr can evaluate.
+    pub fn is_solr_only(&self) -> bool {
+        match self {
+            Filter::Solr(_) => true,
+            Filter::Not(f) => f.is_solr_only(),
+            Filter::And(fs) | Filter::Or(fs) => fs.iter().any(Filter::is_solr_only),
+            _ => false,
         }
     }
 
     fn to_solr_group(&self) -> String {
         match self {
-            Filter::And(_) | Filter::Or(_) => format!("({})", self.to_solr()),
+            Filter::And(_) | Filter::Or(_) | Filter::Solr(_) => format!("({})", self.to_solr()),
             _ => self.to_solr(),
         }
     }

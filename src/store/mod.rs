@@ -11,6 +11,7 @@
 //! | [`Store::bucket_stats`] | `json.facet` terms with `min`/`max` per bucket | a counting pass                    |
 //! | [`Store::get`]       | real-time `/get?ids=`                            | seek through an id-hash index      |
 //! | [`Store::update`]    | atomic updates to `/update`, each with `_version_` | buffered into a temporary file   |
+//! | [`Store::refresh`]   | `softCommit` between rounds                      | nothing                            |
 //! | [`Store::commit`]    | `commit`, `softCommit` or `commitWithin`         | the output file appears atomically |
 //!
 //! The engine never depends on the order of a read (Solr sorts by id, the file store by line), only on
@@ -18,6 +19,7 @@
 
 pub mod file;
 pub mod filter;
+pub mod solr;
 
 use std::sync::OnceLock;
 
@@ -207,6 +209,13 @@ pub enum StoreError {
     /// A request the store cannot serve (for instance a filter the file store does not understand).
     #[error("{0}")]
     Unsupported(String),
+    /// The store's server could not be reached, or kept failing, after retries (exit code 3).
+    #[error("{0}")]
+    Unreachable(String),
+    /// The store's server refused a request: a wrong URL, wrong credentials, a schema that lacks a
+    /// field, a query it rejects.
+    #[error("{0}")]
+    Refused(String),
     /// An I/O failure; the cause follows in the error chain.
     #[error("{context}")]
     Io {
@@ -250,6 +259,12 @@ pub trait Store {
 
     /// Applies a batch of atomic updates in order.
     async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError>;
+
+    /// Makes the updates so far visible to later reads, for a run that reads everything again (a
+    /// second round). Solr opens a new searcher; stores whose reads never see updates do nothing.
+    async fn refresh(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// Makes the updates visible.
     async fn commit(&self, mode: CommitMode) -> Result<(), StoreError>;

@@ -1,0 +1,123 @@
+//! `solr-dedup schema check|apply`: what a run needs of a core's schema, and adding what is missing.
+
+use std::io::Write;
+
+use anyhow::{anyhow, Context};
+
+use super::job::{connect, init_logging, shown_url, solr_failure};
+use super::{Exit, Failure};
+use crate::config::SchemaConfig;
+use crate::solr::schema::{SchemaInfo, SchemaReport};
+
+/// Runs `schema check` or `schema apply`.
+pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
+    init_logging(c.verbosity);
+    let solr = c.solr.as_ref().ok_or_else(|| {
+        anyhow!("no core given: use --solr URL (or set SOLR_URL), e.g. http://127.0.0.1:8983/solr/collection1")
+    })?;
+    let client = connect(solr)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(async {
+        let schema = SchemaInfo::fetch(&client)
+            .await
+            .map_err(|e| solr_failure(e, "cannot read the schema"))?;
+        let report = schema.inspect(&c.engine);
+        let mut out = std::io::stdout().lock();
+        let missing = report.missing_required();
+        let to_add: Vec<_> = missing.iter().copied().filter(|n| n.written).collect();
+        if c.apply && !to_add.is_empty() {
+            let commands = schema.add_commands(&to_add);
+            if c.dry_run {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&commands).expect("JSON")
+                )
+                .context("cannot write to standard output")?;
+                return Ok(Exit::Ok);
+            }
+            client
+                .schema_post(&commands)
+                .await
+                .map_err(|e| solr_failure(e, "the Schema API refused to add the fields"))?;
+            let names: Vec<&str> = to_add.iter().map(|n| n.name.as_str()).collect();
+            writeln!(out, "added {}", names.join(", "))
+                .context("cannot write to standard output")?;
+            // What is left is what apply cannot fix.
+            let schema = SchemaInfo::fetch(&client)
+                .await
+                .map_err(|e| solr_failure(e, "cannot read the schema again"))?;
+            let report = schema.inspect(&c.engine);
+            return verdict(&report, &mut out, &solr.url);
+        }
+        if c.apply {
+            writeln!(out, "nothing to add").context("cannot write to standard output")?;
+        }
+        verdict(&report, &mut out, &solr.url)
+    })
+}
+
+/// Prints every problem, one line each, and says whether a run may write.
+fn verdict(report: &SchemaReport, out: &mut impl Write, url: &str) -> Result<Exit, Failure> {
+    let mut problems = Vec::new();
+    if let Some((ours, theirs)) = &report.unique_key {
+        problems.push(format!(
+            "unique key is '{theirs}', not '{ours}': run with --field id={theirs}"
+        ));
+    }
+    for n in report.missing_required() {
+        if n.written {
+            problems.push(format!(
+                "missing output field {} ({:?}): solr-dedup schema apply --solr {}",
+                n.name,
+                n.kind,
+                shown_url(url)
+            ));
+        } else {
+            problems.push(format!(
+                "missing field {}: if yours has another name, map it with --field",
+                n.name
+            ));
+        }
+    }
+    for (n, type_name) in &report.wrong_type {
+        problems.push(format!(
+            "field {} has type {type_name}, which cannot hold {:?} values",
+            n.name, n.kind
+        ));
+    }
+    for f in &report.lossy {
+        problems.push(format!(
+            "field {f} is neither stored nor docValues: atomic updates would empty it (make it stored or docValues, or run with --allow-lossy-atomic-updates)"
+        ));
+    }
+    let w = |out: &mut dyn Write, line: &str| {
+        writeln!(out, "{line}").context("cannot write to standard output")
+    };
+    if problems.is_empty() {
+        w(
+            out,
+            "ok: every field the worker reads and writes is there, and atomic updates lose nothing",
+        )?;
+        if !report.has_fuzzy_text {
+            w(
+                out,
+                "note: no fuzzy_signature_text_t field; it will not be written",
+            )?;
+        }
+        return Ok(Exit::Ok);
+    }
+    for p in &problems {
+        w(out, p)?;
+    }
+    Err(Failure::new(
+        Exit::Usage,
+        anyhow!(
+            "the schema is not ready for a run ({} problems above)",
+            problems.len()
+        ),
+    ))
+}

@@ -1,0 +1,499 @@
+//! The HTTP client: one core URL, credentials, timeouts, a cap on requests in flight, and retries.
+
+use std::fmt;
+use std::sync::{Arc, Once};
+use std::time::{Duration, Instant};
+
+use backon::{ExponentialBuilder, Retryable};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tracing::{debug, warn};
+use url::Url;
+
+use super::error::{SolrError, TransportKind};
+
+/// A user name and password for HTTP basic auth. `Debug` never shows the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The user name.
+    pub user: String,
+    password: String,
+}
+
+impl Credentials {
+    /// Credentials from a user name and a password.
+    pub fn new(user: impl Into<String>, password: impl Into<String>) -> Self {
+        Credentials {
+            user: user.into(),
+            password: password.into(),
+        }
+    }
+
+    /// Parses the one line of an auth file: `user:password` (the password may hold colons).
+    pub fn parse_line(text: &str) -> Result<Self, String> {
+        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let line = line.trim_end_matches(['\r', '\n']);
+        match line.split_once(':') {
+            Some((user, password)) if !user.is_empty() => Ok(Credentials::new(user, password)),
+            _ => Err("expected one line of the form user:password".to_owned()),
+        }
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &"<hidden>")
+            .finish()
+    }
+}
+
+/// How to reach a core.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// The core URL, such as `http://127.0.0.1:8983/solr/collection1`. User info in it is moved into
+    /// [`ClientConfig::credentials`] by [`ClientConfig::new`] so that it is never printed.
+    pub core_url: Url,
+    /// Basic-auth credentials.
+    pub credentials: Option<Credentials>,
+    /// The time limit of one request, answer included.
+    pub timeout: Duration,
+    /// How many times a failed request is sent again (5xx, timeouts, connection errors).
+    pub retries: usize,
+    /// The first wait before a retry; it doubles each time, with jitter, up to 10 s.
+    pub backoff_min: Duration,
+    /// How many requests may be in flight at once.
+    pub concurrency: usize,
+}
+
+impl ClientConfig {
+    /// A configuration with the defaults: 60 s timeout, 5 retries from 200 ms, 4 requests in flight.
+    pub fn new(core_url: &str) -> Result<Self, String> {
+        let mut url = Url::parse(core_url.trim())
+            .map_err(|e| format!("--solr {core_url:?} is not a URL ({e}); give a core URL such as http://127.0.0.1:8983/solr/collection1"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!(
+                "--solr must be an http:// or https:// URL, not {}:",
+                url.scheme()
+            ));
+        }
+        let mut credentials = None;
+        if !url.username().is_empty() {
+            let user = percent(url.username());
+            let password = percent(url.password().unwrap_or(""));
+            credentials = Some(Credentials::new(user, password));
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
+        url.set_query(None);
+        url.set_fragment(None);
+        let trimmed = url.path().trim_end_matches('/').to_owned();
+        url.set_path(&trimmed);
+        Ok(ClientConfig {
+            core_url: url,
+            credentials,
+            timeout: Duration::from_secs(60),
+            retries: 5,
+            backoff_min: Duration::from_millis(200),
+            concurrency: 4,
+        })
+    }
+}
+
+fn percent(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={s}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// A request body.
+#[derive(Debug, Clone)]
+enum Body {
+    None,
+    /// `application/x-www-form-urlencoded`: how long parameter lists (many ids, a long `fq`) travel.
+    Form(Vec<(String, String)>),
+    /// `application/json`.
+    Json(Vec<u8>),
+}
+
+#[derive(Debug, Clone)]
+struct Request {
+    method: Method,
+    /// The handler path below the core, such as `select` or `schema/fields`.
+    handler: String,
+    /// URL query parameters (`wt=json` is added).
+    query: Vec<(String, String)>,
+    body: Body,
+}
+
+/// A Solr core client. Cloning is cheap and shares the connection pool and the in-flight cap.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    core: Url,
+    credentials: Option<Credentials>,
+    retries: usize,
+    backoff_min: Duration,
+    limit: Semaphore,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("core", &self.inner.core.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+/// rustls needs one process-wide crypto provider; reqwest is built without one (ring keeps the build
+/// free of a C toolchain requirement beyond what cargo has).
+fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+impl Client {
+    /// A client for the configured core. Nothing is sent yet.
+    pub fn new(cfg: &ClientConfig) -> Result<Self, SolrError> {
+        install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .timeout(cfg.timeout)
+            .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
+            .pool_max_idle_per_host(cfg.concurrency.max(1))
+            .user_agent(concat!("solr-dedup/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| SolrError::Transport {
+                url: cfg.core_url.to_string(),
+                reason: flatten(&e),
+                kind: TransportKind::Connect,
+            })?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                core: cfg.core_url.clone(),
+                credentials: cfg.credentials.clone(),
+                retries: cfg.retries,
+                backoff_min: cfg.backoff_min,
+                limit: Semaphore::new(cfg.concurrency.max(1)),
+            }),
+        })
+    }
+
+    /// The core URL, without credentials.
+    pub fn core_url(&self) -> &str {
+        self.inner.core.as_str()
+    }
+
+    /// `/select`, parameters sent as a form.
+    pub async fn select(&self, params: Vec<(String, String)>) -> Result<Value, SolrError> {
+        self.send(Request {
+            method: Method::POST,
+            handler: "select".into(),
+            query: Vec::new(),
+            body: Body::Form(params),
+        })
+        .await
+    }
+
+    /// Real-time `/get`, parameters sent as a form.
+    pub async fn realtime_get(&self, params: Vec<(String, String)>) -> Result<Value, SolrError> {
+        self.send(Request {
+            method: Method::POST,
+            handler: "get".into(),
+            query: Vec::new(),
+            body: Body::Form(params),
+        })
+        .await
+    }
+
+    /// `/update` with a JSON body (`params` go in the URL).
+    pub async fn update(
+        &self,
+        params: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> Result<Value, SolrError> {
+        self.send(Request {
+            method: Method::POST,
+            handler: "update".into(),
+            query: params,
+            body: Body::Json(body),
+        })
+        .await
+    }
+
+    /// `GET /schema/<path>`.
+    pub async fn schema_get(
+        &self,
+        path: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Value, SolrError> {
+        self.send(Request {
+            method: Method::GET,
+            handler: format!("schema/{path}"),
+            query: params,
+            body: Body::None,
+        })
+        .await
+    }
+
+    /// `POST /schema` with Schema API commands. Not retried: a command that reached Solr but whose
+    /// answer was lost would fail the second time ("already exists").
+    pub async fn schema_post(&self, commands: &Value) -> Result<Value, SolrError> {
+        let req = Request {
+            method: Method::POST,
+            handler: "schema".into(),
+            query: Vec::new(),
+            body: Body::Json(serde_json::to_vec(commands).expect("JSON serialises")),
+        };
+        self.once(&req).await
+    }
+
+    /// `/admin/ping`.
+    pub async fn ping(&self) -> Result<Value, SolrError> {
+        self.send(Request {
+            method: Method::GET,
+            handler: "admin/ping".into(),
+            query: Vec::new(),
+            body: Body::None,
+        })
+        .await
+    }
+
+    /// Sends a request, again on retryable errors with jittered exponential backoff.
+    async fn send(&self, req: Request) -> Result<Value, SolrError> {
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.inner.backoff_min)
+            .with_max_delay(Duration::from_secs(10))
+            .with_max_times(self.inner.retries)
+            .with_jitter();
+        let mut attempts = 0usize;
+        let result = (|| {
+            attempts += 1;
+            self.once(&req)
+        })
+        .retry(backoff)
+        .when(SolrError::is_retryable)
+        .notify(|e, wait| {
+            warn!(error = %e, wait_ms = wait.as_millis() as u64, "request failed; retrying");
+        })
+        .await;
+        match result {
+            Err(e) if e.is_retryable() => Err(SolrError::Exhausted {
+                attempts,
+                last: Box::new(e),
+            }),
+            other => other,
+        }
+    }
+
+    /// One request and its answer, classified.
+    async fn once(&self, req: &Request) -> Result<Value, SolrError> {
+        let _permit = self
+            .inner
+            .limit
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let mut url = self.inner.core.clone();
+        url.set_path(&format!("{}/{}", self.inner.core.path(), req.handler));
+        {
+            let mut q = url.query_pairs_mut();
+            for (k, v) in &req.query {
+                q.append_pair(k, v);
+            }
+            q.append_pair("wt", "json");
+        }
+        let shown = url.to_string();
+        let mut builder = self.inner.http.request(req.method.clone(), url);
+        if let Some(c) = &self.inner.credentials {
+            builder = builder.basic_auth(&c.user, Some(&c.password));
+        }
+        builder = match &req.body {
+            Body::None => builder,
+            Body::Form(params) => {
+                let body = url::form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(params)
+                    .finish();
+                builder
+                    .header(
+                        reqwest::header::CONTENT_TYPE,
+                        "application/x-www-form-urlencoded",
+                    )
+                    .body(body)
+            }
+            Body::Json(bytes) => builder
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(bytes.clone()),
+        };
+        let started = Instant::now();
+        let transport = |e: reqwest::Error| {
+            let kind = if e.is_connect() {
+                TransportKind::Connect
+            } else if e.is_timeout() {
+                TransportKind::Timeout
+            } else {
+                TransportKind::Broken
+            };
+            SolrError::Transport {
+                url: shown.clone(),
+                kind,
+                // The URL is in our message already.
+                reason: flatten(&e.without_url()),
+            }
+        };
+        let resp = builder.send().await.map_err(transport)?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(transport)?;
+        debug!(
+            method = %req.method,
+            url = %shown,
+            status = status.as_u16(),
+            bytes = bytes.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "solr"
+        );
+        classify(&shown, status, &bytes)
+    }
+}
+
+/// Turns an answer into a JSON value or the error it stands for.
+fn classify(url: &str, status: StatusCode, body: &[u8]) -> Result<Value, SolrError> {
+    let json: Option<Value> = serde_json::from_slice(body).ok();
+    let message = || {
+        json.as_ref()
+            .and_then(|j| j.pointer("/error/msg"))
+            .and_then(Value::as_str)
+            .map(|m| one_line(m, 300))
+            .unwrap_or_else(|| one_line(&String::from_utf8_lossy(body), 200))
+    };
+    let url = url.to_owned();
+    match status.as_u16() {
+        200..=299 => json.ok_or_else(|| SolrError::BadResponse {
+            url,
+            reason: format!("not JSON: {}", one_line(&String::from_utf8_lossy(body), 80)),
+        }),
+        401 | 403 => Err(SolrError::Auth { url, status }),
+        // Solr's own 404 for an unknown core or handler is an HTML page; a JSON 404 (the Schema API's
+        // "No such field") is an answer about the request.
+        404 if json.is_none() => Err(SolrError::NotFound { url }),
+        409 => Err(SolrError::Conflict {
+            url,
+            message: message(),
+        }),
+        500..=599 => Err(SolrError::Server {
+            url,
+            status,
+            message: message(),
+        }),
+        _ => Err(SolrError::Rejected {
+            url,
+            status,
+            message: message(),
+        }),
+    }
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(max)
+        .collect();
+    flat
+}
+
+/// An error and its causes on one line (reqwest's own message leaves the cause out).
+fn flatten(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    one_line(&text, 400)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_never_show_the_password() {
+        let c = Credentials::new("solr", "SolrRocks");
+        let shown = format!("{c:?}");
+        assert!(
+            shown.contains("solr") && !shown.contains("SolrRocks"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn auth_file_lines() {
+        assert_eq!(
+            Credentials::parse_line("admin:pa:ss\n").unwrap(),
+            Credentials::new("admin", "pa:ss")
+        );
+        assert_eq!(
+            Credentials::parse_line("\nadmin:x\r\n").unwrap(),
+            Credentials::new("admin", "x")
+        );
+        assert!(Credentials::parse_line("nocolon").is_err());
+        assert!(Credentials::parse_line(":pw").is_err());
+        assert!(Credentials::parse_line("").is_err());
+    }
+
+    #[test]
+    fn user_info_moves_out_of_the_url() {
+        let c = ClientConfig::new("http://us%3Aer:p%40ss@127.0.0.1:8983/solr/core1/?x=1").unwrap();
+        assert_eq!(c.core_url.as_str(), "http://127.0.0.1:8983/solr/core1");
+        assert_eq!(c.credentials, Some(Credentials::new("us:er", "p@ss")));
+        assert!(ClientConfig::new("ftp://x/solr/c").is_err());
+        assert!(ClientConfig::new("not a url").is_err());
+    }
+
+    #[test]
+    fn answers_are_classified() {
+        let ok = classify("u", StatusCode::OK, br#"{"a":1}"#).unwrap();
+        assert_eq!(ok["a"], 1);
+        let html = b"<html><title>Searching for Solr?</title></html>";
+        assert!(matches!(
+            classify("u", StatusCode::NOT_FOUND, html),
+            Err(SolrError::NotFound { .. })
+        ));
+        let schema404 = br#"{"error":{"msg":"No such field [x]","code":404}}"#;
+        assert!(matches!(
+            classify("u", StatusCode::NOT_FOUND, schema404),
+            Err(SolrError::Rejected { .. })
+        ));
+        let conflict =
+            br#"{"error":{"msg":"version conflict for a expected=1 actual=2","code":409}}"#;
+        assert_eq!(
+            classify("u", StatusCode::CONFLICT, conflict)
+                .unwrap_err()
+                .conflict_message(),
+            Some("version conflict for a expected=1 actual=2")
+        );
+        assert!(matches!(
+            classify("u", StatusCode::OK, b"not json"),
+            Err(SolrError::BadResponse { .. })
+        ));
+        assert!(classify("u", StatusCode::SERVICE_UNAVAILABLE, b"busy")
+            .unwrap_err()
+            .is_retryable());
+    }
+}

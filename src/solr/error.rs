@@ -1,0 +1,243 @@
+//! What can go wrong talking to Solr, and which of it is worth another try.
+
+use std::fmt;
+
+use reqwest::StatusCode;
+
+/// An error from one request to Solr. Messages name the URL (never credentials) and say what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum SolrError {
+    /// No answer: connection refused or reset, DNS, TLS, a timeout, a dropped connection.
+    #[error("no answer from {url}: {reason}")]
+    Transport {
+        /// The request URL.
+        url: String,
+        /// What the HTTP stack said, flattened to one line.
+        reason: String,
+        /// Whether the request may have reached Solr (a timeout or a dropped answer) or surely did not
+        /// (a refused connection).
+        kind: TransportKind,
+    },
+    /// Solr answered 5xx.
+    #[error("{url} answered HTTP {status}: {message}")]
+    Server {
+        /// The request URL.
+        url: String,
+        /// The status.
+        status: StatusCode,
+        /// Solr's `error.msg`, or the start of the body.
+        message: String,
+    },
+    /// 401 or 403: missing or wrong credentials.
+    #[error("{url} refused the credentials (HTTP {status}); set SOLR_USER and SOLR_PASSWORD, or --auth-file FILE with one line user:password")]
+    Auth {
+        /// The request URL.
+        url: String,
+        /// 401 or 403.
+        status: StatusCode,
+    },
+    /// 404 with Solr's HTML page: no such core or handler.
+    #[error("{url} does not exist (HTTP 404); --solr must be a core URL such as http://127.0.0.1:8983/solr/collection1")]
+    NotFound {
+        /// The request URL.
+        url: String,
+    },
+    /// 409: an optimistic-concurrency conflict.
+    #[error("{url} answered HTTP 409: {message}")]
+    Conflict {
+        /// The request URL.
+        url: String,
+        /// Solr's message, which names the document.
+        message: String,
+    },
+    /// Any other 4xx: Solr refuses the request as it is.
+    #[error("{url} rejected the request (HTTP {status}): {message}")]
+    Rejected {
+        /// The request URL.
+        url: String,
+        /// The status.
+        status: StatusCode,
+        /// Solr's `error.msg`, or the start of the body.
+        message: String,
+    },
+    /// A 2xx answer that is not what Solr sends.
+    #[error("{url} sent an answer that is not Solr's: {reason}")]
+    BadResponse {
+        /// The request URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Retries ran out on retryable errors.
+    #[error("{last} (gave up after {attempts} {})", if *attempts == 1 { "attempt" } else { "attempts" })]
+    Exhausted {
+        /// How many requests were sent.
+        attempts: usize,
+        /// The last error.
+        last: Box<SolrError>,
+    },
+}
+
+/// How a request failed to get an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// The connection could not be made: the request never reached Solr.
+    Connect,
+    /// The time ran out.
+    Timeout,
+    /// Anything else: the connection broke while the request or the answer was under way.
+    Broken,
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TransportKind::Connect => "connect",
+            TransportKind::Timeout => "timeout",
+            TransportKind::Broken => "broken",
+        })
+    }
+}
+
+impl SolrError {
+    /// Whether the same request may succeed later: 5xx, timeouts and connection errors. A 4xx never
+    /// does (it would fail the same way), and a 409 needs the documents re-read, not the request
+    /// resent.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            SolrError::Transport { .. } => true,
+            SolrError::Server { status, .. } => status.is_server_error(),
+            SolrError::Auth { .. }
+            | SolrError::NotFound { .. }
+            | SolrError::Conflict { .. }
+            | SolrError::Rejected { .. }
+            | SolrError::BadResponse { .. }
+            | SolrError::Exhausted { .. } => false,
+        }
+    }
+
+    /// Whether the error means Solr could not be reached or kept failing (exit code 3), as opposed to
+    /// Solr answering that something is wrong with the request, the URL or the credentials (exit 2).
+    pub fn is_unreachable(&self) -> bool {
+        match self {
+            SolrError::Exhausted { last, .. } => last.is_unreachable(),
+            other => other.is_retryable(),
+        }
+    }
+
+    /// The 409 message, if this is a version conflict.
+    pub fn conflict_message(&self) -> Option<&str> {
+        match self {
+            SolrError::Conflict { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+}
+
+/// The id a 409 message names: `version conflict for ID expected=…` or
+/// `Document not found for update.  id=ID` (two spaces, as Solr 9 writes it).
+pub fn conflict_id(message: &str) -> Option<&str> {
+    if let Some(rest) = message.strip_prefix("version conflict for ") {
+        return rest.rsplit_once(" expected=").map(|(id, _)| id);
+    }
+    message
+        .strip_prefix("Document not found for update.")
+        .and_then(|rest| rest.trim_start().strip_prefix("id="))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transport(kind: TransportKind) -> SolrError {
+        SolrError::Transport {
+            url: "u".into(),
+            reason: "r".into(),
+            kind,
+        }
+    }
+
+    fn status(code: u16) -> SolrError {
+        let status = StatusCode::from_u16(code).unwrap();
+        let url = "u".to_owned();
+        let message = "m".to_owned();
+        match code {
+            401 | 403 => SolrError::Auth { url, status },
+            404 => SolrError::NotFound { url },
+            409 => SolrError::Conflict { url, message },
+            500..=599 => SolrError::Server {
+                url,
+                status,
+                message,
+            },
+            _ => SolrError::Rejected {
+                url,
+                status,
+                message,
+            },
+        }
+    }
+
+    #[test]
+    fn retry_decisions() {
+        let table: &[(SolrError, bool)] = &[
+            (transport(TransportKind::Connect), true),
+            (transport(TransportKind::Timeout), true),
+            (transport(TransportKind::Broken), true),
+            (status(500), true),
+            (status(502), true),
+            (status(503), true),
+            (status(504), true),
+            (status(400), false),
+            (status(401), false),
+            (status(403), false),
+            (status(404), false),
+            (status(409), false),
+            (status(415), false),
+            (
+                SolrError::BadResponse {
+                    url: "u".into(),
+                    reason: "r".into(),
+                },
+                false,
+            ),
+        ];
+        for (e, retry) in table {
+            assert_eq!(e.is_retryable(), *retry, "{e}");
+        }
+    }
+
+    #[test]
+    fn unreachable_is_what_retries_could_not_fix() {
+        let gave_up = SolrError::Exhausted {
+            attempts: 3,
+            last: Box::new(status(503)),
+        };
+        assert!(gave_up.is_unreachable());
+        assert!(!gave_up.is_retryable());
+        assert!(!status(401).is_unreachable());
+        assert!(!status(404).is_unreachable());
+    }
+
+    #[test]
+    fn conflict_ids_from_solr_messages() {
+        // The messages of ../shared/solr-transcripts/07-atomic-updates.json.
+        assert_eq!(
+            conflict_id("version conflict for a expected=1800000000000000001 actual=18"),
+            Some("a")
+        );
+        assert_eq!(
+            conflict_id("version conflict for b expected=-1 actual=1"),
+            Some("b")
+        );
+        assert_eq!(
+            conflict_id("Document not found for update.  id=zz"),
+            Some("zz")
+        );
+        assert_eq!(
+            conflict_id("version conflict for id with spaces expected=5 actual=6"),
+            Some("id with spaces")
+        );
+        assert_eq!(conflict_id("something else"), None);
+    }
+}

@@ -1,0 +1,18 @@
+//! The Solr HTTP client: requests, typed errors, retry decisions and the Schema API.
+//!
+//! Kept apart from the engine: the engine sees Solr only through [`crate::store::solr::SolrStore`],
+//! which translates the store seam into the requests here.
+//!
+//! - [`client`]: one core URL, basic auth (never logged), rustls, timeouts, a cap on requests in
+//!   flight, and retries with jittered exponential backoff ([`backon`]) on 5xx, timeouts and
+//!   connection errors; never on a 4xx.
+//! - [`error`]: what went wrong, whether a retry can help ([`SolrError::is_retryable`]) and whether it
+//!   means "unreachable" (exit code 3).
+//! - [`schema`]: the fields a run needs, the lossy-schema guard and the `add-field` commands.
+
+pub mod client;
+pub mod error;
+pub mod schema;
+
+pub use client::{Client, ClientConfig, Credentials};
+pub use error::SolrError;
