@@ -11,7 +11,7 @@ use crate::engine::{by_id, run_file};
 
 #[path = "../examples/gen_corpus.rs"]
 #[allow(dead_code)]
-mod gen_corpus;
+pub(crate) mod gen_corpus;
 
 #[derive(serde::Deserialize)]
 struct Truth {

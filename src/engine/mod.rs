@@ -390,6 +390,15 @@ impl<S: Store> Round<'_, S> {
         let (recs, signed_docs, conflicts) = self.pass_a(report).await?;
         *report.phases_ms.entry("scan").or_default() += t.elapsed().as_millis() as u64;
         info!(documents = recs.len(), signed = signed_docs, "scanned");
+        if conflicts > 0 && self.writes() {
+            // Documents whose signature update conflicted are missing from the records, so this
+            // round's groups may be short of them: deciding flags now would only write values the
+            // next round corrects. The next round reads them again.
+            self.progress.finish_and_clear();
+            return Ok(RoundOutcome {
+                unsettled: conflicts,
+            });
+        }
 
         let t = Instant::now();
         let mut by_hash: Vec<(u64, u32)> = recs
@@ -436,9 +445,7 @@ impl<S: Store> Round<'_, S> {
         let t = Instant::now();
         self.progress.set_prefix("write");
         self.progress.set_position(0);
-        // A document whose signature update conflicted is missing from the records, so the groups of
-        // this round may be short of it: another round decides them again.
-        let unsettled = conflicts + self.pass_c(report, &recs, &by_hash, &groups, &best).await?;
+        let unsettled = self.pass_c(report, &recs, &by_hash, &groups, &best).await?;
         *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish_and_clear();
         Ok(RoundOutcome { unsettled })

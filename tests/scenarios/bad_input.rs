@@ -1,0 +1,215 @@
+//! Bad input gets one clear line and a non-zero exit: a wrong core URL, wrong credentials, Solr not
+//! running, a schema without the output fields, a lossy schema. Credentials never reach the logs.
+
+use std::process::Output;
+
+use super::harness::{assert_settled, corpus, solr_test, Target};
+use crate::support::fake_solr::FakeOptions;
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit code and the one error line.
+fn failed(out: &Output) -> (Option<i32>, String) {
+    let text = stderr(out);
+    let lines: Vec<&str> = text.trim().lines().collect();
+    assert_eq!(lines.len(), 1, "one line, got: {text}");
+    assert!(lines[0].starts_with("solr-dedup: error: "), "{text}");
+    (out.status.code(), lines[0].to_owned())
+}
+
+solr_test!(a_wrong_core_url, |t: &Target| {
+    let wrong = format!("{}-nosuchcore", t.core_url);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args(["run", "--solr", &wrong, "--retries", "0"])
+        .env_remove("SOLR_URL")
+        .output()
+        .unwrap();
+    let (code, line) = failed(&out);
+    assert_eq!(code, Some(2));
+    assert!(line.contains("does not exist") && line.contains("core URL"), "{line}");
+});
+
+#[test]
+fn solr_not_running() {
+    // A port nothing listens on: bind, note it, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args([
+            "run",
+            "--solr",
+            &format!("http://127.0.0.1:{port}/solr/collection1"),
+            "--retries",
+            "1",
+        ])
+        .env_remove("SOLR_URL")
+        .output()
+        .unwrap();
+    let (code, line) = failed(&out);
+    assert_eq!(code, Some(3));
+    assert!(line.contains("could not be reached"), "{line}");
+}
+
+const USER: &str = "dedup-admin";
+const SECRET: &str = "S3cr3t-never-logged-9f27";
+
+fn with_auth(name: &str) -> Target {
+    Target::fake_with(
+        name,
+        FakeOptions {
+            basic_auth: Some((USER.into(), SECRET.into())),
+            ..FakeOptions::default()
+        },
+    )
+}
+
+#[test]
+fn wrong_credentials() {
+    let t = with_auth("wrong-credentials");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args(["run", "--solr", &t.core_url, "--retries", "0"])
+        .env_remove("SOLR_URL")
+        .env("SOLR_USER", USER)
+        .env("SOLR_PASSWORD", "not-the-password")
+        .output()
+        .unwrap();
+    let (code, line) = failed(&out);
+    assert_eq!(code, Some(2));
+    assert!(line.contains("credentials") && line.contains("SOLR_USER"), "{line}");
+    assert!(!line.contains("not-the-password"), "{line}");
+    // And none at all.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args(["check", "--solr", &t.core_url, "--retries", "0"])
+        .env_remove("SOLR_URL")
+        .env_remove("SOLR_USER")
+        .env_remove("SOLR_PASSWORD")
+        .output()
+        .unwrap();
+    assert_eq!(failed(&out).0, Some(2));
+}
+
+#[test]
+fn credentials_never_appear_in_the_logs() {
+    let t = with_auth("secret-logs");
+    let dir = tempfile::tempdir().unwrap();
+    t.load(&corpus(60, 51));
+    let auth_file = dir.path().join("auth");
+    std::fs::write(&auth_file, format!("{USER}:{SECRET}\n")).unwrap();
+    let b64 = {
+        // What a basic-auth header would carry.
+        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let raw = format!("{USER}:{SECRET}");
+        let mut out = String::new();
+        for c in raw.as_bytes().chunks(3) {
+            let n = c.iter().fold(0u32, |n, &b| n << 8 | b as u32) << (8 * (3 - c.len()));
+            for i in 0..=c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            }
+        }
+        out
+    };
+    let runs = [
+        t.command(&["run", "-vv"]).output().unwrap(),
+        t.command(&["check", "-vv", "--full"]).output().unwrap(),
+        t.command(&["run", "-vv", "--auth-file", auth_file.to_str().unwrap()])
+            .env_remove("SOLR_USER")
+            .env_remove("SOLR_PASSWORD")
+            .output()
+            .unwrap(),
+        t.command(&["run", "-vv", "--retries", "0"])
+            .env("SOLR_PASSWORD", format!("{SECRET}-wrong"))
+            .output()
+            .unwrap(),
+    ];
+    let mut scanned = 0;
+    for (i, out) in runs.iter().enumerate() {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.len() > 100, "run {i} logged little: {text}");
+        assert!(!text.contains(SECRET), "run {i} leaked the password");
+        assert!(!text.contains(&b64), "run {i} leaked the auth header");
+        scanned += text.len();
+    }
+    assert_eq!(runs[0].status.code(), Some(0), "{}", stderr(&runs[0]));
+    assert_eq!(runs[3].status.code(), Some(2));
+    eprintln!("scanned {scanned} bytes of -vv logs from 4 runs: no password, no auth header");
+}
+
+#[test]
+fn a_schema_without_the_output_fields() {
+    let t = Target::fake("no-output-fields");
+    t.load(&corpus(20, 52));
+    t.fake_solr().edit_schema(|s| {
+        s.remove_field("www_unique_b");
+        s.remove_field("http_unique_b");
+        s.remove_dynamic("*_b");
+    });
+    let out = t.run(&["run"]);
+    let (code, line) = failed(&out);
+    assert_eq!(code, Some(2));
+    for needle in ["www_unique_b", "http_unique_b", "solr-dedup schema apply --solr"] {
+        assert!(line.contains(needle), "{needle} not in: {line}");
+    }
+    // What the message says to do works.
+    let apply = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args(["schema", "apply", "--solr", &t.core_url])
+        .env_remove("SOLR_URL")
+        .output()
+        .unwrap();
+    assert_eq!(apply.status.code(), Some(0), "{}", stderr(&apply));
+    let stdout = String::from_utf8_lossy(&apply.stdout);
+    assert!(stdout.contains("added") && stdout.contains("www_unique_b"), "{stdout}");
+    let dir = tempfile::tempdir().unwrap();
+    t.run_ok(&["run"], dir.path());
+    assert_settled(&t, dir.path());
+}
+
+#[test]
+fn a_lossy_schema() {
+    let t = Target::fake("lossy");
+    let dir = tempfile::tempdir().unwrap();
+    t.load(&corpus(20, 53));
+    t.fake_solr().edit_schema(|s| s.set_stored_doc_values("host_s", false, false));
+    let out = t.run(&["run"]);
+    let (code, line) = failed(&out);
+    assert_eq!(code, Some(2));
+    assert!(
+        line.contains("host_s") && line.contains("--allow-lossy-atomic-updates"),
+        "{line}"
+    );
+    // Nothing was written.
+    assert!(t.docs().values().all(|d| !d.contains_key("exact_signature_l")));
+    // A dry run and check write nothing, so they may go ahead.
+    assert_eq!(t.run(&["check", "--quiet"]).status.code(), Some(1));
+    t.run_ok(&["run", "--allow-lossy-atomic-updates"], dir.path());
+    assert!(t.docs().values().all(|d| d.contains_key("exact_signature_l")));
+}
+
+#[test]
+fn schema_check_says_what_is_wrong() {
+    let t = Target::fake("schema-check");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args(["schema", "check", "--solr", &t.core_url])
+        .env_remove("SOLR_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    t.fake_solr().edit_schema(|s| s.remove_field("exact_signature_copycount_i"));
+    t.fake_solr().edit_schema(|s| s.remove_dynamic("*_i"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args(["schema", "check", "--solr", &t.core_url])
+        .env_remove("SOLR_URL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("missing output field exact_signature_copycount_i"), "{stdout}");
+}

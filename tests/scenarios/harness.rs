@@ -1,0 +1,425 @@
+//! One scenario, two targets: the in-process fake Solr, always, and a real Solr core when `SOLR_URL` is
+//! set (see `build.rs`; the real variants show as ignored otherwise).
+//!
+//! Each test isolates its documents on a shared core: their ids start with a tag of the test, they
+//! carry `test_s:<tag>`, and the worker runs with `--filter test_s:<tag>`. Documents are loaded and
+//! read back over plain HTTP, so the checks never go through the code under test.
+//!
+//! Expected flags and counts come from the file store's `--full` run on the same documents (the file
+//! store is checked against hand-worked expectations and the generator's ground truth elsewhere), and
+//! every signature is recomputed from the stored text with the signature library (checked against
+//! Java's vectors), so a stale signature cannot pass.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{json, Map, Value};
+use solr_dedup::engine::{self, EngineConfig};
+use solr_dedup::signature::{Scheme, Signer};
+use solr_dedup::store::file::{FileStore, Output as FileOutput, OutputFormat};
+
+use crate::support::fake_solr::{FakeOptions, FakeSolr};
+
+/// The fields the worker writes.
+pub const WORKER_FIELDS: [&str; 13] = [
+    "exact_signature_l",
+    "fuzzy_signature_l",
+    "fuzzy_signature_text_t",
+    "title_exact_signature_l",
+    "description_exact_signature_l",
+    "exact_signature_unique_b",
+    "fuzzy_signature_unique_b",
+    "title_unique_b",
+    "description_unique_b",
+    "www_unique_b",
+    "http_unique_b",
+    "exact_signature_copycount_i",
+    "fuzzy_signature_copycount_i",
+];
+
+/// Where a scenario runs.
+pub enum Backend {
+    /// The fake, started for this test alone.
+    Fake(FakeSolr),
+    /// A real core (`SOLR_URL`), shared: documents are told apart by the tag.
+    Real,
+}
+
+/// A scenario's view of its core.
+pub struct Target {
+    /// The fake or the real core.
+    pub backend: Backend,
+    /// The core URL.
+    pub core_url: String,
+    /// The tag of this test's documents.
+    pub tag: String,
+    credentials: Option<(String, String)>,
+    http: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+impl Target {
+    /// A fresh fake Solr.
+    pub fn fake(name: &str) -> Target {
+        Target::fake_with(name, FakeOptions::default())
+    }
+
+    /// A fresh fake Solr with options (basic auth, schema edits).
+    pub fn fake_with(name: &str, opts: FakeOptions) -> Target {
+        let credentials = opts.basic_auth.clone();
+        let fake = FakeSolr::start_with(opts);
+        let core_url = fake.core_url();
+        Target::new(Backend::Fake(fake), core_url, name, credentials)
+    }
+
+    /// The real core of `SOLR_URL` (credentials from `SOLR_USER`/`SOLR_PASSWORD`).
+    pub fn real(name: &str) -> Target {
+        let url = std::env::var("SOLR_URL").expect("SOLR_URL is set for real-Solr tests");
+        let credentials = std::env::var("SOLR_USER")
+            .ok()
+            .zip(std::env::var("SOLR_PASSWORD").ok());
+        let t = Target::new(
+            Backend::Real,
+            url.trim_end_matches('/').to_owned(),
+            name,
+            credentials,
+        );
+        t.wipe();
+        t
+    }
+
+    fn new(
+        backend: Backend,
+        core_url: String,
+        name: &str,
+        credentials: Option<(String, String)>,
+    ) -> Target {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        let tag = format!(
+            "{name}-{}-{stamp}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        )
+        .replace('_', "-");
+        Target {
+            backend,
+            core_url,
+            tag,
+            credentials,
+            http: reqwest::Client::new(),
+            rt: tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap(),
+        }
+    }
+
+    /// The fake, for scenarios that inject faults (they run against the fake only).
+    pub fn fake_solr(&self) -> &FakeSolr {
+        match &self.backend {
+            Backend::Fake(f) => f,
+            Backend::Real => panic!("this scenario needs the fake"),
+        }
+    }
+
+    /// Runs a future on the harness's runtime from any thread, even one inside another runtime.
+    pub fn block<F: std::future::Future + Send>(&self, f: F) -> F::Output
+    where
+        F::Output: Send,
+    {
+        std::thread::scope(|s| s.spawn(|| self.rt.block_on(f)).join().unwrap())
+    }
+
+    async fn post(&self, path: &str, params: &[(&str, &str)], body: Value) -> Value {
+        let mut url = url::Url::parse(&format!("{}{path}", self.core_url)).unwrap();
+        url.query_pairs_mut()
+            .append_pair("wt", "json")
+            .extend_pairs(params);
+        let mut req = self
+            .http
+            .post(url)
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        if let Some((u, p)) = &self.credentials {
+            req = req.basic_auth(u, Some(p));
+        }
+        let resp = req.send().await.expect("the core answers");
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        assert!(status.is_success(), "{path}: HTTP {status}: {text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The full id of a document of this test.
+    pub fn id(&self, short: &str) -> String {
+        format!("{}-{short}", self.tag)
+    }
+
+    fn short<'a>(&self, id: &'a str) -> &'a str {
+        id.strip_prefix(&format!("{}-", self.tag)).unwrap_or(id)
+    }
+
+    /// Adds (or replaces) documents as a crawler would: whole documents, ids tagged, then a commit.
+    pub fn load(&self, docs: &[Value]) {
+        self.add(docs, true);
+    }
+
+    /// Adds documents, with or without a commit.
+    pub fn add(&self, docs: &[Value], commit: bool) {
+        let docs: Vec<Value> = docs
+            .iter()
+            .map(|d| {
+                let mut d = d.as_object().unwrap().clone();
+                d.remove("_version_");
+                let id = d["id"].as_str().unwrap().to_owned();
+                d.insert("id".into(), json!(self.id(&id)));
+                d.insert("test_s".into(), json!(self.tag));
+                Value::Object(d)
+            })
+            .collect();
+        for chunk in docs.chunks(500) {
+            let params: &[(&str, &str)] = if commit { &[("commit", "true")] } else { &[] };
+            self.block(self.post("/update", params, Value::Array(chunk.to_vec())));
+        }
+        if commit {
+            self.commit();
+        }
+    }
+
+    /// Deletes documents by their short ids, without a commit.
+    pub fn delete(&self, short_ids: &[&str]) {
+        let ids: Vec<String> = short_ids.iter().map(|s| self.id(s)).collect();
+        self.block(self.post("/update", &[], json!({ "delete": ids })));
+    }
+
+    /// A hard commit.
+    pub fn commit(&self) {
+        self.block(self.post("/update", &[("commit", "true")], json!([])));
+    }
+
+    fn wipe(&self) {
+        self.block(self.post(
+            "/update",
+            &[("commit", "true")],
+            json!({"delete": {"query": format!("test_s:\"{}\"", self.tag)}}),
+        ));
+    }
+
+    /// This test's documents as `/select` sees them after a commit, by short id.
+    pub fn docs(&self) -> BTreeMap<String, Map<String, Value>> {
+        self.commit();
+        let mut out = BTreeMap::new();
+        let mut mark = "*".to_owned();
+        loop {
+            let fq = format!("test_s:\"{}\"", self.tag);
+            let answer: Value = self.block(async {
+                let mut req = self
+                    .http
+                    .post(format!("{}/select", self.core_url))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .body(
+                        url::form_urlencoded::Serializer::new(String::new())
+                            .extend_pairs([
+                                ("q", "*:*"),
+                                ("fq", fq.as_str()),
+                                ("fl", "*"),
+                                ("rows", "500"),
+                                ("sort", "id asc"),
+                                ("cursorMark", mark.as_str()),
+                                ("wt", "json"),
+                            ])
+                            .finish(),
+                    );
+                if let Some((u, p)) = &self.credentials {
+                    req = req.basic_auth(u, Some(p));
+                }
+                let text = req.send().await.unwrap().text().await.unwrap();
+                serde_json::from_str(&text).unwrap()
+            });
+            let docs = answer["response"]["docs"].as_array().expect("docs").clone();
+            for d in docs {
+                let d = d.as_object().unwrap().clone();
+                let id = d["id"].as_str().unwrap().to_owned();
+                out.insert(self.short(&id).to_owned(), d);
+            }
+            let next = answer["nextCursorMark"].as_str().unwrap().to_owned();
+            if next == mark {
+                return out;
+            }
+            mark = next;
+        }
+    }
+
+    /// `solr-dedup ARGS --solr <core> --filter test_s:<tag>`, credentials through the environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
+        cmd.args(args)
+            .args(["--solr", &self.core_url])
+            .args(["--filter", &format!("test_s:\"{}\"", self.tag)])
+            .env_remove("SOLR_URL")
+            .env_remove("SOLR_USER")
+            .env_remove("SOLR_PASSWORD")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null());
+        if let Some((u, p)) = &self.credentials {
+            cmd.env("SOLR_USER", u).env("SOLR_PASSWORD", p);
+        }
+        cmd
+    }
+
+    /// Runs the worker to the end.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("the binary runs")
+    }
+
+    /// Runs the worker and returns its JSON report; panics unless it exits 0.
+    pub fn run_ok(&self, args: &[&str], dir: &Path) -> Value {
+        let report = dir.join(format!("report-{}.json", SEQ.fetch_add(1, Ordering::Relaxed)));
+        let mut all = args.to_vec();
+        let report_arg = report.to_str().unwrap().to_owned();
+        all.extend(["--report", &report_arg, "--quiet"]);
+        let out = self.run(&all);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+    }
+}
+
+/// A generated corpus of `n` crawled pages with planted doubles (the corpus generator).
+pub fn corpus(n: u64, seed: u64) -> Vec<Value> {
+    let mut out = Vec::new();
+    crate::truth::gen_corpus::generate(n, seed, 1.0, &mut out, None::<&mut Vec<u8>>).unwrap();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// What a fresh `--full` run would leave: the file store's answer for the same documents, without
+/// anything the worker wrote. Keys are short ids.
+pub fn expected(
+    t: &Target,
+    docs: &BTreeMap<String, Map<String, Value>>,
+    dir: &Path,
+) -> BTreeMap<String, Map<String, Value>> {
+    let input = dir.join(format!("oracle-{}.jsonl", SEQ.fetch_add(1, Ordering::Relaxed)));
+    let output = input.with_extension("out.jsonl");
+    let mut text = String::new();
+    for d in docs.values() {
+        let mut d = d.clone();
+        for f in WORKER_FIELDS {
+            d.remove(f);
+        }
+        d.remove("_version_");
+        text.push_str(&Value::Object(d).to_string());
+        text.push('\n');
+    }
+    std::fs::write(&input, text).unwrap();
+    let store = FileStore::open(
+        &input,
+        FileOutput::File(output.clone()),
+        OutputFormat::Docs,
+        "id",
+        "_version_",
+    )
+    .unwrap();
+    let cfg = EngineConfig {
+        full: true,
+        ..EngineConfig::default()
+    };
+    crate::engine::block_on(engine::run(&store, &cfg)).unwrap();
+    std::fs::read_to_string(&output)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let d: Map<String, Value> = serde_json::from_str(l).unwrap();
+            (t.short(d["id"].as_str().unwrap()).to_owned(), d)
+        })
+        .collect()
+}
+
+/// Compares every worker field of every document with the expectation, and every signature with the
+/// one its stored text gives. Returns how many values were checked.
+pub fn assert_settled(t: &Target, dir: &Path) -> usize {
+    let actual = t.docs();
+    let expected = expected(t, &actual, dir);
+    assert_eq!(
+        actual.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "the same documents"
+    );
+    let mut checked = 0;
+    for (id, want) in &expected {
+        let got = &actual[id];
+        for f in WORKER_FIELDS {
+            assert_eq!(
+                got.get(f).filter(|v| !v.is_null()),
+                want.get(f).filter(|v| !v.is_null()),
+                "{id}: {f}"
+            );
+            checked += 1;
+        }
+        checked += assert_fresh(id, got);
+    }
+    checked
+}
+
+/// The stored signatures are those of the stored text: never computed from an older text.
+pub fn assert_fresh(id: &str, doc: &Map<String, Value>) -> usize {
+    let signer = Signer::new(Scheme::Yacy);
+    let text = doc.get("text_t").and_then(Value::as_str).unwrap_or("");
+    assert_eq!(
+        doc.get("exact_signature_l").and_then(Value::as_i64),
+        Some(signer.exact(text)),
+        "{id}: exact_signature_l is not the signature of text_t"
+    );
+    assert_eq!(
+        doc.get("fuzzy_signature_l").and_then(Value::as_i64),
+        Some(signer.profile(text).signature()),
+        "{id}: fuzzy_signature_l is not the signature of text_t"
+    );
+    2
+}
+
+/// A field of a document as an `i64`.
+pub fn long(doc: &Map<String, Value>, field: &str) -> Option<i64> {
+    doc.get(field).and_then(Value::as_i64)
+}
+
+/// Declares a scenario that runs against the fake always and against a real Solr when `SOLR_URL` is
+/// set.
+macro_rules! solr_test {
+    ($name:ident, $body:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            fn fake() {
+                let t = $crate::scenarios::harness::Target::fake(stringify!($name));
+                ($body)(&t);
+            }
+
+            #[test]
+            #[cfg_attr(not(real_solr), ignore = "set SOLR_URL to run against a real Solr")]
+            fn real() {
+                let t = $crate::scenarios::harness::Target::real(stringify!($name));
+                ($body)(&t);
+            }
+        }
+    };
+}
+pub(crate) use solr_test;
