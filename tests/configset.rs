@@ -589,7 +589,7 @@ fn our_schema() -> Schema {
 }
 
 /// The transcripts' schema: `$SOLR_TRANSCRIPTS_DIR`, else `shared/` beside the repository (where
-/// CI has it), else a copy under tests/fixtures. Outside CI a missing copy skips the comparison
+/// CI has it) or inside it, else a copy under tests/fixtures. Outside CI a missing copy skips the comparison
 /// with a message; in CI (`CI` set) it is an error.
 fn transcripts_schema_path() -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -598,6 +598,7 @@ fn transcripts_schema_path() -> Option<PathBuf> {
         .into_iter()
         .chain([
             manifest.join("../shared/solr-transcripts"),
+            manifest.join("shared/solr-transcripts"),
             manifest.join("tests/fixtures/solr-transcripts"),
         ]);
     for dir in candidates {
