@@ -1,6 +1,7 @@
 //! The one integration-test binary: every scenario module hangs off this file.
 
 mod cli;
+mod configset;
 mod engine;
 mod signatures;
 mod truth;
