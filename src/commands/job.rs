@@ -109,7 +109,9 @@ pub(crate) fn connect(solr: &SolrConfig) -> Result<Client, Failure> {
         );
     } else {
         let user = std::env::var("SOLR_USER").ok().filter(|u| !u.is_empty());
-        let password = std::env::var("SOLR_PASSWORD").ok();
+        let password = std::env::var("SOLR_PASSWORD")
+            .ok()
+            .filter(|p| !p.is_empty());
         match (user, password) {
             (Some(user), Some(password)) => {
                 cfg.credentials = Some(Credentials::new(user, password))
