@@ -3,4 +3,6 @@
 mod cli;
 mod engine;
 mod signatures;
+mod support;
+mod transcripts;
 mod truth;
