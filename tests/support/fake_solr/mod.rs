@@ -32,6 +32,8 @@ pub mod json;
 pub mod query;
 pub mod schema;
 pub mod search;
+#[cfg(test)]
+mod self_test;
 pub mod update;
 
 use std::net::SocketAddr;
