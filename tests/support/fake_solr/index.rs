@@ -380,7 +380,8 @@ impl Core {
                     "Document not found for update.  id={id}"
                 )));
             }
-            let merged = self.merge_atomic(&id, old.as_deref(), pairs)?;
+            let mut merged = self.merge_atomic(&id, old.as_deref(), pairs)?;
+            self.apply_copy_fields(&mut merged);
             if !self.version_ok(&id, on_update, opts)? {
                 return Ok(None);
             }
@@ -553,6 +554,28 @@ impl Core {
             }
         }
         Ok(())
+    }
+
+    /// Copy fields are rebuilt from their sources after an atomic update (their old values were
+    /// not read back).
+    fn apply_copy_fields(&self, fields: &mut Vec<(String, Vec<Val>)>) {
+        let sources: Vec<(String, Vec<Val>)> = fields
+            .iter()
+            .filter(|(n, _)| !self.schema.is_copy_dest(n))
+            .cloned()
+            .collect();
+        for (name, vals) in sources {
+            for dest in self.schema.copy_dests(&name) {
+                let Some(df) = self.schema.field(&dest) else {
+                    continue;
+                };
+                let converted: Vec<Val> = vals
+                    .iter()
+                    .filter_map(|v| convert(&df, &JVal::Str(v.java_string())).ok())
+                    .collect();
+                push_values(fields, &dest, converted);
+            }
+        }
     }
 
     /// The checks `DocumentBuilder` makes on a merged atomic-update document.

@@ -20,7 +20,22 @@
 //! # Consequences
 //! Dropping the [`FakeSolr`] stops the server, cancels held requests and joins the thread. The
 //! fake works with sync tests (spawning the binary) and async tests alike, as it never runs on
-//! the caller's runtime.
+//! the caller's runtime. A bug in a handler answers 500 `fake solr panicked: …`.
+//!
+//! # Fidelity
+//! Exact, as the replay test checks: every recorded request/answer pair, including error
+//! messages, cursor marks and BM25 scores. Simplified on purpose:
+//! - the index summary (luke, core STATUS) is that of a merged index: one segment, no deleted
+//!   documents, fixed sizes; BM25 statistics and zero-count facet terms ignore deleted documents,
+//!   which a real index keeps until segments merge;
+//! - an atomic update always reads the old document through stored fields and docValues, so a
+//!   field that is neither loses its value even while the old version is uncommitted (Solr can
+//!   still find it in the update log then); the loss is certain instead of timing-dependent;
+//! - a deleted id remembers its delete version (for `_version_` checks) until the next commit;
+//! - `commitWithin` fires when the fake is next used after the deadline ([`CommitWithin::Timer`]),
+//!   or only on request ([`CommitWithin::Manual`]);
+//! - not supported (answered 400 `fake solr: …`): nested documents, XML/CSV/JavaBin updates,
+//!   regular-expression queries, range facets, functions in `sort`/`fl`, rollback.
 
 pub mod admin;
 pub mod analysis;
@@ -550,7 +565,7 @@ async fn serve(
 
     let fault = pick_fault(&shared, &r);
     let resp = match fault {
-        None => handle(&shared, &r),
+        None => handle_guarded(&shared, &r),
         Some(entry) => match &entry.kind {
             FaultKind::Status(code) => {
                 entry.state.hit();
@@ -559,7 +574,7 @@ async fn serve(
             FaultKind::Delay(d) => {
                 entry.state.hit();
                 tokio::time::sleep(*d).await;
-                handle(&shared, &r)
+                handle_guarded(&shared, &r)
             }
             FaultKind::Drop => {
                 entry.state.hit();
@@ -576,7 +591,7 @@ async fn serve(
                     hook(&mut shared.core());
                 }
                 entry.state.hit();
-                handle(&shared, &r)
+                handle_guarded(&shared, &r)
             }
             FaultKind::Hold(n) => {
                 apply_prefix(&shared, &r, *n);
@@ -684,6 +699,25 @@ fn not_found() -> Resp {
         body: b"<p>\n  Searching for Solr?<br/>\n  You must type the correct path.<br/>\n  Solr will respond.\n</p>\n".to_vec(),
         headers: Vec::new(),
     }
+}
+
+/// [`handle`], with a bug in the fake turned into a 500 that names it instead of a dropped
+/// connection.
+fn handle_guarded(shared: &Shared, r: &Req) -> Resp {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(shared, r))).unwrap_or_else(
+        |panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let e = SolrError::server_error(
+                format!("fake solr panicked: {what}"),
+                "java.lang.IllegalStateException",
+            );
+            search::error_resp(&e, None, serde_json::Map::new())
+        },
+    )
 }
 
 /// Routes a request to its handler, under the core's lock.

@@ -429,3 +429,35 @@ fn a_cursor_walk_returns_every_document_once() {
     seen.dedup();
     assert_eq!(seen.len(), 3000);
 }
+
+#[test]
+fn copy_fields_survive_an_atomic_update() {
+    let fake = FakeSolr::start();
+    fake.edit_schema(|s| {
+        s.put_field(super::schema::FieldDef::new(
+            "copy_t",
+            "text_general",
+            &[("indexed", "true"), ("stored", "false")],
+        ));
+        s.copy_fields.push(super::schema::CopyField {
+            source: "text_t".into(),
+            dest: "copy_t".into(),
+        });
+    });
+    fake.with_core(|core| {
+        core.add(json!({"id": "a", "text_t": "needle"}))
+            .expect("add");
+        core.add(json!({"id": "a", "exact_signature_l": {"set": 1}}))
+            .expect("atomic update");
+        core.commit();
+    });
+    let body = client()
+        .get(format!(
+            "{}/select?q=copy_t:needle&fl=id&wt=json",
+            fake.core_url()
+        ))
+        .send()
+        .map(json_of)
+        .expect("select");
+    assert_eq!(body["response"]["numFound"], json!(1));
+}
