@@ -289,8 +289,8 @@ impl Core {
     // ----- convenience for tests -----
 
     /// Indexes one document as one element of an `/update` JSON array would be (a plain add, or
-    /// an atomic update when a field holds an `{op: value}` object). Returns the new `_version_`,
-    /// or `Ok(None)` when a version conflict was skipped (never with default options).
+    /// an atomic update when a field holds an `{op: value}` object; a `_version_` field is checked
+    /// as Solr checks it). Returns the new `_version_`.
     pub fn add(&mut self, doc: Value) -> Result<i64, SolrError> {
         let jdoc = JVal::from_serde(&doc);
         match self.add_jdoc(&jdoc, &UpdateOpts::default())? {
