@@ -3,5 +3,8 @@
 mod cli;
 mod configset;
 mod engine;
+mod scenarios;
 mod signatures;
+mod support;
+mod transcripts;
 mod truth;

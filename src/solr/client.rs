@@ -8,7 +8,7 @@ use backon::{ExponentialBuilder, Retryable};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use tokio::sync::Semaphore;
-use tracing::{debug, warn};
+use tracing::{debug, info};
 use url::Url;
 
 use super::error::{SolrError, TransportKind};
@@ -153,8 +153,9 @@ impl fmt::Debug for Client {
 }
 
 /// rustls needs one process-wide crypto provider; reqwest is built without one (ring keeps the build
-/// free of a C toolchain requirement beyond what cargo has).
-fn install_crypto_provider() {
+/// free of a C toolchain requirement beyond what cargo has). [`Client::new`] calls it; other users of
+/// reqwest in the same process (tests) call it before building a client of their own.
+pub fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -283,7 +284,8 @@ impl Client {
         .retry(backoff)
         .when(SolrError::is_retryable)
         .notify(|e, wait| {
-            warn!(error = %e, wait_ms = wait.as_millis() as u64, "request failed; retrying");
+            // Shown with -v: a retry that succeeds is no news, one that does not ends in the error.
+            info!(error = %e, wait_ms = wait.as_millis() as u64, "request failed; retrying");
         })
         .await;
         match result {

@@ -24,7 +24,9 @@ fn crawl_changes(t: &Target, docs: &[Value]) -> (usize, usize, usize) {
     let mut replaced = Vec::new();
     for (i, d) in docs.iter().enumerate().skip(10).step_by(37).take(5) {
         let mut d = d.clone();
-        d["text_t"] = json!(format!("Re-crawled page {i} with entirely new words about gardens."));
+        d["text_t"] = json!(format!(
+            "Re-crawled page {i} with entirely new words about gardens."
+        ));
         replaced.push(d);
     }
     let mut twin = docs[20].clone();
@@ -45,37 +47,43 @@ fn crawl_changes(t: &Target, docs: &[Value]) -> (usize, usize, usize) {
     (added.len(), replaced.len(), deleted.len())
 }
 
-solr_test!(full_then_incremental_equals_a_fresh_full_run, |t: &Target| {
-    let dir = tempfile::tempdir().unwrap();
-    let docs = corpus(300, 7);
-    t.load(&docs);
-    let first = t.run_ok(&["run"], dir.path());
-    assert_eq!(first["documents"]["read"], 300);
-    let checked_first = assert_settled(t, dir.path());
+solr_test!(
+    full_then_incremental_equals_a_fresh_full_run,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = corpus(300, 7);
+        t.load(&docs);
+        let first = t.run_ok(&["run"], dir.path());
+        assert_eq!(first["documents"]["read"], 300);
+        let checked_first = assert_settled(t, dir.path());
 
-    let (added, replaced, deleted) = crawl_changes(t, &docs);
-    let inc = t.run_ok(&["run"], dir.path());
-    assert_eq!(inc["mode"], "incremental");
-    // Only the new and re-crawled pages are signed again.
-    assert_eq!(inc["documents"]["signed"], json!(added + replaced));
-    let checked_inc = assert_settled(t, dir.path());
+        let (added, replaced, deleted) = crawl_changes(t, &docs);
+        let inc = t.run_ok(&["run"], dir.path());
+        assert_eq!(inc["mode"], "incremental");
+        // Only the new and re-crawled pages are signed again.
+        assert_eq!(inc["documents"]["signed"], json!(added + replaced));
+        let checked_inc = assert_settled(t, dir.path());
 
-    // A fresh full run over the same documents changes nothing.
-    let full = t.run_ok(&["run", "--full"], dir.path());
-    assert_eq!(full["documents"]["written"], 0, "{full}");
-    let final_docs = t.docs();
-    assert_eq!(final_docs.len(), 300 + added - deleted);
-    eprintln!(
+        // A fresh full run over the same documents changes nothing.
+        let full = t.run_ok(&["run", "--full"], dir.path());
+        assert_eq!(full["documents"]["written"], 0, "{full}");
+        let final_docs = t.docs();
+        assert_eq!(final_docs.len(), 300 + added - deleted);
+        eprintln!(
         "checked {checked_first} values after the first run, {checked_inc} after the incremental run \
          ({added} added, {replaced} re-crawled, {deleted} deleted)"
     );
-});
+    }
+);
 
 solr_test!(a_second_run_writes_nothing, |t: &Target| {
     let dir = tempfile::tempdir().unwrap();
     t.load(&corpus(200, 11));
     let first = t.run_ok(&["run"], dir.path());
-    assert!(first["documents"]["written"].as_u64().unwrap() >= 200, "{first}");
+    assert!(
+        first["documents"]["written"].as_u64().unwrap() >= 200,
+        "{first}"
+    );
     let second = t.run_ok(&["run"], dir.path());
     assert_eq!(second["documents"]["written"], 0, "{second}");
     assert_eq!(second["documents"]["signed"], 0, "{second}");
@@ -98,8 +106,17 @@ solr_test!(check_exits_0_1_and_2, |t: &Target| {
     assert_eq!(code(&["check", "--quiet"]), Some(1));
     // A field the core does not have: check cannot tell.
     let out = t.run(&["check", "--field", "www_unique_b=no_such_flag_x", "--quiet"]);
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stored = t.docs();
-    assert!(long(&stored[docs[1]["id"].as_str().unwrap()], "exact_signature_l").is_some());
+    assert!(long(
+        &stored[docs[1]["id"].as_str().unwrap()],
+        "exact_signature_l"
+    )
+    .is_some());
     eprintln!("checked 5 exit codes");
 });

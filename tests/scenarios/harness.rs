@@ -108,6 +108,7 @@ impl Target {
             SEQ.fetch_add(1, Ordering::Relaxed)
         )
         .replace('_', "-");
+        solr_dedup::solr::install_crypto_provider();
         Target {
             backend,
             core_url,
@@ -282,7 +283,10 @@ impl Target {
 
     /// Runs the worker and returns its JSON report; panics unless it exits 0.
     pub fn run_ok(&self, args: &[&str], dir: &Path) -> Value {
-        let report = dir.join(format!("report-{}.json", SEQ.fetch_add(1, Ordering::Relaxed)));
+        let report = dir.join(format!(
+            "report-{}.json",
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
         let mut all = args.to_vec();
         let report_arg = report.to_str().unwrap().to_owned();
         all.extend(["--report", &report_arg, "--quiet"]);
@@ -315,7 +319,10 @@ pub fn expected(
     docs: &BTreeMap<String, Map<String, Value>>,
     dir: &Path,
 ) -> BTreeMap<String, Map<String, Value>> {
-    let input = dir.join(format!("oracle-{}.jsonl", SEQ.fetch_add(1, Ordering::Relaxed)));
+    let input = dir.join(format!(
+        "oracle-{}.jsonl",
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
     let output = input.with_extension("out.jsonl");
     let mut text = String::new();
     for d in docs.values() {

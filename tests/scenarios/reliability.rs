@@ -62,7 +62,7 @@ fn run_with_hook<'t>(t: &'t Target, full: bool, hook: impl FnOnce() + Send + 't)
     cc.retries = 2;
     cc.backoff_min = Duration::from_millis(10);
     if let (Ok(u), Ok(p)) = (std::env::var("SOLR_USER"), std::env::var("SOLR_PASSWORD")) {
-        if matches!(t.backend, super::harness::Backend::Real) {
+        if matches!(t.backend, crate::scenarios::harness::Backend::Real) {
             cc.credentials = Some(Credentials::new(u, p));
         }
     }
@@ -82,78 +82,91 @@ fn run_with_hook<'t>(t: &'t Target, full: bool, hook: impl FnOnce() + Send + 't)
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(engine::run(&store, &cfg)).expect("the run settles")
+    rt.block_on(engine::run(&store, &cfg))
+        .expect("the run settles")
 }
 
-solr_test!(a_document_deleted_before_the_write_stays_deleted, |t: &Target| {
-    let dir = tempfile::tempdir().unwrap();
-    let docs = corpus(150, 21);
-    t.load(&docs);
-    let victim = docs[4]["id"].as_str().unwrap().to_owned();
-    let report = run_with_hook(t, false, || t.delete(&[victim.as_str()]));
-    assert!(report.documents.conflicts >= 1, "{report:?}");
-    let after = t.docs();
-    assert!(!after.contains_key(&victim), "{victim} came back");
-    assert_eq!(after.len(), 149);
-    let checked = assert_settled(t, dir.path());
-    eprintln!("checked {checked} values; the deleted document stayed deleted");
-});
-
-solr_test!(a_document_reindexed_before_the_write_gets_its_new_signature, |t: &Target| {
-    let dir = tempfile::tempdir().unwrap();
-    let docs = corpus(150, 22);
-    t.load(&docs);
-    let mut changed = docs[4].clone();
-    changed["text_t"] = json!("A brand new text, written after the worker read the old one.");
-    let id = changed["id"].as_str().unwrap().to_owned();
-    let report = run_with_hook(t, false, || t.load(std::slice::from_ref(&changed)));
-    assert!(report.documents.conflicts >= 1, "{report:?}");
-    let after = t.docs();
-    assert_eq!(
-        after[&id]["text_t"],
-        json!("A brand new text, written after the worker read the old one.")
-    );
-    let checked = assert_fresh(&id, &after[&id]) + assert_settled(t, dir.path());
-    eprintln!("checked {checked} values; the re-indexed document carries its new signatures");
-});
-
-solr_test!(a_document_reindexed_before_a_flag_write_is_decided_again, |t: &Target| {
-    let dir = tempfile::tempdir().unwrap();
-    let docs = corpus(150, 23);
-    t.load(&docs);
-    t.run_ok(&["run"], dir.path());
-    // A planted exact double loses its twin: a new text for one member, set just before the
-    // incremental run's first write (its flag update for the group's other members).
-    let stored = t.docs();
-    let (a, b) = {
-        let mut by_sig: std::collections::BTreeMap<i64, Vec<&String>> = Default::default();
-        for (id, d) in &stored {
-            if let Some(s) = long(d, "exact_signature_l") {
-                by_sig.entry(s).or_default().push(id);
-            }
-        }
-        let pair = by_sig.values().find(|v| v.len() == 2).expect("a planted pair");
-        (pair[0].clone(), pair[1].clone())
-    };
-    // Start the change: one new page, so the incremental run has something to write.
-    let mut extra = docs[0].clone();
-    extra["id"] = json!("extra");
-    extra["sku"] = json!("https://extra.example.org/");
-    t.load(&[extra]);
-    let mut changed = Value::Object(stored[&a].clone());
-    for f in super::harness::WORKER_FIELDS {
-        changed.as_object_mut().unwrap().remove(f);
+solr_test!(
+    a_document_deleted_before_the_write_stays_deleted,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = corpus(150, 21);
+        t.load(&docs);
+        let victim = docs[4]["id"].as_str().unwrap().to_owned();
+        let report = run_with_hook(t, false, || t.delete(&[victim.as_str()]));
+        assert!(report.documents.conflicts >= 1, "{report:?}");
+        let after = t.docs();
+        assert!(!after.contains_key(&victim), "{victim} came back");
+        assert_eq!(after.len(), 149);
+        let checked = assert_settled(t, dir.path());
+        eprintln!("checked {checked} values; the deleted document stayed deleted");
     }
-    changed.as_object_mut().unwrap().remove("test_s");
-    changed["id"] = json!(a);
-    changed["text_t"] = json!("Now a page of its own.");
-    run_with_hook(t, false, || t.load(std::slice::from_ref(&changed)));
-    let after = t.docs();
-    assert_eq!(long(&after[&b], "exact_signature_copycount_i"), Some(1));
-    assert_eq!(after[&b]["exact_signature_unique_b"], json!(true));
-    let checked = assert_settled(t, dir.path());
-    eprintln!("checked {checked} values; {b} is alone again after {a} was re-indexed");
-});
+);
+
+solr_test!(
+    a_document_reindexed_before_the_write_gets_its_new_signature,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = corpus(150, 22);
+        t.load(&docs);
+        let mut changed = docs[4].clone();
+        changed["text_t"] = json!("A brand new text, written after the worker read the old one.");
+        let id = changed["id"].as_str().unwrap().to_owned();
+        let report = run_with_hook(t, false, || t.load(std::slice::from_ref(&changed)));
+        assert!(report.documents.conflicts >= 1, "{report:?}");
+        let after = t.docs();
+        assert_eq!(
+            after[&id]["text_t"],
+            json!("A brand new text, written after the worker read the old one.")
+        );
+        let checked = assert_fresh(&id, &after[&id]) + assert_settled(t, dir.path());
+        eprintln!("checked {checked} values; the re-indexed document carries its new signatures");
+    }
+);
+
+solr_test!(
+    a_document_reindexed_before_a_flag_write_is_decided_again,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = corpus(150, 23);
+        t.load(&docs);
+        t.run_ok(&["run"], dir.path());
+        // A planted exact double loses its twin: a new text for one member, set just before the
+        // incremental run's first write (its flag update for the group's other members).
+        let stored = t.docs();
+        let (a, b) = {
+            let mut by_sig: std::collections::BTreeMap<i64, Vec<&String>> = Default::default();
+            for (id, d) in &stored {
+                if let Some(s) = long(d, "exact_signature_l") {
+                    by_sig.entry(s).or_default().push(id);
+                }
+            }
+            let pair = by_sig
+                .values()
+                .find(|v| v.len() == 2)
+                .expect("a planted pair");
+            (pair[0].clone(), pair[1].clone())
+        };
+        // Start the change: one new page, so the incremental run has something to write.
+        let mut extra = docs[0].clone();
+        extra["id"] = json!("extra");
+        extra["sku"] = json!("https://extra.example.org/");
+        t.load(&[extra]);
+        let mut changed = Value::Object(stored[&a].clone());
+        for f in crate::scenarios::harness::WORKER_FIELDS {
+            changed.as_object_mut().unwrap().remove(f);
+        }
+        changed.as_object_mut().unwrap().remove("test_s");
+        changed["id"] = json!(a);
+        changed["text_t"] = json!("Now a page of its own.");
+        run_with_hook(t, false, || t.load(std::slice::from_ref(&changed)));
+        let after = t.docs();
+        assert_eq!(long(&after[&b], "exact_signature_copycount_i"), Some(1));
+        assert_eq!(after[&b]["exact_signature_unique_b"], json!(true));
+        let checked = assert_settled(t, dir.path());
+        eprintln!("checked {checked} values; {b} is alone again after {a} was re-indexed");
+    }
+);
 
 /// The fake answers 503 a few times and drops connections in the middle of the run; retries carry
 /// it through.
@@ -213,13 +226,16 @@ fn solr_failing_for_good_ends_with_exit_3_and_a_later_run_finishes() {
         fault: Fault::Status(503),
     });
     let out = t.run(&["run", "--batch-size", "30", "--retries", "2"]);
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
     fault.release();
-    drop(fault);
-    let fake = t.fake_solr();
-    fake.clear_faults();
+    t.fake_solr().clear_faults();
     t.run_ok(&["run"], dir.path());
     let checked = assert_settled(&t, dir.path());
     eprintln!("checked {checked} values after a run that gave up");

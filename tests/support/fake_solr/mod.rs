@@ -1,0 +1,778 @@
+//! A strict in-process fake of one Apache Solr 9 core, for tests.
+//!
+//! # Motivation
+//! The worker talks to Solr over HTTP and relies on exact behaviour: which parameters Solr
+//! accepts, how it answers errors, when documents become visible, how `_version_` conflicts and
+//! atomic updates work. A permissive fake would let wrong clients pass. This one answers like the
+//! Solr 9.3 that recorded `tests/fixtures/solr-transcripts/`, and the replay test
+//! (`tests/transcripts.rs`) checks that, step by step.
+//!
+//! # Design
+//! ```text
+//!  test thread ──FakeSolr──┐            server thread (own current-thread tokio runtime)
+//!    with_core / docs ─────┼─► Mutex<Core> ◄── handler ◄── fault layer ◄── hyper http1 ◄── TCP 127.0.0.1:0
+//!    fault / requests ─────┴─► faults, request log ◄────────────┘
+//! ```
+//! Every request is recorded, checked for basic auth, matched against the fault rules, then
+//! handled synchronously under the core's lock. A fault that drops a connection makes the hyper
+//! service fail, which closes the connection without an answer.
+//!
+//! # Consequences
+//! Dropping the [`FakeSolr`] stops the server, cancels held requests and joins the thread. The
+//! fake works with sync tests (spawning the binary) and async tests alike, as it never runs on
+//! the caller's runtime. A bug in a handler answers 500 `fake solr panicked: …`.
+//!
+//! # Fidelity
+//! Exact, as the replay test checks: every recorded request/answer pair, including error
+//! messages, cursor marks and BM25 scores. Simplified on purpose:
+//! - the index summary (luke, core STATUS) is that of a merged index: one segment, no deleted
+//!   documents, fixed sizes; BM25 statistics and zero-count facet terms ignore deleted documents,
+//!   which a real index keeps until segments merge;
+//! - an atomic update always reads the old document through stored fields and docValues, so a
+//!   field that is neither loses its value even while the old version is uncommitted (Solr can
+//!   still find it in the update log then); the loss is certain instead of timing-dependent;
+//! - a deleted id remembers its delete version (for `_version_` checks) until the next commit;
+//! - `commitWithin` fires when the fake is next used after the deadline ([`CommitWithin::Timer`]),
+//!   or only on request ([`CommitWithin::Manual`]);
+//! - not supported (answered 400 `fake solr: …`): nested documents, XML/CSV/JavaBin updates,
+//!   regular-expression queries, range facets, functions in `sort`/`fl`, rollback.
+
+pub mod admin;
+pub mod analysis;
+pub mod cursor;
+pub mod error;
+pub mod facets;
+pub mod index;
+pub mod json;
+pub mod query;
+pub mod schema;
+pub mod search;
+#[cfg(test)]
+mod self_test;
+pub mod update;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+
+pub use error::SolrError;
+pub use index::{CommitWithin, Core};
+pub use schema::Schema;
+
+/// One HTTP request as the handlers see it.
+#[derive(Clone, Debug)]
+pub struct Req {
+    pub method: String,
+    /// Relative to the core (`/select`), or the full path for node-level requests.
+    pub path: String,
+    pub node_level: bool,
+    pub params: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub content_type: Option<String>,
+}
+
+/// One HTTP answer.
+#[derive(Clone, Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub content_type: String,
+    pub body: Vec<u8>,
+    pub headers: Vec<(String, String)>,
+}
+
+/// A request as the fake received it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    pub method: String,
+    /// Relative to the core (`/update`), or the full path for node-level and unknown-core requests.
+    pub path: String,
+    /// Parameters from the query string, then from a form body.
+    pub params: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub content_type: Option<String>,
+    /// The status answered; `None` while pending or when the connection was dropped.
+    pub status: Option<u16>,
+}
+
+impl Recorded {
+    /// The first value of a parameter.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as text (lossy).
+    pub fn body_text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// How to start a fake.
+pub struct FakeOptions {
+    /// The core name (default `collection1`).
+    pub core: String,
+    /// When set, every request needs these basic-auth credentials.
+    pub basic_auth: Option<(String, String)>,
+    /// The schema (default: the transcripts' schema).
+    pub schema: Schema,
+    /// When `commitWithin` fires (default: after the requested time).
+    pub commit_within: CommitWithin,
+}
+
+impl Default for FakeOptions {
+    fn default() -> Self {
+        FakeOptions {
+            core: "collection1".into(),
+            basic_auth: None,
+            schema: Schema::transcripts(),
+            commit_within: CommitWithin::Timer,
+        }
+    }
+}
+
+/// A fault to inject.
+pub enum Fault {
+    /// Answer this status with Solr's JSON error body; the state is untouched.
+    Status(u16),
+    /// Wait, then handle the request normally.
+    Delay(Duration),
+    /// Close the connection with no answer; the state is untouched.
+    Drop,
+    /// Handle the request (the state changes), then close the connection with no answer.
+    DropAfterApply,
+    /// For `/update` with a JSON array body: apply only the first `apply_first` documents, then
+    /// hold the request unanswered until the handle is released or dropped (or the client goes
+    /// away), then close the connection. Other requests are held without being applied.
+    Hold { apply_first: usize },
+    /// Run against the state just before the request is handled normally.
+    Hook(HookFn),
+}
+
+/// Where and when a fault applies.
+pub struct FaultRule {
+    /// Path prefix relative to the core (`/update`, `/select`, `/get`, `/schema`); `""` = any.
+    pub path: String,
+    /// Let this many matching requests through first.
+    pub skip: usize,
+    /// Then apply to this many (`usize::MAX` = forever).
+    pub times: usize,
+    pub fault: Fault,
+}
+
+impl FaultRule {
+    /// A rule for the next request to `path`.
+    pub fn once(path: &str, fault: Fault) -> FaultRule {
+        FaultRule {
+            path: path.into(),
+            skip: 0,
+            times: 1,
+            fault,
+        }
+    }
+}
+
+struct FaultState {
+    hits: Mutex<usize>,
+    cond: Condvar,
+    released: tokio::sync::watch::Sender<bool>,
+}
+
+/// A state change a [`Fault::Hook`] makes.
+pub type HookFn = Box<dyn FnOnce(&mut Core) + Send>;
+
+enum FaultKind {
+    Status(u16),
+    Delay(Duration),
+    Drop,
+    DropAfterApply,
+    Hold(usize),
+    Hook(Mutex<Option<HookFn>>),
+}
+
+struct FaultEntry {
+    path: String,
+    skip: usize,
+    times: usize,
+    seen: AtomicUsize,
+    kind: FaultKind,
+    state: Arc<FaultState>,
+}
+
+impl FaultState {
+    fn hit(&self) {
+        *self.hits.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.cond.notify_all();
+    }
+}
+
+/// Observes and releases one fault rule. The rule stays installed when the handle is dropped;
+/// dropping it releases a [`Fault::Hold`] as [`FaultHandle::release`] does.
+pub struct FaultHandle {
+    state: Arc<FaultState>,
+}
+
+impl FaultHandle {
+    /// Waits until the fault has been applied at least once; false on timeout. For `Hold`,
+    /// `DropAfterApply` and `Hook` the state change is done when this returns true.
+    pub fn wait_hit(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut hits = self.state.hits.lock().unwrap_or_else(|e| e.into_inner());
+        while *hits == 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            hits = self
+                .state
+                .cond
+                .wait_timeout(hits, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// How many requests the fault has been applied to.
+    pub fn hits(&self) -> usize {
+        *self.state.hits.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lets held requests go (their connections are then closed without an answer); later
+    /// matches of a `Hold` rule are no longer held.
+    pub fn release(&self) {
+        self.state.released.send_replace(true);
+    }
+}
+
+impl Drop for FaultHandle {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+struct Shared {
+    core_name: String,
+    auth: Option<(String, String)>,
+    core: Mutex<Core>,
+    requests: Mutex<Vec<Recorded>>,
+    faults: Mutex<Vec<Arc<FaultEntry>>>,
+    counter: AtomicU64,
+}
+
+impl Shared {
+    fn core(&self) -> MutexGuard<'_, Core> {
+        let mut c = self.core.lock().unwrap_or_else(|e| e.into_inner());
+        c.tick();
+        c
+    }
+}
+
+/// The running fake. Dropping it stops the server.
+pub struct FakeSolr {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeSolr {
+    /// Starts a fake with [`FakeOptions::default`].
+    pub fn start() -> FakeSolr {
+        FakeSolr::start_with(FakeOptions::default())
+    }
+
+    pub fn start_with(opts: FakeOptions) -> FakeSolr {
+        let shared = Arc::new(Shared {
+            core_name: opts.core,
+            auth: opts.basic_auth,
+            core: Mutex::new(Core::new(opts.schema, opts.commit_within)),
+            requests: Mutex::new(Vec::new()),
+            faults: Mutex::new(Vec::new()),
+            counter: AtomicU64::new(0),
+        });
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
+        let addr = listener.local_addr().expect("local addr");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let server_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("fake-solr".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("fake solr runtime");
+                rt.block_on(accept_loop(listener, server_shared, rx));
+                // Dropping the runtime cancels connection tasks, held requests included.
+            })
+            .expect("spawn fake solr thread");
+        FakeSolr {
+            shared,
+            addr,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/solr`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/solr", self.addr)
+    }
+
+    /// `base_url() + "/" + core`.
+    pub fn core_url(&self) -> String {
+        format!("{}/{}", self.base_url(), self.shared.core_name)
+    }
+
+    /// The real-time view (what `/get` sees, uncommitted changes included), sorted by id, each
+    /// document with `_version_` as a JSON number.
+    pub fn docs(&self) -> Vec<serde_json::Value> {
+        let core = self.shared.core();
+        let mut docs: Vec<&index::Doc> = core.live().values().map(|d| d.as_ref()).collect();
+        docs.sort_by(|a, b| a.id.cmp(&b.id).then(a.seq.cmp(&b.seq)));
+        docs.into_iter()
+            .map(|d| serde_json::Value::Object(core.render(d, &index::FieldList::all())))
+            .collect()
+    }
+
+    /// The committed view (what `/select` sees), sorted by id.
+    pub fn committed_docs(&self) -> Vec<serde_json::Value> {
+        let core = self.shared.core();
+        let committed = core.committed();
+        let mut docs: Vec<&index::Doc> = committed.values().map(|d| d.as_ref()).collect();
+        docs.sort_by(|a, b| a.id.cmp(&b.id).then(a.seq.cmp(&b.seq)));
+        docs.into_iter()
+            .map(|d| serde_json::Value::Object(core.render(d, &index::FieldList::all())))
+            .collect()
+    }
+
+    /// Changes the schema in place (as a restart with another schema would; no API call).
+    pub fn edit_schema(&self, f: impl FnOnce(&mut Schema)) {
+        f(self.shared.core().schema_mut());
+    }
+
+    /// Installs a fault rule. Rules are checked in the order they were added; each counts the
+    /// requests matching its path, and the first rule whose window covers a request applies.
+    pub fn fault(&self, rule: FaultRule) -> FaultHandle {
+        let (tx, _rx) = tokio::sync::watch::channel(false);
+        let state = Arc::new(FaultState {
+            hits: Mutex::new(0),
+            cond: Condvar::new(),
+            released: tx,
+        });
+        let kind = match rule.fault {
+            Fault::Status(s) => FaultKind::Status(s),
+            Fault::Delay(d) => FaultKind::Delay(d),
+            Fault::Drop => FaultKind::Drop,
+            Fault::DropAfterApply => FaultKind::DropAfterApply,
+            Fault::Hold { apply_first } => FaultKind::Hold(apply_first),
+            Fault::Hook(f) => FaultKind::Hook(Mutex::new(Some(f))),
+        };
+        self.shared
+            .faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::new(FaultEntry {
+                path: rule.path,
+                skip: rule.skip,
+                times: rule.times,
+                seen: AtomicUsize::new(0),
+                kind,
+                state: state.clone(),
+            }));
+        FaultHandle { state }
+    }
+
+    /// Removes every fault rule (held requests stay held until their handles go).
+    pub fn clear_faults(&self) {
+        self.shared
+            .faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Direct access to the core (same semantics as the HTTP calls, new versions included).
+    pub fn with_core<R>(&self, f: impl FnOnce(&mut Core) -> R) -> R {
+        f(&mut self.shared.core())
+    }
+}
+
+impl Drop for FakeSolr {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: tokio::sync::oneshot::Receiver<()>,
+) {
+    let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => return,
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req| serve(shared.clone(), req));
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        }
+    }
+}
+
+/// The error a service returns to make hyper close the connection without an answer.
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection dropped by an injected fault")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
+fn to_hyper(resp: Resp) -> hyper::Response<Full<Bytes>> {
+    let mut b = hyper::Response::builder()
+        .status(resp.status)
+        .header("Content-Type", resp.content_type);
+    for (k, v) in resp.headers {
+        b = b.header(k, v);
+    }
+    b.body(Full::new(Bytes::from(resp.body))).expect("response")
+}
+
+fn set_status(shared: &Shared, index: usize, status: u16) {
+    if let Some(r) = shared
+        .requests
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_mut(index)
+    {
+        r.status = Some(status);
+    }
+}
+
+fn percent_decode_path(p: &str) -> String {
+    url::form_urlencoded::parse(format!("x={}", p.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_else(|| p.to_string())
+}
+
+async fn serve(
+    shared: Arc<Shared>,
+    req: hyper::Request<Incoming>,
+) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
+    let method = req.method().as_str().to_string();
+    let full_path = percent_decode_path(req.uri().path());
+    let query = req.uri().query().unwrap_or("").to_string();
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from)
+    };
+    let content_type = header("content-type");
+    let authorization = header("authorization");
+    let body = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes().to_vec(),
+        Err(_) => return Err(Dropped),
+    };
+    let mut params: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let is_form = content_type
+        .as_deref()
+        .is_some_and(|c| c.starts_with("application/x-www-form-urlencoded"));
+    if is_form {
+        params.extend(
+            url::form_urlencoded::parse(&body).map(|(k, v)| (k.into_owned(), v.into_owned())),
+        );
+    }
+    let core_prefix = format!("/solr/{}", shared.core_name);
+    let (path, node_level) = match full_path.strip_prefix(&core_prefix) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => (rest.to_string(), false),
+        _ => (full_path.clone(), true),
+    };
+    let r = Req {
+        method: method.clone(),
+        path: path.clone(),
+        node_level,
+        params: params.clone(),
+        body: body.clone(),
+        content_type: content_type.clone(),
+    };
+    let index = {
+        let mut log = shared.requests.lock().unwrap_or_else(|e| e.into_inner());
+        log.push(Recorded {
+            method,
+            path,
+            params,
+            body,
+            content_type,
+            status: None,
+        });
+        log.len() - 1
+    };
+
+    if let Some(resp) = check_auth(&shared, &full_path, authorization.as_deref()) {
+        set_status(&shared, index, resp.status);
+        return Ok(to_hyper(resp));
+    }
+
+    let fault = pick_fault(&shared, &r);
+    let resp = match fault {
+        None => handle_guarded(&shared, &r),
+        Some(entry) => match &entry.kind {
+            FaultKind::Status(code) => {
+                entry.state.hit();
+                injected_status(*code)
+            }
+            FaultKind::Delay(d) => {
+                entry.state.hit();
+                tokio::time::sleep(*d).await;
+                handle_guarded(&shared, &r)
+            }
+            FaultKind::Drop => {
+                entry.state.hit();
+                return Err(Dropped);
+            }
+            FaultKind::DropAfterApply => {
+                let _ = handle(&shared, &r);
+                entry.state.hit();
+                return Err(Dropped);
+            }
+            FaultKind::Hook(f) => {
+                let hook = f.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some(hook) = hook {
+                    hook(&mut shared.core());
+                }
+                entry.state.hit();
+                handle_guarded(&shared, &r)
+            }
+            FaultKind::Hold(n) => {
+                apply_prefix(&shared, &r, *n);
+                let mut released = entry.state.released.subscribe();
+                entry.state.hit();
+                while !*released.borrow_and_update() {
+                    if released.changed().await.is_err() {
+                        break;
+                    }
+                }
+                return Err(Dropped);
+            }
+        },
+    };
+    set_status(&shared, index, resp.status);
+    Ok(to_hyper(resp))
+}
+
+/// Applies the first `n` documents of an `/update` JSON array body.
+fn apply_prefix(shared: &Shared, r: &Req, n: usize) {
+    if r.path != "/update" {
+        return;
+    }
+    let text = String::from_utf8_lossy(&r.body).to_string();
+    let Ok(json::JVal::Arr(docs)) = json::parse(&text) else {
+        return;
+    };
+    let first: Vec<json::JVal> = docs.into_iter().take(n).collect();
+    let mut partial = r.clone();
+    partial.body = json::JVal::Arr(first).to_compact().into_bytes();
+    partial
+        .params
+        .retain(|(k, _)| k != "commit" && k != "softCommit");
+    let _ = handle(shared, &partial);
+}
+
+fn pick_fault(shared: &Shared, r: &Req) -> Option<Arc<FaultEntry>> {
+    let faults = shared.faults.lock().unwrap_or_else(|e| e.into_inner());
+    let mut chosen = None;
+    for f in faults.iter() {
+        let matches = f.path.is_empty() || (!r.node_level && r.path.starts_with(&f.path));
+        if !matches {
+            continue;
+        }
+        let n = f.seen.fetch_add(1, Ordering::SeqCst);
+        if chosen.is_none() && n >= f.skip && n - f.skip < f.times {
+            chosen = Some(f.clone());
+        }
+    }
+    chosen
+}
+
+fn injected_status(code: u16) -> Resp {
+    let msg = match code {
+        503 => "Service Unavailable",
+        500 => "Server Error",
+        429 => "Too Many Requests",
+        502 => "Bad Gateway",
+        504 => "Gateway Timeout",
+        _ => "Injected fault",
+    };
+    let e = SolrError::new(code, msg);
+    search::error_resp(&e, None, serde_json::Map::new())
+}
+
+fn check_auth(shared: &Shared, path: &str, header: Option<&str>) -> Option<Resp> {
+    let (user, pass) = shared.auth.as_ref()?;
+    let message = match header {
+        None => "require authentication",
+        Some(h) => {
+            let mut parts = h.split_whitespace();
+            let scheme = parts.next().unwrap_or("");
+            if !scheme.eq_ignore_ascii_case("basic") {
+                "require authentication"
+            } else {
+                match parts.next().and_then(cursor::base64_decode) {
+                    None => "Malformed Basic Auth header",
+                    Some(raw) => {
+                        let text = String::from_utf8_lossy(&raw).to_string();
+                        match text.split_once(':') {
+                            None => "Invalid authentication token",
+                            Some((u, p)) if u.trim() == user && p.trim() == pass => return None,
+                            Some(_) => "Bad credentials",
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let body = format!(
+        "<html>\n<head>\n<meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n<title>Error 401 {message}</title>\n</head>\n<body><h2>HTTP ERROR 401 {message}</h2>\n<table>\n<tr><th>URI:</th><td>{path}</td></tr>\n<tr><th>STATUS:</th><td>401</td></tr>\n<tr><th>MESSAGE:</th><td>{message}</td></tr>\n<tr><th>SERVLET:</th><td>default</td></tr>\n</table>\n\n</body>\n</html>\n"
+    );
+    Some(Resp {
+        status: 401,
+        content_type: "text/html;charset=iso-8859-1".into(),
+        body: body.into_bytes(),
+        headers: vec![("WWW-Authenticate".into(), "Basic realm=\"solr\"".into())],
+    })
+}
+
+fn not_found() -> Resp {
+    Resp {
+        status: 404,
+        content_type: "text/html".into(),
+        body: b"<p>\n  Searching for Solr?<br/>\n  You must type the correct path.<br/>\n  Solr will respond.\n</p>\n".to_vec(),
+        headers: Vec::new(),
+    }
+}
+
+/// [`handle`], with a bug in the fake turned into a 500 that names it instead of a dropped
+/// connection.
+fn handle_guarded(shared: &Shared, r: &Req) -> Resp {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(shared, r))).unwrap_or_else(
+        |panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let e = SolrError::server_error(
+                format!("fake solr panicked: {what}"),
+                "java.lang.IllegalStateException",
+            );
+            search::error_resp(&e, None, serde_json::Map::new())
+        },
+    )
+}
+
+/// Routes a request to its handler, under the core's lock.
+fn handle(shared: &Shared, r: &Req) -> Resp {
+    let mut core = shared.core();
+    if r.node_level {
+        return match r.path.as_str() {
+            "/solr/admin/cores" => admin::cores(&core, &shared.core_name, r),
+            _ => not_found(),
+        };
+    }
+    match r.path.as_str() {
+        "/select" | "/query" => search::select(&core, r),
+        "/get" => search::get(&core, r),
+        "/update" => update::update(&mut core, r),
+        "/export" => search::export(&core, r),
+        "/admin/ping" => admin::ping(
+            &shared.core_name,
+            r,
+            shared.counter.fetch_add(1, Ordering::SeqCst),
+        ),
+        "/admin/luke" => admin::luke(&core, &shared.core_name, r),
+        p if p == "/schema" || p.starts_with("/schema/") => schema_api(&mut core, r),
+        _ => not_found(),
+    }
+}
+
+fn schema_api(core: &mut Core, r: &Req) -> Resp {
+    let sub = &r.path["/schema".len()..];
+    let ok = |mut body: serde_json::Map<String, serde_json::Value>| {
+        let mut full = serde_json::Map::new();
+        full.insert(
+            "responseHeader".into(),
+            serde_json::json!({"status": 0, "QTime": 0}),
+        );
+        full.append(&mut body);
+        search::json_resp(200, &serde_json::Value::Object(full))
+    };
+    let fail = |e: SolrError| search::error_resp(&e, None, serde_json::Map::new());
+    match r.method.as_str() {
+        "GET" => match core.schema().api_get(sub, &r.params) {
+            Ok(body) => ok(body),
+            Err(e) => fail(e),
+        },
+        "POST" if sub.is_empty() => {
+            let text = String::from_utf8_lossy(&r.body).to_string();
+            let parsed = match json::parse(&text) {
+                Ok(v) => v,
+                Err(e) => return fail(SolrError::bad_request(e.message)),
+            };
+            match core.schema_mut().api_post(&parsed) {
+                Ok(()) => ok(serde_json::Map::new()),
+                Err(e) => fail(e),
+            }
+        }
+        _ => not_found(),
+    }
+}

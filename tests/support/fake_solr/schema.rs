@@ -1,0 +1,1005 @@
+//! The managed schema: field types, fields, dynamic-field rules and copy fields, read from a
+//! `managed-schema.xml`, resolved into effective properties the way Solr resolves them (type
+//! defaults, then the field's own attributes), and served and changed through the Schema API.
+//!
+//! Tests change it directly through [`crate::support::fake_solr::FakeSolr::edit_schema`], for
+//! instance to make a field `stored=false docValues=false` and see an atomic update lose it.
+
+use serde_json::{json, Map, Value};
+
+use super::error::SolrError;
+use super::json::JVal;
+
+/// What a field type stores and how it compares, reduced from its Java class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Str,
+    Bool,
+    Int,
+    Long,
+    Float,
+    Double,
+    Date,
+    Text,
+    LatLon,
+    Other,
+}
+
+impl Kind {
+    fn from_class(class: &str) -> Kind {
+        let short = class.rsplit('.').next().unwrap_or(class);
+        match short {
+            "StrField" | "SortableTextField" | "UUIDField" => Kind::Str,
+            "BoolField" => Kind::Bool,
+            "IntPointField" | "TrieIntField" => Kind::Int,
+            "LongPointField" | "TrieLongField" => Kind::Long,
+            "FloatPointField" | "TrieFloatField" => Kind::Float,
+            "DoublePointField" | "TrieDoubleField" => Kind::Double,
+            "DatePointField" | "TrieDateField" => Kind::Date,
+            "TextField" => Kind::Text,
+            "LatLonPointSpatialField" => Kind::LatLon,
+            _ => Kind::Other,
+        }
+    }
+
+    /// Point fields: numbers and dates.
+    pub fn is_point(self) -> bool {
+        matches!(
+            self,
+            Kind::Int | Kind::Long | Kind::Float | Kind::Double | Kind::Date
+        )
+    }
+}
+
+/// Solr's field property names, in the order of `FieldProperties` (bit i is `1 << i`).
+pub const PROP_NAMES: [&str; 20] = [
+    "indexed",
+    "tokenized",
+    "stored",
+    "binary",
+    "omitNorms",
+    "omitTermFreqAndPositions",
+    "termVectors",
+    "termPositions",
+    "termOffsets",
+    "multiValued",
+    "sortMissingFirst",
+    "sortMissingLast",
+    "required",
+    "omitPositions",
+    "storeOffsetsWithPositions",
+    "docValues",
+    "termPayloads",
+    "useDocValuesAsStored",
+    "large",
+    "uninvertible",
+];
+
+fn prop_bit(name: &str) -> Option<u32> {
+    PROP_NAMES
+        .iter()
+        .position(|p| *p == name)
+        .map(|i| 1u32 << i)
+}
+
+fn bit(name: &str) -> u32 {
+    prop_bit(name).expect("known property")
+}
+
+/// An analyzer chain as declared (only for showing it; the fake always tokenizes text with a
+/// standard tokenizer and a lowercase filter).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Analyzer {
+    pub tokenizer: Vec<(String, String)>,
+    pub filters: Vec<Vec<(String, String)>>,
+}
+
+/// A `<fieldType>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldType {
+    pub name: String,
+    pub class: String,
+    /// Declared attributes other than `name` and `class`, as written.
+    pub attrs: Vec<(String, String)>,
+    /// `(type, analyzer)` with type `index`, `query` or `` for a single `<analyzer>`.
+    pub analyzers: Vec<(String, Analyzer)>,
+}
+
+/// A `<field>` or `<dynamicField>` declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDef {
+    pub name: String,
+    pub type_name: String,
+    /// Declared attributes other than `name` and `type`, as written (`"true"`, `"false"`, …).
+    pub attrs: Vec<(String, String)>,
+}
+
+impl FieldDef {
+    pub fn new(name: &str, type_name: &str, attrs: &[(&str, &str)]) -> FieldDef {
+        FieldDef {
+            name: name.into(),
+            type_name: type_name.into(),
+            attrs: attrs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// Sets (or adds) a declared attribute, e.g. `set("stored", "false")`.
+    pub fn set(&mut self, key: &str, value: &str) {
+        if let Some(slot) = self.attrs.iter_mut().find(|(k, _)| k == key) {
+            slot.1 = value.into();
+        } else {
+            self.attrs.push((key.into(), value.into()));
+        }
+    }
+
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A `<copyField>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyField {
+    pub source: String,
+    pub dest: String,
+}
+
+/// A field as Solr sees it once its type and rule are resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SField {
+    pub name: String,
+    pub type_name: String,
+    pub kind: Kind,
+    /// Effective properties, bits as in [`PROP_NAMES`].
+    pub props: u32,
+    /// The dynamic rule that matched, when the field is not declared.
+    pub dynamic_base: Option<String>,
+}
+
+impl SField {
+    pub fn has(&self, prop: &str) -> bool {
+        self.props & bit(prop) != 0
+    }
+    pub fn indexed(&self) -> bool {
+        self.has("indexed")
+    }
+    pub fn stored(&self) -> bool {
+        self.has("stored")
+    }
+    pub fn doc_values(&self) -> bool {
+        self.has("docValues")
+    }
+    pub fn multi_valued(&self) -> bool {
+        self.has("multiValued")
+    }
+    pub fn sort_missing_last(&self) -> bool {
+        self.has("sortMissingLast")
+    }
+    pub fn sort_missing_first(&self) -> bool {
+        self.has("sortMissingFirst")
+    }
+    /// Returned by `fl=*` and `/get`: stored, or docValues used as stored.
+    pub fn returned(&self) -> bool {
+        self.stored() || (self.doc_values() && self.has("useDocValuesAsStored"))
+    }
+
+    /// `SchemaField.toString()`: `text_t{type=text_general,properties=indexed,tokenized,…}`.
+    pub fn java_string(&self) -> String {
+        let props: Vec<&str> = PROP_NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.props & (1 << i) != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        format!(
+            "{}{{type={},properties={}}}",
+            self.name,
+            self.type_name,
+            props.join(",")
+        )
+    }
+}
+
+/// The schema of the fake core.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schema {
+    pub name: String,
+    pub version: String,
+    pub unique_key: String,
+    pub field_types: Vec<FieldType>,
+    pub fields: Vec<FieldDef>,
+    pub dynamic_fields: Vec<FieldDef>,
+    pub copy_fields: Vec<CopyField>,
+}
+
+const TRANSCRIPT_SCHEMA: &str = include_str!("../../fixtures/solr-transcripts/managed-schema.xml");
+
+impl Schema {
+    /// The schema of the core the transcripts were recorded on.
+    pub fn transcripts() -> Schema {
+        Schema::from_xml(TRANSCRIPT_SCHEMA).expect("the transcripts' schema parses")
+    }
+
+    /// Reads a `managed-schema.xml` / `schema.xml`.
+    pub fn from_xml(xml: &str) -> Result<Schema, String> {
+        let doc = roxmltree::Document::parse(xml).map_err(|e| e.to_string())?;
+        let root = doc.root_element();
+        if root.tag_name().name() != "schema" {
+            return Err("root element is not <schema>".into());
+        }
+        let mut schema = Schema {
+            name: root.attribute("name").unwrap_or("").into(),
+            version: root.attribute("version").unwrap_or("1.6").into(),
+            unique_key: String::new(),
+            field_types: Vec::new(),
+            fields: Vec::new(),
+            dynamic_fields: Vec::new(),
+            copy_fields: Vec::new(),
+        };
+        let mut nodes: Vec<roxmltree::Node> = root.children().filter(|n| n.is_element()).collect();
+        // Old schemas wrap declarations in <types> and <fields>.
+        let mut i = 0;
+        while i < nodes.len() {
+            let n = nodes[i];
+            if matches!(n.tag_name().name(), "types" | "fields") {
+                let inner: Vec<roxmltree::Node> = n.children().filter(|c| c.is_element()).collect();
+                nodes.splice(i..=i, inner);
+                continue;
+            }
+            i += 1;
+        }
+        for n in nodes {
+            let attrs_except = |skip: &[&str]| -> Vec<(String, String)> {
+                n.attributes()
+                    .filter(|a| !skip.contains(&a.name()))
+                    .map(|a| (a.name().to_string(), a.value().to_string()))
+                    .collect()
+            };
+            match n.tag_name().name() {
+                "uniqueKey" => schema.unique_key = n.text().unwrap_or("").trim().into(),
+                "fieldType" | "fieldtype" => {
+                    let mut analyzers = Vec::new();
+                    for a in n.children().filter(|c| c.has_tag_name("analyzer")) {
+                        let mut an = Analyzer {
+                            tokenizer: Vec::new(),
+                            filters: Vec::new(),
+                        };
+                        for part in a.children().filter(|c| c.is_element()) {
+                            let kv: Vec<(String, String)> = part
+                                .attributes()
+                                .map(|x| (x.name().to_string(), x.value().to_string()))
+                                .collect();
+                            match part.tag_name().name() {
+                                "tokenizer" => an.tokenizer = kv,
+                                "filter" => an.filters.push(kv),
+                                _ => {}
+                            }
+                        }
+                        analyzers.push((a.attribute("type").unwrap_or("").to_string(), an));
+                    }
+                    schema.field_types.push(FieldType {
+                        name: n.attribute("name").unwrap_or("").into(),
+                        class: n.attribute("class").unwrap_or("").into(),
+                        attrs: attrs_except(&["name", "class"]),
+                        analyzers,
+                    });
+                }
+                "field" | "dynamicField" => {
+                    let def = FieldDef {
+                        name: n.attribute("name").unwrap_or("").into(),
+                        type_name: n.attribute("type").unwrap_or("").into(),
+                        attrs: attrs_except(&["name", "type"]),
+                    };
+                    if n.tag_name().name() == "field" {
+                        schema.fields.push(def);
+                    } else {
+                        schema.dynamic_fields.push(def);
+                    }
+                }
+                "copyField" => schema.copy_fields.push(CopyField {
+                    source: n.attribute("source").unwrap_or("").into(),
+                    dest: n.attribute("dest").unwrap_or("").into(),
+                }),
+                _ => {}
+            }
+        }
+        Ok(schema)
+    }
+
+    pub fn field_type(&self, name: &str) -> Option<&FieldType> {
+        self.field_types.iter().find(|t| t.name == name)
+    }
+
+    /// The declared (not dynamic) field `name`, for changing it.
+    pub fn field_mut(&mut self, name: &str) -> Option<&mut FieldDef> {
+        self.fields.iter_mut().find(|f| f.name == name)
+    }
+
+    /// Adds or replaces a declared field.
+    pub fn put_field(&mut self, def: FieldDef) {
+        if let Some(slot) = self.fields.iter_mut().find(|f| f.name == def.name) {
+            *slot = def;
+        } else {
+            self.fields.push(def);
+        }
+    }
+
+    /// Removes a declared field; true when it was there.
+    pub fn remove_field(&mut self, name: &str) -> bool {
+        let before = self.fields.len();
+        self.fields.retain(|f| f.name != name);
+        before != self.fields.len()
+    }
+
+    /// Dynamic rules in Solr's order: longer patterns first, ties in declaration order.
+    pub fn dynamic_in_order(&self) -> Vec<&FieldDef> {
+        let mut v: Vec<&FieldDef> = self.dynamic_fields.iter().collect();
+        v.sort_by_key(|d| std::cmp::Reverse(d.name.len()));
+        v
+    }
+
+    fn dynamic_rule(&self, name: &str) -> Option<&FieldDef> {
+        self.dynamic_in_order()
+            .into_iter()
+            .find(|d| glob_matches(&d.name, name))
+    }
+
+    /// The field `name`, declared or matched by a dynamic rule.
+    pub fn field(&self, name: &str) -> Option<SField> {
+        if let Some(def) = self.fields.iter().find(|f| f.name == name) {
+            return self.resolve(def, name, None);
+        }
+        let rule = self.dynamic_rule(name)?;
+        self.resolve(rule, name, Some(rule.name.clone()))
+    }
+
+    /// The declared field only (no dynamic rule).
+    pub fn declared(&self, name: &str) -> Option<SField> {
+        let def = self.fields.iter().find(|f| f.name == name)?;
+        self.resolve(def, name, None)
+    }
+
+    fn type_props(&self, t: &FieldType) -> u32 {
+        let kind = Kind::from_class(&t.class);
+        let mut p =
+            bit("indexed") | bit("stored") | bit("uninvertible") | bit("useDocValuesAsStored");
+        if kind == Kind::Text {
+            p |= bit("tokenized");
+        } else {
+            p |= bit("omitNorms") | bit("omitTermFreqAndPositions");
+        }
+        apply_attrs(p, &t.attrs)
+    }
+
+    fn resolve(&self, def: &FieldDef, name: &str, dynamic_base: Option<String>) -> Option<SField> {
+        let t = self.field_type(&def.type_name)?;
+        let mut p = apply_attrs(self.type_props(t), &def.attrs);
+        if def.attr("sortMissingFirst") == Some("true") {
+            p &= !bit("sortMissingLast");
+        }
+        if def.attr("sortMissingLast") == Some("true") {
+            p &= !bit("sortMissingFirst");
+        }
+        if p & bit("indexed") == 0 {
+            p &= !(bit("termVectors")
+                | bit("termPositions")
+                | bit("termOffsets")
+                | bit("termPayloads")
+                | bit("uninvertible")
+                | bit("omitNorms")
+                | bit("omitTermFreqAndPositions")
+                | bit("omitPositions"));
+        }
+        Some(SField {
+            name: name.into(),
+            type_name: def.type_name.clone(),
+            kind: Kind::from_class(&t.class),
+            props: p,
+            dynamic_base,
+        })
+    }
+
+    /// Destinations of copy fields whose source matches `field`.
+    pub fn copy_dests(&self, field: &str) -> Vec<String> {
+        self.copy_fields
+            .iter()
+            .filter(|c| glob_matches(&c.source, field))
+            .map(|c| {
+                if c.dest.contains('*') && c.source.contains('*') {
+                    // `*_t` → `*_s`: the part the star matched carries over.
+                    let matched = star_part(&c.source, field);
+                    c.dest.replace('*', &matched)
+                } else {
+                    c.dest.clone()
+                }
+            })
+            .collect()
+    }
+
+    pub fn is_copy_dest(&self, field: &str) -> bool {
+        self.copy_fields
+            .iter()
+            .any(|c| glob_matches(&c.dest, field))
+    }
+
+    // ----- Schema API: reads -----
+
+    fn def_json(&self, def: &FieldDef, show_defaults: bool, dynamic: bool) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), json!(def.name));
+        m.insert("type".into(), json!(def.type_name));
+        if show_defaults {
+            let f = if dynamic {
+                self.dynamic_fields
+                    .iter()
+                    .find(|d| d.name == def.name)
+                    .and_then(|d| self.resolve(d, &d.name, None))
+            } else {
+                self.resolve(def, &def.name, None)
+            };
+            if let Some(f) = f {
+                for key in [
+                    "indexed",
+                    "stored",
+                    "docValues",
+                    "termVectors",
+                    "termPositions",
+                    "termOffsets",
+                    "termPayloads",
+                    "omitNorms",
+                    "omitTermFreqAndPositions",
+                    "omitPositions",
+                    "storeOffsetsWithPositions",
+                    "multiValued",
+                    "large",
+                    "uninvertible",
+                ] {
+                    m.insert(key.into(), json!(f.has(key)));
+                }
+                for key in ["sortMissingFirst", "sortMissingLast"] {
+                    if f.has(key) {
+                        m.insert(key.into(), json!(true));
+                    }
+                }
+                for key in ["required", "tokenized", "useDocValuesAsStored"] {
+                    m.insert(key.into(), json!(f.has(key)));
+                }
+            }
+            for (k, v) in &def.attrs {
+                if prop_bit(k).is_none() {
+                    m.insert(k.clone(), json!(v));
+                }
+            }
+        } else {
+            for (k, v) in &def.attrs {
+                m.insert(k.clone(), attr_value(k, v));
+            }
+        }
+        Value::Object(m)
+    }
+
+    fn type_json(&self, t: &FieldType, show_defaults: bool) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), json!(t.name));
+        m.insert("class".into(), json!(t.class));
+        if show_defaults {
+            let p = self.type_props(t);
+            for key in [
+                "indexed",
+                "stored",
+                "docValues",
+                "termVectors",
+                "termPositions",
+                "termOffsets",
+                "omitNorms",
+                "omitTermFreqAndPositions",
+                "omitPositions",
+                "storeOffsetsWithPositions",
+                "multiValued",
+                "large",
+                "uninvertible",
+                "tokenized",
+            ] {
+                m.insert(key.into(), json!(p & bit(key) != 0));
+            }
+            for key in ["sortMissingFirst", "sortMissingLast"] {
+                if p & bit(key) != 0 {
+                    m.insert(key.into(), json!(true));
+                }
+            }
+            for (k, v) in &t.attrs {
+                if prop_bit(k).is_none() {
+                    m.insert(k.clone(), json!(v));
+                }
+            }
+        } else {
+            for (k, v) in &t.attrs {
+                m.insert(k.clone(), attr_value(k, v));
+            }
+        }
+        for (kind, an) in &t.analyzers {
+            let key = match kind.as_str() {
+                "index" => "indexAnalyzer",
+                "query" => "queryAnalyzer",
+                _ => "analyzer",
+            };
+            let pairs = |kv: &Vec<(String, String)>| {
+                Value::Object(kv.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
+            };
+            let mut a = Map::new();
+            a.insert("tokenizer".into(), pairs(&an.tokenizer));
+            if !an.filters.is_empty() {
+                a.insert(
+                    "filters".into(),
+                    Value::Array(an.filters.iter().map(pairs).collect()),
+                );
+            }
+            m.insert(key.into(), Value::Object(a));
+        }
+        Value::Object(m)
+    }
+
+    fn copy_json(&self) -> Value {
+        Value::Array(
+            self.copy_fields
+                .iter()
+                .map(|c| json!({"source": c.source, "dest": c.dest}))
+                .collect(),
+        )
+    }
+
+    /// `GET /schema…`; `sub` is the path after `/schema` (`""`, `/fields`, `/fields/x`, …).
+    /// Returns the body without `responseHeader`.
+    pub fn api_get(
+        &self,
+        sub: &str,
+        params: &[(String, String)],
+    ) -> Result<Map<String, Value>, SolrError> {
+        let param = |k: &str| {
+            params
+                .iter()
+                .rev()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.as_str())
+        };
+        let show_defaults = param("showDefaults") == Some("true");
+        let include_dynamic = param("includeDynamic") == Some("true");
+        let fl: Option<Vec<String>> = param("fl").map(|f| {
+            f.split([',', ' '])
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        });
+        let mut out = Map::new();
+        let parts: Vec<&str> = sub
+            .trim_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        match parts.as_slice() {
+            [] => {
+                let mut s = Map::new();
+                s.insert("name".into(), json!(self.name));
+                s.insert("version".into(), version_json(&self.version));
+                s.insert("uniqueKey".into(), json!(self.unique_key));
+                s.insert(
+                    "fieldTypes".into(),
+                    Value::Array(
+                        self.sorted_types()
+                            .into_iter()
+                            .map(|t| self.type_json(t, show_defaults))
+                            .collect(),
+                    ),
+                );
+                s.insert(
+                    "fields".into(),
+                    Value::Array(
+                        self.sorted_fields()
+                            .into_iter()
+                            .map(|f| self.def_json(f, show_defaults, false))
+                            .collect(),
+                    ),
+                );
+                s.insert(
+                    "dynamicFields".into(),
+                    Value::Array(
+                        self.dynamic_in_order()
+                            .into_iter()
+                            .map(|f| self.def_json(f, show_defaults, true))
+                            .collect(),
+                    ),
+                );
+                s.insert("copyFields".into(), self.copy_json());
+                out.insert("schema".into(), Value::Object(s));
+            }
+            ["fields"] => {
+                let list: Vec<Value> = match &fl {
+                    Some(names) => names
+                        .iter()
+                        .filter_map(|n| self.field_entry(n, show_defaults, include_dynamic))
+                        .collect(),
+                    None => self
+                        .sorted_fields()
+                        .into_iter()
+                        .map(|f| self.def_json(f, show_defaults, false))
+                        .collect(),
+                };
+                out.insert("fields".into(), Value::Array(list));
+            }
+            ["fields", name] => match self.field_entry(name, show_defaults, include_dynamic) {
+                Some(v) => {
+                    out.insert("field".into(), v);
+                }
+                None => return Err(SolrError::not_found(format!("No such field [{name}]"))),
+            },
+            ["dynamicfields"] => {
+                let list = self
+                    .dynamic_in_order()
+                    .into_iter()
+                    .filter(|d| fl.as_ref().is_none_or(|names| names.contains(&d.name)))
+                    .map(|d| self.def_json(d, show_defaults, true))
+                    .collect();
+                out.insert("dynamicFields".into(), Value::Array(list));
+            }
+            ["dynamicfields", name] => match self.dynamic_fields.iter().find(|d| d.name == *name) {
+                Some(d) => {
+                    out.insert("dynamicField".into(), self.def_json(d, show_defaults, true));
+                }
+                None => {
+                    return Err(SolrError::not_found(format!(
+                        "No such dynamic field [{name}]"
+                    )))
+                }
+            },
+            ["copyfields"] => {
+                out.insert("copyFields".into(), self.copy_json());
+            }
+            ["uniquekey"] => {
+                out.insert("uniqueKey".into(), json!(self.unique_key));
+            }
+            ["version"] => {
+                out.insert("version".into(), version_json(&self.version));
+            }
+            ["name"] => {
+                out.insert("name".into(), json!(self.name));
+            }
+            ["fieldtypes"] => {
+                out.insert(
+                    "fieldTypes".into(),
+                    Value::Array(
+                        self.sorted_types()
+                            .into_iter()
+                            .map(|t| self.type_json(t, show_defaults))
+                            .collect(),
+                    ),
+                );
+            }
+            ["fieldtypes", name] => match self.field_type(name) {
+                Some(t) => {
+                    out.insert("fieldType".into(), self.type_json(t, show_defaults));
+                }
+                None => return Err(SolrError::not_found(format!("No such field type [{name}]"))),
+            },
+            _ => return Err(SolrError::not_found("fake solr: no such schema resource")),
+        }
+        Ok(out)
+    }
+
+    fn field_entry(&self, name: &str, show_defaults: bool, include_dynamic: bool) -> Option<Value> {
+        if let Some(def) = self.fields.iter().find(|f| f.name == name) {
+            return Some(self.def_json(def, show_defaults, false));
+        }
+        if !include_dynamic {
+            return None;
+        }
+        let rule = self.dynamic_rule(name)?;
+        let mut v = self.def_json(rule, show_defaults, true);
+        v["name"] = json!(name);
+        v["dynamicBase"] = json!(rule.name);
+        Some(v)
+    }
+
+    fn sorted_fields(&self) -> Vec<&FieldDef> {
+        let mut v: Vec<&FieldDef> = self.fields.iter().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    fn sorted_types(&self) -> Vec<&FieldType> {
+        let mut v: Vec<&FieldType> = self.field_types.iter().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    // ----- Schema API: writes -----
+
+    /// `POST /schema` with a JSON command object. All or nothing: the commands run in order on a
+    /// copy, and the copy replaces the schema only when every command succeeded.
+    pub fn api_post(&mut self, body: &JVal) -> Result<(), SolrError> {
+        let JVal::Obj(commands) = body else {
+            return Err(SolrError::bad_request(
+                "fake solr: the schema API expects a JSON object",
+            ));
+        };
+        let mut work = self.clone();
+        let mut errors: Vec<(String, JVal, String)> = Vec::new();
+        for (op, arg) in commands {
+            let items: Vec<&JVal> = match arg {
+                JVal::Arr(a) => a.iter().collect(),
+                other => vec![other],
+            };
+            let known = matches!(
+                op.as_str(),
+                "add-field"
+                    | "replace-field"
+                    | "delete-field"
+                    | "add-dynamic-field"
+                    | "replace-dynamic-field"
+                    | "delete-dynamic-field"
+                    | "add-copy-field"
+                    | "delete-copy-field"
+                    | "add-field-type"
+                    | "replace-field-type"
+                    | "delete-field-type"
+            );
+            if !known {
+                errors.push((op.clone(), arg.clone(), format!("No such operation : {op}")));
+                continue;
+            }
+            for item in items {
+                if let Err(msg) = work.apply_command(op, item) {
+                    errors.push((op.clone(), item.clone(), format!("{msg}\n")));
+                }
+            }
+        }
+        if errors.is_empty() {
+            *self = work;
+            return Ok(());
+        }
+        let mut details = Vec::new();
+        let mut java = Vec::new();
+        for (op, arg, msg) in &errors {
+            // Solr builds these maps in an order that differs by command; the message string
+            // shows it, so the fake follows what Solr 9.3 printed.
+            let err_first = op.starts_with("replace-");
+            let mut m = Map::new();
+            let cmd_java = format!("{op}={}", arg.to_java_string());
+            let err_java = format!("errorMessages=[{msg}]");
+            m.insert(op.clone(), arg.to_serde());
+            m.insert("errorMessages".into(), json!([msg]));
+            details.push(Value::Object(m));
+            if err_first {
+                java.push(format!("{{{err_java}, {cmd_java}}}"));
+            } else {
+                java.push(format!("{{{cmd_java}, {err_java}}}"));
+            }
+        }
+        Err(SolrError::bad_request(format!(
+            "error processing commands, errors: [{}], ",
+            java.join(", ")
+        ))
+        .class("org.apache.solr.api.ApiBag$ExceptionWithErrObject")
+        .root("org.apache.solr.api.ApiBag$ExceptionWithErrObject")
+        .with_details(Value::Array(details)))
+    }
+
+    fn apply_command(&mut self, op: &str, arg: &JVal) -> Result<(), String> {
+        let JVal::Obj(pairs) = arg else {
+            return Err(format!("Invalid argument for {op}"));
+        };
+        let get = |k: &str| arg.get(k).map(jval_text);
+        let def_from = |pairs: &[(String, JVal)]| -> Result<FieldDef, String> {
+            let name = get("name").ok_or("Missing field 'name'")?;
+            let type_name =
+                get("type").ok_or_else(|| format!("Field '{name}': Missing field 'type'"))?;
+            Ok(FieldDef {
+                name,
+                type_name,
+                attrs: pairs
+                    .iter()
+                    .filter(|(k, _)| k != "name" && k != "type")
+                    .map(|(k, v)| (k.clone(), jval_text(v)))
+                    .collect(),
+            })
+        };
+        match op {
+            "add-field" | "replace-field" | "add-dynamic-field" | "replace-dynamic-field" => {
+                let def = def_from(pairs)?;
+                let dynamic = op.contains("dynamic");
+                let list = if dynamic {
+                    &mut self.dynamic_fields
+                } else {
+                    &mut self.fields
+                };
+                let exists = list.iter().any(|f| f.name == def.name);
+                let what = if dynamic { "Dynamic field" } else { "Field" };
+                if op.starts_with("add") && exists {
+                    return Err(format!("{what} '{}' already exists.", def.name));
+                }
+                if op.starts_with("replace") && !exists {
+                    let noun = if dynamic { "dynamic field" } else { "field" };
+                    return Err(format!(
+                        "The {noun} '{}' is not present in this schema, and so cannot be replaced.",
+                        def.name
+                    ));
+                }
+                if !self.field_types.iter().any(|t| t.name == def.type_name) {
+                    return Err(format!(
+                        "{what} '{}': Field type '{}' not found.",
+                        def.name, def.type_name
+                    ));
+                }
+                let list = if dynamic {
+                    &mut self.dynamic_fields
+                } else {
+                    &mut self.fields
+                };
+                if let Some(slot) = list.iter_mut().find(|f| f.name == def.name) {
+                    *slot = def;
+                } else {
+                    list.push(def);
+                }
+                Ok(())
+            }
+            "delete-field" | "delete-dynamic-field" => {
+                let name = get("name").ok_or("Missing field 'name'")?;
+                if op == "delete-field" {
+                    if self.remove_field(&name) {
+                        return Ok(());
+                    }
+                    // Solr 9.3 lets this pass when a dynamic rule covers the name.
+                    if self.dynamic_rule(&name).is_some() {
+                        return Ok(());
+                    }
+                    return Err(format!(
+                        "The field '{name}' is not present in this schema, and so cannot be deleted."
+                    ));
+                }
+                let before = self.dynamic_fields.len();
+                self.dynamic_fields.retain(|d| d.name != name);
+                if before == self.dynamic_fields.len() {
+                    return Err(format!(
+                        "The dynamic field '{name}' is not present in this schema, and so cannot be deleted."
+                    ));
+                }
+                Ok(())
+            }
+            "add-copy-field" => {
+                let source = get("source").ok_or("Missing field 'source'")?;
+                let dests: Vec<String> = match arg.get("dest") {
+                    Some(JVal::Arr(a)) => a.iter().map(jval_text).collect(),
+                    Some(v) => vec![jval_text(v)],
+                    None => return Err("Missing field 'dest'".into()),
+                };
+                for dest in dests {
+                    self.copy_fields.push(CopyField {
+                        source: source.clone(),
+                        dest,
+                    });
+                }
+                Ok(())
+            }
+            "delete-copy-field" => {
+                let source = get("source").ok_or("Missing field 'source'")?;
+                let dest = get("dest").ok_or("Missing field 'dest'")?;
+                let before = self.copy_fields.len();
+                self.copy_fields
+                    .retain(|c| !(c.source == source && c.dest == dest));
+                if before == self.copy_fields.len() {
+                    return Err(format!(
+                        "Copy field directive not found: '{source}' -> '{dest}'"
+                    ));
+                }
+                Ok(())
+            }
+            "add-field-type" | "replace-field-type" => {
+                let name = get("name").ok_or("Missing field 'name'")?;
+                let class = get("class").ok_or("Missing field 'class'")?;
+                let exists = self.field_types.iter().any(|t| t.name == name);
+                if op.starts_with("add") && exists {
+                    return Err(format!("Field type '{name}' already exists."));
+                }
+                if op.starts_with("replace") && !exists {
+                    return Err(format!(
+                        "The field type '{name}' is not present in this schema, and so cannot be replaced."
+                    ));
+                }
+                let t = FieldType {
+                    name: name.clone(),
+                    class,
+                    attrs: pairs
+                        .iter()
+                        .filter(|(k, v)| k != "name" && k != "class" && !matches!(v, JVal::Obj(_)))
+                        .map(|(k, v)| (k.clone(), jval_text(v)))
+                        .collect(),
+                    analyzers: Vec::new(),
+                };
+                if let Some(slot) = self.field_types.iter_mut().find(|x| x.name == name) {
+                    *slot = t;
+                } else {
+                    self.field_types.push(t);
+                }
+                Ok(())
+            }
+            "delete-field-type" => {
+                let name = get("name").ok_or("Missing field 'name'")?;
+                let before = self.field_types.len();
+                self.field_types.retain(|t| t.name != name);
+                if before == self.field_types.len() {
+                    return Err(format!(
+                        "The field type '{name}' is not present in this schema, and so cannot be deleted."
+                    ));
+                }
+                Ok(())
+            }
+            _ => Err(format!("No such operation : {op}")),
+        }
+    }
+}
+
+fn apply_attrs(mut p: u32, attrs: &[(String, String)]) -> u32 {
+    for (k, v) in attrs {
+        if let Some(b) = prop_bit(k) {
+            if v == "true" {
+                p |= b;
+            } else if v == "false" {
+                p &= !b;
+            }
+        }
+    }
+    p
+}
+
+fn attr_value(key: &str, v: &str) -> Value {
+    if prop_bit(key).is_some() && (v == "true" || v == "false") {
+        json!(v == "true")
+    } else {
+        json!(v)
+    }
+}
+
+fn version_json(v: &str) -> Value {
+    v.parse::<f64>()
+        .map(|f| json!(f))
+        .unwrap_or_else(|_| json!(v))
+}
+
+fn jval_text(v: &JVal) -> String {
+    match v {
+        JVal::Str(s) => s.clone(),
+        JVal::Num(n) => n.clone(),
+        JVal::Bool(b) => b.to_string(),
+        JVal::Null => "null".into(),
+        other => other.to_compact(),
+    }
+}
+
+/// Solr's dynamic-field patterns: `*_s`, `attr_*` or `*`.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    if pattern == "*" {
+        return true;
+    }
+    if let Some(suffix) = pattern.strip_prefix('*') {
+        return name.len() > suffix.len() && name.ends_with(suffix);
+    }
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        return name.len() > prefix.len() && name.starts_with(prefix);
+    }
+    pattern == name
+}
+
+fn star_part(pattern: &str, name: &str) -> String {
+    if let Some(suffix) = pattern.strip_prefix('*') {
+        return name[..name.len() - suffix.len()].to_string();
+    }
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        return name[prefix.len()..].to_string();
+    }
+    String::new()
+}

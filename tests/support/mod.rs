@@ -1,0 +1,6 @@
+//! Test support shared by the scenario modules: the in-process fake Solr.
+//!
+//! Not every scenario uses every helper, so unused-code warnings are off for this tree.
+#![allow(dead_code)]
+
+pub mod fake_solr;
