@@ -497,10 +497,20 @@ fn run_select(
             (vals, *d, *s)
         })
         .collect();
-    keyed.sort_by(|a, b| compare_all(&spec, &a.0, &b.0).then(a.1.seq.cmp(&b.1.seq)));
     if let Some(mark) = &mark_values {
         keyed.retain(|(vals, _, _)| compare_all(&spec, vals, mark).is_gt());
     }
+    // Only the first start+rows in order are needed: select them, then sort just those (a cursor
+    // walk over a large index would otherwise sort the whole index for every page).
+    let order = |a: &(Vec<Option<Val>>, &Doc, f32), b: &(Vec<Option<Val>>, &Doc, f32)| {
+        compare_all(&spec, &a.0, &b.0).then(a.1.seq.cmp(&b.1.seq))
+    };
+    let wanted = (start as usize).saturating_add(rows as usize);
+    if wanted < keyed.len() {
+        keyed.select_nth_unstable_by(wanted, order);
+        keyed.truncate(wanted);
+    }
+    keyed.sort_by(order);
     let page: Vec<&(Vec<Option<Val>>, &Doc, f32)> = keyed
         .iter()
         .skip(start as usize)
