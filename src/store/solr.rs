@@ -191,38 +191,20 @@ impl Store for SolrStore {
                 None => None,
             }
         };
-        let page = match ready {
-            Some(handle) => match handle.await {
-                Ok(page) => page?,
-                Err(e) => {
-                    debug!(error = %e, "read-ahead task ended early; reading again");
-                    fetch_page(
-                        self.client.clone(),
-                        self.id_field.clone(),
-                        query.clone(),
-                        mark,
-                    )
-                    .await?
-                }
-            },
-            None => {
-                fetch_page(
-                    self.client.clone(),
-                    self.id_field.clone(),
-                    query.clone(),
-                    mark,
-                )
-                .await?
-            }
+        let prefetched = match ready {
+            Some(handle) => handle
+                .await
+                .map_err(|e| debug!(error = %e, "read-ahead task ended early; reading again"))
+                .ok(),
+            None => None,
+        };
+        let page = match prefetched {
+            Some(page) => page?,
+            None => self.fetch(query, mark).await?,
         };
         if self.read_ahead {
             if let Some(next) = &page.next {
-                let handle = tokio::spawn(fetch_page(
-                    self.client.clone(),
-                    self.id_field.clone(),
-                    query.clone(),
-                    next.clone(),
-                ));
+                let handle = tokio::spawn(self.fetch(query, next.clone()));
                 *self.prefetch.lock().expect("prefetch lock") = Some(Prefetch {
                     query: query.clone(),
                     mark: next.clone(),
@@ -238,15 +220,7 @@ impl Store for SolrStore {
             "type": "terms", "field": query.field, "limit": -1, "mincount": query.mincount.max(1),
         }});
         let answer = self.json_facet(&query.filter, facet).await?;
-        Ok(buckets(&answer)
-            .iter()
-            .filter_map(|b| {
-                Some(Bucket {
-                    value: b.get("val")?.clone(),
-                    count: b.get("count")?.as_u64()?,
-                })
-            })
-            .collect())
+        Ok(buckets(&answer).iter().filter_map(bucket).collect())
     }
 
     async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError> {
@@ -262,10 +236,7 @@ impl Store for SolrStore {
             .iter()
             .filter_map(|b| {
                 Some(StatsBucket {
-                    bucket: Bucket {
-                        value: b.get("val")?.clone(),
-                        count: b.get("count")?.as_u64()?,
-                    },
+                    bucket: bucket(b)?,
                     min: b.get("lo").and_then(Value::as_i64),
                     max: b.get("hi").and_then(Value::as_i64),
                 })
@@ -369,6 +340,20 @@ impl Store for SolrStore {
 }
 
 impl SolrStore {
+    /// The read of one page, as a future that owns what it needs (it may run as a spawned task).
+    fn fetch(
+        &self,
+        query: &ReadQuery,
+        mark: String,
+    ) -> impl std::future::Future<Output = Result<Page, StoreError>> + Send + 'static {
+        fetch_page(
+            self.client.clone(),
+            self.id_field.clone(),
+            query.clone(),
+            mark,
+        )
+    }
+
     async fn json_facet(&self, filter: &Filter, facet: Value) -> Result<Value, StoreError> {
         let mut params = vec![
             ("q".to_owned(), "*:*".to_owned()),
@@ -380,6 +365,14 @@ impl SolrStore {
         }
         Ok(self.client.select(params).await?)
     }
+}
+
+/// A `json.facet` bucket's value and count.
+fn bucket(b: &Value) -> Option<Bucket> {
+    Some(Bucket {
+        value: b.get("val")?.clone(),
+        count: b.get("count")?.as_u64()?,
+    })
 }
 
 /// The buckets of facet `f`; none when no document matched (Solr then sends only `{"count":0}`).
