@@ -158,56 +158,16 @@ fn prepare(
     url: &str,
 ) -> Result<(), Failure> {
     let report = schema.inspect(engine);
-    if let Some((ours, theirs)) = &report.unique_key {
+    let problems = report.problems(&shown_url(url), writes && !allow_lossy);
+    if !problems.is_empty() {
         return Err(anyhow!(
-            "the core's unique key is '{theirs}', not '{ours}'; run with --field id={theirs}"
-        )
-        .into());
-    }
-    let missing = report.missing_required();
-    let read: Vec<&str> = missing
-        .iter()
-        .filter(|n| !n.written)
-        .map(|n| n.name.as_str())
-        .collect();
-    if !read.is_empty() {
-        return Err(anyhow!(
-            "the core has no field {}; if yours has another name, map it with --field NAME=FIELD (see --help)",
-            read.join(", ")
-        )
-        .into());
-    }
-    let written: Vec<&str> = missing
-        .iter()
-        .filter(|n| n.written)
-        .map(|n| n.name.as_str())
-        .collect();
-    if !written.is_empty() {
-        return Err(anyhow!(
-            "the core lacks the output fields {}; add them with: solr-dedup schema apply --solr {}",
-            written.join(", "),
-            shown_url(url)
-        )
-        .into());
-    }
-    if let Some((need, type_name)) = report.wrong_type.first() {
-        return Err(anyhow!(
-            "field {} has type {type_name}, which cannot hold {:?} values; give the worker another field with --field",
-            need.name,
-            need.kind
+            "the schema is not ready for this run: {}",
+            problems.join("; ")
         )
         .into());
     }
     if writes && !report.lossy.is_empty() {
-        let fields = report.lossy.join(", ");
-        if !allow_lossy {
-            return Err(anyhow!(
-                "atomic updates would empty {fields}: neither stored nor docValues, and no copyField fills them. \
-                 Make them stored or docValues (and reindex), or accept the loss with --allow-lossy-atomic-updates"
-            )
-            .into());
-        }
-        warn!(fields = %fields, "atomic updates will empty these fields (--allow-lossy-atomic-updates)");
+        warn!(fields = %report.lossy.join(", "), "atomic updates will empty these fields (--allow-lossy-atomic-updates)");
     }
     if engine.write_fuzzy_text && !report.has_fuzzy_text {
         info!(

@@ -62,56 +62,17 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
 
 /// Prints every problem, one line each, and says whether a run may write.
 fn verdict(report: &SchemaReport, out: &mut impl Write, url: &str) -> Result<Exit, Failure> {
-    let mut problems = Vec::new();
-    if let Some((ours, theirs)) = &report.unique_key {
-        problems.push(format!(
-            "unique key is '{theirs}', not '{ours}': run with --field id={theirs}"
-        ));
-    }
-    for n in report.missing_required() {
-        if n.written {
-            problems.push(format!(
-                "missing output field {} ({:?}): solr-dedup schema apply --solr {}",
-                n.name,
-                n.kind,
-                shown_url(url)
-            ));
-        } else {
-            problems.push(format!(
-                "missing field {}: if yours has another name, map it with --field",
-                n.name
-            ));
-        }
-    }
-    for (n, type_name) in &report.wrong_type {
-        problems.push(format!(
-            "field {} has type {type_name}, which cannot hold {:?} values",
-            n.name, n.kind
-        ));
-    }
-    for f in &report.lossy {
-        problems.push(format!(
-            "field {f} is neither stored nor docValues: atomic updates would empty it (make it stored or docValues, or run with --allow-lossy-atomic-updates)"
-        ));
-    }
-    let w = |out: &mut dyn Write, line: &str| {
-        writeln!(out, "{line}").context("cannot write to standard output")
-    };
+    let problems = report.problems(&shown_url(url), true);
+    let mut w = |line: &str| writeln!(out, "{line}").context("cannot write to standard output");
     if problems.is_empty() {
-        w(
-            out,
-            "ok: every field the worker reads and writes is there, and atomic updates lose nothing",
-        )?;
+        w("ok: every field the worker reads and writes is there, and atomic updates lose nothing")?;
         if !report.has_fuzzy_text {
-            w(
-                out,
-                "note: no fuzzy_signature_text_t field; it will not be written",
-            )?;
+            w("note: no fuzzy_signature_text_t field; it will not be written")?;
         }
         return Ok(Exit::Ok);
     }
     for p in &problems {
-        w(out, p)?;
+        w(p)?;
     }
     Err(Failure::new(
         Exit::Usage,

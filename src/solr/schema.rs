@@ -120,6 +120,45 @@ impl SchemaReport {
     pub fn missing_required(&self) -> Vec<&Need> {
         self.missing.iter().filter(|n| !n.optional).collect()
     }
+
+    /// What stops a run, one line each, with what to do; `core_url` (without credentials) goes into
+    /// the `schema apply` command. Lossy fields count only when `lossy` is set: they matter to a run
+    /// that writes and has not accepted the loss.
+    pub fn problems(&self, core_url: &str, lossy: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some((ours, theirs)) = &self.unique_key {
+            out.push(format!(
+                "the unique key is '{theirs}', not '{ours}': run with --field id={theirs}"
+            ));
+        }
+        for n in self.missing_required() {
+            if n.written {
+                out.push(format!(
+                    "missing output field {} ({:?}): add it with solr-dedup schema apply --solr {core_url}",
+                    n.name, n.kind
+                ));
+            } else {
+                out.push(format!(
+                    "missing field {}: if yours has another name, map it with --field NAME=FIELD",
+                    n.name
+                ));
+            }
+        }
+        for (n, type_name) in &self.wrong_type {
+            out.push(format!(
+                "field {} has type {type_name}, which cannot hold {:?} values: give the worker another field with --field",
+                n.name, n.kind
+            ));
+        }
+        if lossy && !self.lossy.is_empty() {
+            out.push(format!(
+                "atomic updates would empty {}: neither stored nor docValues, and no copyField fills them; \
+                 make them stored or docValues (and reindex), or accept the loss with --allow-lossy-atomic-updates",
+                self.lossy.join(", ")
+            ));
+        }
+        out
+    }
 }
 
 impl SchemaInfo {
@@ -212,18 +251,11 @@ impl SchemaInfo {
         if self.unique_key != cfg.fields.id {
             report.unique_key = Some((cfg.fields.id.clone(), self.unique_key.clone()));
         }
+        report.has_fuzzy_text = self.find(&cfg.fields.fuzzy_signature_text).is_some();
         for need in needs(cfg) {
             match self.find(&need.name) {
-                None => {
-                    if need.name == cfg.fields.fuzzy_signature_text {
-                        report.has_fuzzy_text = false;
-                    }
-                    report.missing.push(need);
-                }
+                None => report.missing.push(need),
                 Some(f) => {
-                    if need.name == cfg.fields.fuzzy_signature_text {
-                        report.has_fuzzy_text = true;
-                    }
                     let class = self.types.get(&f.type_name).map(String::as_str);
                     let fits = need.kind == Kind::Any
                         || class.is_none_or(|c| need.kind.classes().contains(&c));
