@@ -168,13 +168,8 @@ impl Target {
         id.strip_prefix(&format!("{}-", self.tag)).unwrap_or(id)
     }
 
-    /// Adds (or replaces) documents as a crawler would: whole documents, ids tagged, then a commit.
+    /// Adds (or replaces) documents as a crawler would: whole documents, ids tagged, then one commit.
     pub fn load(&self, docs: &[Value]) {
-        self.add(docs, true);
-    }
-
-    /// Adds documents, with or without a commit.
-    pub fn add(&self, docs: &[Value], commit: bool) {
         let docs: Vec<Value> = docs
             .iter()
             .map(|d| {
@@ -187,12 +182,9 @@ impl Target {
             })
             .collect();
         for chunk in docs.chunks(500) {
-            let params: &[(&str, &str)] = if commit { &[("commit", "true")] } else { &[] };
-            self.block(self.post("/update", params, Value::Array(chunk.to_vec())));
+            self.block(self.post("/update", &[], Value::Array(chunk.to_vec())));
         }
-        if commit {
-            self.commit();
-        }
+        self.commit();
     }
 
     /// Deletes documents by their short ids, without a commit.
