@@ -300,6 +300,15 @@ fn json_request(body: &JVal, out: &mut SearchParams) -> Result<(), SolrError> {
     Ok(())
 }
 
+/// How Solr reports a JSON request body or `json.facet` it cannot parse.
+fn noggit_error(e: &json::ParseError) -> SolrError {
+    SolrError::bad_request(format!(
+        "org.noggit.JSONParser$ParseException: {}",
+        e.message
+    ))
+    .root("org.noggit.JSONParser$ParseException")
+}
+
 /// `/select` and `/query`.
 pub fn select(core: &Core, req: &Req) -> Resp {
     let mut echo_params = req.params.clone();
@@ -317,12 +326,7 @@ pub fn select(core: &Core, req: &Req) -> Resp {
         let parsed = match json::parse(&text) {
             Ok(v) => v,
             Err(e) => {
-                let err = SolrError::bad_request(format!(
-                    "org.noggit.JSONParser$ParseException: {}",
-                    e.message
-                ))
-                .root("org.noggit.JSONParser$ParseException");
-                return error_resp(&err, Some(&echo_params), Map::new());
+                return error_resp(&noggit_error(&e), Some(&echo_params), Map::new());
             }
         };
         if let Err(e) = json_request(&parsed, &mut sp) {
@@ -333,12 +337,7 @@ pub fn select(core: &Core, req: &Req) -> Resp {
         match json::parse(jf) {
             Ok(v) => sp.json_facet = Some(v),
             Err(e) => {
-                let err = SolrError::bad_request(format!(
-                    "org.noggit.JSONParser$ParseException: {}",
-                    e.message
-                ))
-                .root("org.noggit.JSONParser$ParseException");
-                return error_resp(&err, Some(&echo_params), Map::new());
+                return error_resp(&noggit_error(&e), Some(&echo_params), Map::new());
             }
         }
     }
