@@ -102,11 +102,11 @@ impl ClientConfig {
     }
 }
 
+/// User info as the URL spells it, percent-decoded (a `+` stays a `+`: this is not a form).
 fn percent(s: &str) -> String {
-    url::form_urlencoded::parse(format!("x={s}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_default()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// A request body.
@@ -464,6 +464,8 @@ mod tests {
         let c = ClientConfig::new("http://us%3Aer:p%40ss@127.0.0.1:8983/solr/core1/?x=1").unwrap();
         assert_eq!(c.core_url.as_str(), "http://127.0.0.1:8983/solr/core1");
         assert_eq!(c.credentials, Some(Credentials::new("us:er", "p@ss")));
+        let c = ClientConfig::new("http://solr:a+b%2Bc@host/solr/c").unwrap();
+        assert_eq!(c.credentials, Some(Credentials::new("solr", "a+b+c")));
         assert!(ClientConfig::new("ftp://x/solr/c").is_err());
         assert!(ClientConfig::new("not a url").is_err());
     }
