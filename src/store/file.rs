@@ -47,8 +47,8 @@ use serde_json::Value;
 use tracing::debug;
 
 use super::{
-    par_map, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Page, ReadQuery, StatsBucket,
-    StatsQuery, Store, StoreError, UpdateOutcome,
+    par_map, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery,
+    StatsBucket, StatsQuery, Store, StoreError, UpdateOutcome,
 };
 
 /// What the output file holds.
@@ -1042,6 +1042,7 @@ fn as_i64(v: &Value) -> Option<i64> {
 
 impl Store for FileStore {
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
+        evaluable(&query.filter)?;
         let start = parse_cursor(cursor)?;
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows.min(4096));
@@ -1077,6 +1078,7 @@ impl Store for FileStore {
     }
 
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
+        evaluable(&query.filter)?;
         let mut counts: HashMap<String, (Value, u64)> = HashMap::new();
         let mut keep = vec![query.field.clone()];
         query.filter.fields(&mut keep);
@@ -1108,6 +1110,7 @@ impl Store for FileStore {
     }
 
     async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError> {
+        evaluable(&query.filter)?;
         let mut stats: HashMap<String, StatsBucket> = HashMap::new();
         let mut keep = vec![query.field.clone(), query.stat_field.clone()];
         query.filter.fields(&mut keep);
@@ -1235,6 +1238,17 @@ impl Store for FileStore {
     }
 }
 
+/// The file store evaluates filters itself; a raw Solr `fq` would match nothing, silently.
+fn evaluable(filter: &Filter) -> Result<(), StoreError> {
+    if filter.is_solr_only() {
+        return Err(StoreError::Unsupported(format!(
+            "the file store cannot evaluate the Solr query {:?}; write the filter in the subset file mode understands (see --help)",
+            filter.to_solr()
+        )));
+    }
+    Ok(())
+}
+
 fn value_order(a: &Value, b: &Value) -> std::cmp::Ordering {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
@@ -1253,7 +1267,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::store::Filter;
 
     fn block_on<F: std::future::Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
@@ -1278,6 +1291,31 @@ mod tests {
             dir,
             &docs.iter().map(|d| format!("{d}\n")).collect::<String>(),
         )
+    }
+
+    #[test]
+    fn a_raw_solr_query_is_refused_not_matched_against_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let raw = Filter::Solr("{!term f=id}a".into());
+        let read = ReadQuery {
+            filter: Filter::All.and(Filter::Not(Box::new(raw.clone()))),
+            fields: vec!["id".into()],
+            rows: 10,
+        };
+        assert!(matches!(
+            block_on(s.read_page(&read, None)),
+            Err(StoreError::Unsupported(_))
+        ));
+        let facet = FacetQuery {
+            field: "exact_signature_l".into(),
+            filter: raw,
+            mincount: 1,
+        };
+        assert!(matches!(
+            block_on(s.facet(&facet)),
+            Err(StoreError::Unsupported(_))
+        ));
     }
 
     #[test]

@@ -107,7 +107,7 @@ impl Filter {
             Filter::Not(f) => !f.matches(doc),
             Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
             Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
-            // Stores that evaluate filters themselves refuse it up front (see `is_solr_only`).
+            // The file store refuses it before reading (see `is_solr_only`).
             Filter::Solr(_) => false,
         }
     }
