@@ -80,9 +80,15 @@ fn run_solr(c: &JobConfig, solr: &SolrConfig) -> Result<Exit, Failure> {
             .await
             .map_err(|e| solr_failure(e, "cannot read the schema"))?;
         let writes = !c.check && !engine.dry_run;
-        prepare(&schema, &mut engine, writes, c.allow_lossy, &solr.url)?;
+        prepare(
+            &schema,
+            &mut engine,
+            writes,
+            c.allow_lossy,
+            client.core_url(),
+        )?;
         let store = SolrStore::new(
-            client.clone(),
+            client,
             &engine.fields.id,
             &engine.fields.version,
             engine.commit,
@@ -149,16 +155,17 @@ pub(crate) fn solr_failure(e: SolrError, doing: &str) -> Failure {
 }
 
 /// Checks the schema for the run and adapts the configuration to it: refuses missing fields and, when
-/// the run writes, a schema on which atomic updates lose data.
+/// the run writes, a schema on which atomic updates lose data. `core_url` is the client's, without
+/// credentials.
 fn prepare(
     schema: &SchemaInfo,
     engine: &mut EngineConfig,
     writes: bool,
     allow_lossy: bool,
-    url: &str,
+    core_url: &str,
 ) -> Result<(), Failure> {
     let report = schema.inspect(engine);
-    let problems = report.problems(&shown_url(url), writes && !allow_lossy);
+    let problems = report.problems(core_url, writes && !allow_lossy);
     if !problems.is_empty() {
         return Err(anyhow!(
             "the schema is not ready for this run: {}",
@@ -177,13 +184,6 @@ fn prepare(
         engine.write_fuzzy_text = false;
     }
     Ok(())
-}
-
-/// The URL as it may be shown: user info removed.
-pub(crate) fn shown_url(url: &str) -> String {
-    ClientConfig::new(url)
-        .map(|c| c.core_url.to_string())
-        .unwrap_or_else(|_| "URL".to_owned())
 }
 
 async fn execute<S: Store>(

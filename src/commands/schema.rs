@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{anyhow, Context};
 
-use super::job::{connect, init_logging, shown_url, solr_failure};
+use super::job::{connect, init_logging, solr_failure};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
 use crate::solr::schema::{SchemaInfo, SchemaReport};
@@ -51,18 +51,18 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
                 .await
                 .map_err(|e| solr_failure(e, "cannot read the schema again"))?;
             let report = schema.inspect(&c.engine);
-            return verdict(&report, &mut out, &solr.url);
+            return verdict(&report, &mut out, client.core_url());
         }
         if c.apply {
             writeln!(out, "nothing to add").context("cannot write to standard output")?;
         }
-        verdict(&report, &mut out, &solr.url)
+        verdict(&report, &mut out, client.core_url())
     })
 }
 
 /// Prints every problem, one line each, and says whether a run may write.
-fn verdict(report: &SchemaReport, out: &mut impl Write, url: &str) -> Result<Exit, Failure> {
-    let problems = report.problems(&shown_url(url), true);
+fn verdict(report: &SchemaReport, out: &mut impl Write, core_url: &str) -> Result<Exit, Failure> {
+    let problems = report.problems(core_url, true);
     let mut w = |line: &str| writeln!(out, "{line}").context("cannot write to standard output");
     if problems.is_empty() {
         w("ok: every field the worker reads and writes is there, and atomic updates lose nothing")?;

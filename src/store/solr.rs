@@ -81,11 +81,6 @@ impl SolrStore {
         }
     }
 
-    /// The client, for schema checks.
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
     fn update_params(&self) -> Vec<(String, String)> {
         let mut p = vec![("versions".to_owned(), "true".to_owned())];
         if let Some(ms) = self.commit_within {
