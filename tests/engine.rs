@@ -14,7 +14,7 @@ use solr_dedup::store::Filter;
 
 type Docs = BTreeMap<String, Value>;
 
-fn write_jsonl(path: &Path, docs: &[Value]) {
+pub(crate) fn write_jsonl(path: &Path, docs: &[Value]) {
     let text: String = docs.iter().map(|d| format!("{d}\n")).collect();
     std::fs::write(path, text).unwrap();
 }

@@ -16,9 +16,11 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
-use solr_dedup::engine::{self, EngineConfig};
+use solr_dedup::engine::EngineConfig;
 use solr_dedup::signature::{Scheme, Signer};
-use solr_dedup::store::file::{FileStore, Output as FileOutput, OutputFormat};
+use solr_dedup::store::file::OutputFormat;
+
+use crate::engine::{run_file, write_jsonl};
 
 use crate::support::fake_solr::{FakeOptions, FakeSolr};
 
@@ -315,36 +317,26 @@ pub fn expected(
         "oracle-{}.jsonl",
         SEQ.fetch_add(1, Ordering::Relaxed)
     ));
-    let output = input.with_extension("out.jsonl");
-    let mut text = String::new();
-    for d in docs.values() {
-        let mut d = d.clone();
-        for f in WORKER_FIELDS {
-            d.remove(f);
-        }
-        d.remove("_version_");
-        text.push_str(&Value::Object(d).to_string());
-        text.push('\n');
-    }
-    std::fs::write(&input, text).unwrap();
-    let store = FileStore::open(
-        &input,
-        FileOutput::File(output.clone()),
-        OutputFormat::Docs,
-        "id",
-        "_version_",
-    )
-    .unwrap();
+    let crawled: Vec<Value> = docs
+        .values()
+        .map(|d| {
+            let mut d = d.clone();
+            for f in WORKER_FIELDS {
+                d.remove(f);
+            }
+            d.remove("_version_");
+            Value::Object(d)
+        })
+        .collect();
+    write_jsonl(&input, &crawled);
     let cfg = EngineConfig {
         full: true,
         ..EngineConfig::default()
     };
-    crate::engine::block_on(engine::run(&store, &cfg)).unwrap();
-    std::fs::read_to_string(&output)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let d: Map<String, Value> = serde_json::from_str(l).unwrap();
+    let (_, out) = run_file(&input, &cfg, OutputFormat::Docs, false);
+    out.into_iter()
+        .map(|d| {
+            let d = d.as_object().unwrap().clone();
             (t.short(d["id"].as_str().unwrap()).to_owned(), d)
         })
         .collect()
