@@ -457,6 +457,88 @@ fn a_second_run_writes_nothing_and_check_passes() {
     assert_eq!(before.documents.missing_signatures, 3);
 }
 
+/// An incremental run on a settled index reads it once and decides nothing; each way a group can
+/// stop standing as a run left it makes the next incremental run decide it again, and end where a
+/// full run ends.
+#[test]
+fn incremental_runs_decide_exactly_the_groups_that_changed() {
+    let docs = [
+        page("a", "https://www.example.org/x", TEXT),
+        page("b", "http://example.org/x", TEXT),
+        page("c", "http://example.org/y", TEXT),
+        page(
+            "d",
+            "http://other.example.net/z",
+            "A page of its own, with no twin anywhere.",
+        ),
+    ];
+    let (_, settled) = run(&docs);
+    let settled: Vec<Value> = settled.values().cloned().collect();
+    let (report, _) = run_with(&settled, &EngineConfig::default());
+    assert_eq!(report.documents.written, 0);
+    assert!(
+        !report.phases_ms.contains_key("rank") && !report.phases_ms.contains_key("write"),
+        "a settled index needs no second pass: {:?}",
+        report.phases_ms
+    );
+
+    let same_as_full = |state: &[Value], cfg: &EngineConfig, what: &str| {
+        let (_, incremental) = run_with(state, cfg);
+        let (_, full) = run_with(
+            state,
+            &EngineConfig {
+                full: true,
+                ..cfg.clone()
+            },
+        );
+        assert_eq!(outputs(&incremental), outputs(&full), "{what}");
+    };
+    let with = |id: &str, field: &str, v: Value| -> Vec<Value> {
+        settled
+            .iter()
+            .map(|d| {
+                let mut d = d.clone();
+                if d["id"] == id {
+                    d[field] = v.clone();
+                }
+                d
+            })
+            .collect()
+    };
+    // Two true flags with right counts: what a run killed between two writes can leave.
+    assert_eq!(settled[0]["id"], "a");
+    assert_eq!(settled[0]["exact_signature_unique_b"], json!(true));
+    let two_true = with("b", "exact_signature_unique_b", json!(true));
+    same_as_full(&two_true, &EngineConfig::default(), "two true flags");
+    let (r, out) = run_with(&two_true, &EngineConfig::default());
+    assert_eq!(r.documents.written, 1);
+    assert_eq!(flag(&out, "b", "exact_signature_unique_b"), json!(false));
+    // No true flag left: the representative was deleted.
+    let headless: Vec<Value> = settled.iter().filter(|d| d["id"] != "a").cloned().collect();
+    same_as_full(
+        &headless,
+        &EngineConfig::default(),
+        "representative deleted",
+    );
+    // The preference order changed since the last run: the best prefix moved.
+    let http_first = EngineConfig {
+        preference: Preference {
+            prefer_https: false,
+            prefer_www: true,
+        },
+        ..EngineConfig::default()
+    };
+    same_as_full(&settled, &http_first, "--prefer-https=false");
+    let (r, _) = run_with(&settled, &http_first);
+    assert!(r.documents.written > 0);
+    // The scope changed since the last run: groups split by host.
+    let by_host = EngineConfig {
+        scope: Scope::Host,
+        ..EngineConfig::default()
+    };
+    same_as_full(&settled, &by_host, "--scope host");
+}
+
 fn check(docs: &[Value]) -> Report {
     run_docs(docs, &EngineConfig::default(), OutputFormat::Updates, true).0
 }

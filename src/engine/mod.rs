@@ -236,10 +236,16 @@ struct Rec {
     mask: u8,
     /// Already counted as written (its signatures were updated in pass A).
     counted: bool,
+    /// Bit `d`: the stored flag of dimension `d` is true.
+    stored_true: u8,
+    /// Signed in this round, or missing a flag or count: its groups are decided again.
+    dirty: bool,
+    /// The stored exact and fuzzy copy counts (0 when missing).
+    stored_counts: [u32; 2],
 }
 
 // The module doc's memory figure.
-const _: () = assert!(std::mem::size_of::<Rec>() == 88);
+const _: () = assert!(std::mem::size_of::<Rec>() == 96);
 
 /// The signatures of one document, as stored or as computed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -437,15 +443,25 @@ impl<S: Store> Round<'_, S> {
                 r.doubles = g.doubles();
             }
         }
+        let open = self.open_groups(&recs, &groups);
+        let needed = open.docs.iter().filter(|n| **n).count();
+        info!(documents = needed, "documents in groups to decide");
+        if needed == 0 {
+            // Every group stands as the last run left it: nothing to rank or write.
+            self.progress.finish_and_clear();
+            return Ok(RoundOutcome { unsettled: 0 });
+        }
         self.progress.set_prefix("rank");
         self.progress.set_position(0);
-        let best = self.pass_b(&recs, &by_hash, &groups).await?;
+        let best = self.pass_b(&recs, &by_hash, &groups, &open).await?;
         *report.phases_ms.entry("rank").or_default() += t.elapsed().as_millis() as u64;
 
         let t = Instant::now();
         self.progress.set_prefix("write");
         self.progress.set_position(0);
-        let unsettled = self.pass_c(report, &recs, &by_hash, &groups, &best).await?;
+        let unsettled = self
+            .pass_c(report, &recs, &by_hash, &groups, &best, &open)
+            .await?;
         *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish_and_clear();
         Ok(RoundOutcome { unsettled })
@@ -516,13 +532,14 @@ impl<S: Store> Round<'_, S> {
                 let doc = &page.docs[i];
                 let signed = sign_one(plan, doc, need[i].then_some(content[i]))?;
                 let id = plan.id_of(doc)?;
-                let (rec, excluded) = plan.record(
+                let (mut rec, excluded) = plan.record(
                     doc,
                     id_hash(&id),
                     &signed.sigs,
                     signed.blank,
                     signed.version,
                 );
+                rec.dirty |= signed.computed || signed.update.is_some();
                 Some((signed, rec, excluded))
             });
             for (doc, outcome) in page.docs.iter().zip(signed) {
@@ -677,7 +694,23 @@ impl Plan<'_> {
             keys: [0; 6],
             mask: 0,
             counted: false,
+            stored_true: 0,
+            dirty: false,
+            stored_counts: [0; 2],
         };
+        for d in Dimension::ALL.into_iter().filter(|&d| self.on(d)) {
+            match get_bool(doc, f.unique(d)) {
+                Some(true) => rec.stored_true |= 1 << d.index(),
+                Some(false) => {}
+                None => rec.dirty = true,
+            }
+            if let Some(c) = f.count(d) {
+                match get_i64(doc, c).and_then(|n| u32::try_from(n).ok()) {
+                    Some(n) => rec.stored_counts[counted_slot(d)] = n,
+                    None => rec.dirty = true,
+                }
+            }
+        }
         let host = if self.cfg.scope == Scope::Host {
             url.host_key.as_deref()
         } else {
@@ -728,6 +761,106 @@ impl Plan<'_> {
     }
 }
 
+/// The groups a round decides, and the documents it must read again to do so.
+///
+/// Under `--full` and in `check` that is everything. An incremental run decides only the groups that
+/// are not as a run leaves them: a group stands when none of its members is dirty (signed in this
+/// round, or missing a flag or count), every member's stored count equals the group's size, exactly
+/// one member's stored flag is true, and that member's rank prefix is the group's best. A document
+/// alone stands when it is not dirty, its flag is true and its count 1.
+///
+/// Every way the index changes between runs breaks one of these for each group whose outcome it
+/// changes: an added or re-indexed document is dirty (a crawler's new document carries none of the
+/// worker's fields); a deleted member shrinks its group below the stored counts, or takes the only
+/// true flag with it; a run killed half-way leaves a dirty member, two true flags or mixed counts; a
+/// changed `--prefer-*`, `--scope` or `--filter` moves the best prefix or the group bounds. A member's
+/// URL edited in place without re-indexing (an atomic update of the URL field by someone else) is the
+/// one change this does not see; `--full` and `check` decide everything.
+struct Open {
+    /// Everything is decided again.
+    all: bool,
+    /// Per dimension, per group: decided again.
+    groups: Vec<Vec<bool>>,
+    /// Per record: takes part in some group decided again, or is alone and does not stand.
+    docs: Vec<bool>,
+}
+
+impl Open {
+    /// Whether the record's group in `d` (`gi`, or alone) is decided in this round.
+    fn decides(&self, plan: &Plan<'_>, d: Dimension, gi: u32, rec: &Rec) -> bool {
+        if self.all {
+            return true;
+        }
+        if gi == Groups::ALONE {
+            !plan.alone_stands(d, rec)
+        } else {
+            self.groups[d.index()][gi as usize]
+        }
+    }
+}
+
+/// Where a dimension's stored count sits in [`Rec::stored_counts`].
+fn counted_slot(d: Dimension) -> usize {
+    usize::from(d == Dimension::Fuzzy)
+}
+
+impl Plan<'_> {
+    fn alone_stands(&self, d: Dimension, rec: &Rec) -> bool {
+        !rec.dirty
+            && rec.stored_true & (1 << d.index()) != 0
+            && (self.cfg.fields.count(d).is_none() || rec.stored_counts[counted_slot(d)] == 1)
+    }
+
+    fn open_groups(&self, recs: &[Rec], groups: &[Option<Groups>]) -> Open {
+        let all = self.full || self.mode == Mode::Check;
+        let mut open = Open {
+            all,
+            groups: vec![Vec::new(); 6],
+            docs: vec![all; recs.len()],
+        };
+        if all {
+            return open;
+        }
+        for d in Dimension::ALL {
+            let Some(g) = &groups[d.index()] else {
+                continue;
+            };
+            let bit = 1u8 << d.index();
+            let counted = self.cfg.fields.count(d).is_some();
+            let n = g.count();
+            let mut broken = vec![false; n];
+            let mut trues = vec![0u32; n];
+            let mut best: Vec<Option<RankPrefix>> = vec![None; n];
+            let mut rep: Vec<Option<RankPrefix>> = vec![None; n];
+            for (i, r) in recs.iter().enumerate() {
+                let gi = g.group_of[i];
+                if gi == Groups::ALONE {
+                    open.docs[i] |= !self.alone_stands(d, r);
+                    continue;
+                }
+                let gi = gi as usize;
+                broken[gi] |=
+                    r.dirty || (counted && r.stored_counts[counted_slot(d)] != g.sizes[gi]);
+                if r.stored_true & bit != 0 {
+                    trues[gi] += 1;
+                    rep[gi] = Some(r.prefix);
+                }
+                best[gi] = Some(best[gi].map_or(r.prefix, |b| b.min(r.prefix)));
+            }
+            let decide: Vec<bool> = (0..n)
+                .map(|gi| broken[gi] || trues[gi] != 1 || rep[gi] != best[gi])
+                .collect();
+            for (i, &gi) in g.group_of.iter().enumerate() {
+                if gi != Groups::ALONE && decide[gi as usize] {
+                    open.docs[i] = true;
+                }
+            }
+            open.groups[d.index()] = decide;
+        }
+        open
+    }
+}
+
 impl<S: Store> Round<'_, S> {
     // ---------------------------------------------------------------- pass B
 
@@ -736,6 +869,7 @@ impl<S: Store> Round<'_, S> {
         recs: &[Rec],
         by_hash: &[(u64, u32)],
         groups: &[Option<Groups>],
+        open: &Open,
     ) -> Result<Vec<Vec<Option<Best>>>, EngineError> {
         let mut best: Vec<Vec<Option<Best>>> = groups
             .iter()
@@ -757,14 +891,16 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 };
                 let rec = &recs[idx];
-                if !self.same_version(doc, rec) {
+                if !open.docs[idx] || !self.same_version(doc, rec) {
                     continue;
                 }
                 // Most documents are alone in every dimension and need no URL parsing here.
-                let grouped = groups
-                    .iter()
-                    .flatten()
-                    .any(|g| g.group_of[idx] != Groups::ALONE);
+                let grouped = groups.iter().zip(&open.groups).any(|(g, decide)| {
+                    g.as_ref().is_some_and(|g| {
+                        let gi = g.group_of[idx];
+                        gi != Groups::ALONE && (open.all || decide[gi as usize])
+                    })
+                });
                 if !grouped {
                     continue;
                 }
@@ -774,7 +910,7 @@ impl<S: Store> Round<'_, S> {
                         continue;
                     };
                     let gi = g.group_of[idx];
-                    if gi == Groups::ALONE {
+                    if gi == Groups::ALONE || !open.decides(self, d, gi, rec) {
                         continue;
                     }
                     let check = self.key_material(d, &url);
@@ -838,6 +974,7 @@ impl<S: Store> Round<'_, S> {
         by_hash: &[(u64, u32)],
         groups: &[Option<Groups>],
         best: &[Vec<Option<Best>>],
+        open: &Open,
     ) -> Result<u64, EngineError> {
         let query = self.write_query();
         let f = &self.cfg.fields;
@@ -856,6 +993,9 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 };
                 let rec = &recs[idx];
+                if !open.docs[idx] {
+                    continue;
+                }
                 seen[idx] = true;
                 if !self.same_version(doc, rec) {
                     report.documents.changed_during_run += 1;
@@ -868,6 +1008,9 @@ impl<S: Store> Round<'_, S> {
                         continue;
                     };
                     let gi = g.group_of[idx];
+                    if !open.decides(self, d, gi, rec) {
+                        continue;
+                    }
                     let (unique, count) = if gi == Groups::ALONE {
                         (true, 1)
                     } else {
@@ -916,7 +1059,11 @@ impl<S: Store> Round<'_, S> {
             }
         }
         unsettled += self.flush(&mut batch, &mut already, report).await?;
-        let gone = seen.iter().filter(|s| !**s).count() as u64;
+        let gone = seen
+            .iter()
+            .zip(&open.docs)
+            .filter(|(s, n)| **n && !**s)
+            .count() as u64;
         if gone > 0 {
             // Deleted (or moved out of the filter) during the run: their groups shrank.
             debug!(gone, "documents disappeared during the run");

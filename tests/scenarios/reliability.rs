@@ -147,8 +147,13 @@ solr_test!(
                 .expect("a planted pair");
             (pair[0].clone(), pair[1].clone())
         };
-        // Start the change: one new page, so the incremental run has something to write.
-        let mut extra = docs[0].clone();
+        // Start the change: a third copy of the pair's text, so the incremental run decides the
+        // pair's group again and has flags to write for it.
+        let mut extra = Value::Object(stored[&a].clone());
+        for f in crate::scenarios::harness::WORKER_FIELDS {
+            extra.as_object_mut().unwrap().remove(f);
+        }
+        extra.as_object_mut().unwrap().remove("_version_");
         extra["id"] = json!("extra");
         extra["sku"] = json!("https://extra.example.org/");
         t.load(&[extra]);
@@ -161,10 +166,10 @@ solr_test!(
         changed["text_t"] = json!("Now a page of its own.");
         run_with_hook(t, false, || t.load(std::slice::from_ref(&changed)));
         let after = t.docs();
-        assert_eq!(long(&after[&b], "exact_signature_copycount_i"), Some(1));
-        assert_eq!(after[&b]["exact_signature_unique_b"], json!(true));
+        assert_eq!(long(&after[&a], "exact_signature_copycount_i"), Some(1));
+        assert_eq!(long(&after[&b], "exact_signature_copycount_i"), Some(2));
         let checked = assert_settled(t, dir.path());
-        eprintln!("checked {checked} values; {b} is alone again after {a} was re-indexed");
+        eprintln!("checked {checked} values; {b} is one of two again after {a} was re-indexed");
     }
 );
 
