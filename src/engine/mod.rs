@@ -393,7 +393,7 @@ impl<S: Store> Round<'_, S> {
         self.store.hint_rereads(&self.query());
         let t = Instant::now();
         self.progress.set_prefix("scan");
-        let (recs, signed_docs, conflicts) = self.pass_a(report).await?;
+        let (recs, signed_docs, conflicts, keep) = self.pass_a(report).await?;
         *report.phases_ms.entry("scan").or_default() += t.elapsed().as_millis() as u64;
         info!(documents = recs.len(), signed = signed_docs, "scanned");
         if conflicts > 0 && self.writes() {
@@ -446,21 +446,35 @@ impl<S: Store> Round<'_, S> {
         let open = self.open_groups(&recs, &groups);
         let needed = open.docs.iter().filter(|n| **n).count();
         info!(documents = needed, "documents in groups to decide");
+        report.documents.decided += needed as u64;
         if needed == 0 {
             // Every group stands as the last run left it: nothing to rank or write.
             self.progress.finish_and_clear();
             return Ok(RoundOutcome { unsettled: 0 });
         }
+        let mut reads = self.lookups(&recs, &groups, &open, keep, needed);
+        let todo = Todo {
+            groups: &groups,
+            open: &open,
+        };
         self.progress.set_prefix("rank");
         self.progress.set_position(0);
-        let best = self.pass_b(&recs, &by_hash, &groups, &open).await?;
+        let mut best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
+        if let Some(missed) = best.missed.filter(|&m| m > 0) {
+            // A document of a group to decide was not found by its keys: a URL stored in another
+            // spelling than its normalised form. Reading everything finds it.
+            debug!(missed, "lookups missed documents; ranking from a full read");
+            reads = vec![self.cfg.filter.clone()];
+            best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
+        }
+        let best = best.best;
         *report.phases_ms.entry("rank").or_default() += t.elapsed().as_millis() as u64;
 
         let t = Instant::now();
         self.progress.set_prefix("write");
         self.progress.set_position(0);
         let unsettled = self
-            .pass_c(report, &recs, &by_hash, &groups, &best, &open)
+            .pass_c(report, &recs, &by_hash, &todo, &best, &reads)
             .await?;
         *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish_and_clear();
@@ -471,7 +485,11 @@ impl<S: Store> Round<'_, S> {
 
     /// Returns the records, how many documents were signed, and how many signature updates met a
     /// version conflict.
-    async fn pass_a(&self, report: &mut Report) -> Result<(Vec<Rec>, u64, u64), EngineError> {
+    async fn pass_a(&self, report: &mut Report) -> Result<(Vec<Rec>, u64, u64, Keep), EngineError> {
+        let mut keep = Keep {
+            everything: self.full || self.mode == Mode::Check,
+            ..Keep::default()
+        };
         let light = self.query();
         // When most documents need their text (a first run, --full), reading it inline is cheaper
         // than a real-time get per document; the run switches on what the last page needed.
@@ -524,7 +542,8 @@ impl<S: Store> Round<'_, S> {
                 })
                 .collect();
             let mut updates = Vec::new();
-            let mut pending: Vec<(Cow<'_, str>, Rec)> = Vec::with_capacity(page.docs.len());
+            let mut pending: Vec<(Cow<'_, str>, Rec, Option<&str>)> =
+                Vec::with_capacity(page.docs.len());
             // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
             // URL parsing and key hashing the next.
             let plan = &self.plan;
@@ -575,7 +594,7 @@ impl<S: Store> Round<'_, S> {
                         }
                     }
                 }
-                pending.push((id, rec));
+                pending.push((id, rec, get_str(doc, &self.cfg.fields.url)));
             }
             let mut new_versions: HashMap<String, i64> = HashMap::new();
             let signed_ids: std::collections::HashSet<String> =
@@ -595,17 +614,18 @@ impl<S: Store> Round<'_, S> {
                     new_versions.entry(id).or_insert(v);
                 }
             }
-            for (id, mut rec) in pending {
+            for (id, mut rec, url) in pending {
                 match new_versions.get(id.as_ref()) {
                     Some(&i64::MIN) => continue,
                     Some(&v) => rec.version = v,
                     None => {}
                 }
                 rec.counted = signed_ids.contains(id.as_ref());
+                keep.note(self, recs.len(), &rec, &id, url);
                 recs.push(rec);
             }
         }
-        Ok((recs, signed_total, conflicts))
+        Ok((recs, signed_total, conflicts, keep))
     }
 }
 
@@ -799,6 +819,93 @@ impl Open {
     }
 }
 
+/// What pass A keeps so that passes B and C can look up the documents of the groups to decide
+/// instead of reading everything again: the ids of dirty documents, and the URLs of documents that
+/// are dirty or stored as a www or http double (so that a group that lost its representative is
+/// found by its other members' URLs). Bounded: past [`Keep::CAP`] entries (a first run, a large
+/// change) the round reads everything instead.
+#[derive(Default)]
+struct Keep {
+    /// Record index and id.
+    ids: Vec<(u32, Box<str>)>,
+    /// Record index and URL as stored.
+    urls: Vec<(u32, Box<str>)>,
+    /// Gave up keeping: passes B and C read everything.
+    everything: bool,
+}
+
+impl Keep {
+    const CAP: usize = 100_000;
+
+    fn note(&mut self, plan: &Plan<'_>, idx: usize, rec: &Rec, id: &str, url: Option<&str>) {
+        if self.everything {
+            return;
+        }
+        let url_dims = [Dimension::Www, Dimension::Http]
+            .into_iter()
+            .filter(|&d| plan.on(d));
+        let url_double = url_dims
+            .clone()
+            .any(|d| rec.stored_true & (1 << d.index()) == 0);
+        if rec.dirty {
+            self.ids.push((idx as u32, id.into()));
+        }
+        if (rec.dirty || url_double) && url_dims.count() > 0 {
+            if let Some(url) = url {
+                self.urls.push((idx as u32, url.into()));
+            }
+        }
+        if self.ids.len() + self.urls.len() > Self::CAP {
+            *self = Keep {
+                everything: true,
+                ..Keep::default()
+            };
+        }
+    }
+}
+
+/// Pass B's answer: the best member of each group, and how many documents to decide its lookups
+/// did not find (`None` when it read everything).
+struct Ranked {
+    best: Vec<Vec<Option<Best>>>,
+    missed: Option<usize>,
+}
+
+/// The URL as stored and the normalised spellings of every URL that shares its www or http key:
+/// with and without one leading `www.`, under `http:` and `https:`.
+fn spellings(raw: &str, out: &mut Vec<String>) {
+    out.push(raw.to_owned());
+    let Some(normalized) = UrlKeys::new(Some(raw)).normalized else {
+        return;
+    };
+    let Ok(url) = url::Url::parse(&normalized) else {
+        return;
+    };
+    let Some(host) = url.host_str() else {
+        out.push(normalized);
+        return;
+    };
+    let bare = host.strip_prefix("www.").unwrap_or(host).to_owned();
+    let schemes: Vec<&str> = match url.scheme() {
+        "http" | "https" => vec!["http", "https"],
+        other => vec![other],
+    };
+    for scheme in schemes {
+        for host in [bare.clone(), format!("www.{bare}")] {
+            let mut u = url.clone();
+            if u.set_scheme(scheme).is_ok() && u.set_host(Some(&host)).is_ok() {
+                out.push(u.to_string());
+            }
+        }
+    }
+}
+
+/// The groups of a round and which of them it decides: what passes B and C work through.
+struct Todo<'r> {
+    groups: &'r [Option<Groups>],
+    open: &'r Open,
+}
+
 /// Where a dimension's stored count sits in [`Rec::stored_counts`].
 fn counted_slot(d: Dimension) -> usize {
     usize::from(d == Dimension::Fuzzy)
@@ -862,15 +969,88 @@ impl Plan<'_> {
 }
 
 impl<S: Store> Round<'_, S> {
+    /// The reads that passes B and C make: the user's filter alone (everything), or that filter
+    /// with lookups of the documents to decide by id, content signature and URL, split to the
+    /// store's limit. Lookups are used when they are likely cheaper than reading everything.
+    fn lookups(
+        &self,
+        recs: &[Rec],
+        groups: &[Option<Groups>],
+        open: &Open,
+        keep: Keep,
+        needed: usize,
+    ) -> Vec<Filter> {
+        let everything = vec![self.cfg.filter.clone()];
+        // Under host scope content keys are hashes of host and signature: no stored value to look up.
+        if open.all || keep.everything || self.cfg.scope == Scope::Host || needed * 4 > recs.len() {
+            return everything;
+        }
+        let f = &self.cfg.fields;
+        let mut lookups: Vec<(String, Vec<String>)> = Vec::new();
+        let ids = keep.ids.into_iter().filter(|(i, _)| open.docs[*i as usize]);
+        lookups.push((f.id.clone(), ids.map(|(_, id)| id.into()).collect()));
+        for d in Dimension::ALL {
+            let (Some(g), Some(field)) = (&groups[d.index()], f.signature(d)) else {
+                continue;
+            };
+            let bit = 1u8 << d.index();
+            let values = recs
+                .iter()
+                .enumerate()
+                .filter(|&(i, r)| {
+                    open.docs[i] && r.mask & bit != 0 && open.decides(self, d, g.group_of[i], r)
+                })
+                .map(|(_, r)| (r.keys[d.index()] as i64).to_string())
+                .collect();
+            lookups.push((field.to_owned(), values));
+        }
+        let mut urls = Vec::new();
+        for (i, raw) in keep.urls {
+            if open.docs[i as usize] {
+                spellings(&raw, &mut urls);
+            }
+        }
+        lookups.push((f.url.clone(), urls));
+
+        let max = self.store.max_lookup_values().max(1);
+        let mut reads = Vec::new();
+        let mut chunk: Vec<Filter> = Vec::new();
+        let mut size = 0;
+        for (field, mut values) in lookups {
+            values.sort_unstable();
+            values.dedup();
+            for part in values.chunks(max) {
+                if size + part.len() > max {
+                    reads.push(
+                        self.cfg
+                            .filter
+                            .clone()
+                            .and(Filter::Or(std::mem::take(&mut chunk))),
+                    );
+                    size = 0;
+                }
+                chunk.push(Filter::any_of(field.clone(), part.to_vec()));
+                size += part.len();
+            }
+        }
+        if !chunk.is_empty() {
+            reads.push(self.cfg.filter.clone().and(Filter::Or(chunk)));
+        }
+        debug!(reads = reads.len(), "documents to decide are looked up");
+        reads
+    }
+
     // ---------------------------------------------------------------- pass B
 
     async fn pass_b(
         &self,
+        report: &mut Report,
         recs: &[Rec],
         by_hash: &[(u64, u32)],
-        groups: &[Option<Groups>],
-        open: &Open,
-    ) -> Result<Vec<Vec<Option<Best>>>, EngineError> {
+        todo: &Todo<'_>,
+        reads: &[Filter],
+    ) -> Result<Ranked, EngineError> {
+        let Todo { groups, open } = *todo;
         let mut best: Vec<Vec<Option<Best>>> = groups
             .iter()
             .map(|g| {
@@ -879,70 +1059,90 @@ impl<S: Store> Round<'_, S> {
             })
             .collect();
         if best.iter().all(Vec::is_empty) {
-            return Ok(best);
+            return Ok(Ranked { best, missed: None });
         }
-        let query = self.rank_query();
-        let mut pages = Pages::new(&self.progress);
         let mut find = Finder::new(recs, by_hash);
-        while let Some(page) = pages.next(self.store, &query).await? {
-            for doc in &page.docs {
-                let Some(id) = self.id_of(doc) else { continue };
-                let Some(idx) = find.index(id_hash(&id)) else {
-                    continue;
-                };
-                let rec = &recs[idx];
-                if !open.docs[idx] || !self.same_version(doc, rec) {
-                    continue;
-                }
-                // Most documents are alone in every dimension and need no URL parsing here.
-                let grouped = groups.iter().zip(&open.groups).any(|(g, decide)| {
-                    g.as_ref().is_some_and(|g| {
-                        let gi = g.group_of[idx];
-                        gi != Groups::ALONE && (open.all || decide[gi as usize])
-                    })
-                });
-                if !grouped {
-                    continue;
-                }
-                let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
-                for d in Dimension::ALL {
-                    let Some(g) = &groups[d.index()] else {
+        let mut seen = vec![false; recs.len()];
+        for filter in reads {
+            let query = ReadQuery {
+                filter: filter.clone(),
+                ..self.rank_query()
+            };
+            let mut pages = Pages::new(&self.progress);
+            while let Some(page) = pages.next(self.store, &query).await? {
+                report.documents.reread += page.docs.len() as u64;
+                for doc in &page.docs {
+                    let Some(id) = self.id_of(doc) else { continue };
+                    let Some(idx) = find.index(id_hash(&id)) else {
                         continue;
                     };
-                    let gi = g.group_of[idx];
-                    if gi == Groups::ALONE || !open.decides(self, d, gi, rec) {
+                    let rec = &recs[idx];
+                    if !open.docs[idx] {
                         continue;
                     }
-                    let check = self.key_material(d, &url);
-                    let slot = &mut best[d.index()][gi as usize];
-                    let better = match slot {
-                        None => true,
-                        Some(b) => {
-                            if *b.check != *check {
-                                return Err(EngineError::Store(StoreError::Unsupported(format!(
+                    seen[idx] = true;
+                    if !self.same_version(doc, rec) {
+                        continue;
+                    }
+                    // Most documents are alone in every dimension and need no URL parsing here.
+                    let grouped = groups.iter().zip(&open.groups).any(|(g, decide)| {
+                        g.as_ref().is_some_and(|g| {
+                            let gi = g.group_of[idx];
+                            gi != Groups::ALONE && (open.all || decide[gi as usize])
+                        })
+                    });
+                    if !grouped {
+                        continue;
+                    }
+                    let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
+                    for d in Dimension::ALL {
+                        let Some(g) = &groups[d.index()] else {
+                            continue;
+                        };
+                        let gi = g.group_of[idx];
+                        if gi == Groups::ALONE || !open.decides(self, d, gi, rec) {
+                            continue;
+                        }
+                        let check = self.key_material(d, &url);
+                        let slot = &mut best[d.index()][gi as usize];
+                        let better = match slot {
+                            None => true,
+                            Some(b) => {
+                                if *b.check != *check {
+                                    return Err(EngineError::Store(StoreError::Unsupported(format!(
                                     "two different {d} keys share a 64-bit hash ({:?} and {:?}); please report this",
                                     b.check, check
                                 ))));
+                                }
+                                compare_full(
+                                    (rec.prefix, url.normalized.as_deref(), &id),
+                                    (b.prefix, b.url.as_deref(), &b.id),
+                                )
+                                .is_lt()
                             }
-                            compare_full(
-                                (rec.prefix, url.normalized.as_deref(), &id),
-                                (b.prefix, b.url.as_deref(), &b.id),
-                            )
-                            .is_lt()
+                        };
+                        if better {
+                            *slot = Some(Best {
+                                prefix: rec.prefix,
+                                url: url.normalized.as_deref().map(Into::into),
+                                id: id.as_ref().into(),
+                                check: check.into(),
+                            });
                         }
-                    };
-                    if better {
-                        *slot = Some(Best {
-                            prefix: rec.prefix,
-                            url: url.normalized.as_deref().map(Into::into),
-                            id: id.as_ref().into(),
-                            check: check.into(),
-                        });
                     }
                 }
             }
         }
-        Ok(best)
+        // Only lookups can miss a document; a full read that does not see one saw it deleted.
+        let lookups = reads.len() != 1 || reads[0] != self.cfg.filter;
+        let missed = lookups.then(|| {
+            open.docs
+                .iter()
+                .zip(&seen)
+                .filter(|(n, s)| **n && !**s)
+                .count()
+        });
+        Ok(Ranked { best, missed })
     }
 }
 
@@ -972,89 +1172,97 @@ impl<S: Store> Round<'_, S> {
         report: &mut Report,
         recs: &[Rec],
         by_hash: &[(u64, u32)],
-        groups: &[Option<Groups>],
+        todo: &Todo<'_>,
         best: &[Vec<Option<Best>>],
-        open: &Open,
+        reads: &[Filter],
     ) -> Result<u64, EngineError> {
-        let query = self.write_query();
+        let Todo { groups, open } = *todo;
         let f = &self.cfg.fields;
-        let mut pages = Pages::new(&self.progress);
         let mut unsettled = 0u64;
         let mut batch: Vec<AtomicUpdate> = Vec::new();
         let mut seen = vec![false; recs.len()];
         let mut find = Finder::new(recs, by_hash);
         // Documents whose signature update already counted them as written.
         let mut already: std::collections::HashSet<String> = std::collections::HashSet::new();
-        while let Some(page) = pages.next(self.store, &query).await? {
-            for doc in &page.docs {
-                let Some(id) = self.id_of(doc) else { continue };
-                let Some(idx) = find.index(id_hash(&id)) else {
-                    // Added after pass A: the next run takes it in.
-                    continue;
-                };
-                let rec = &recs[idx];
-                if !open.docs[idx] {
-                    continue;
-                }
-                seen[idx] = true;
-                if !self.same_version(doc, rec) {
-                    report.documents.changed_during_run += 1;
-                    unsettled += 1;
-                    continue;
-                }
-                let mut set = Vec::new();
-                for d in Dimension::ALL {
-                    let Some(g) = &groups[d.index()] else {
+        for filter in reads {
+            let query = ReadQuery {
+                filter: filter.clone(),
+                ..self.write_query()
+            };
+            let mut pages = Pages::new(&self.progress);
+            while let Some(page) = pages.next(self.store, &query).await? {
+                report.documents.reread += page.docs.len() as u64;
+                for doc in &page.docs {
+                    let Some(id) = self.id_of(doc) else { continue };
+                    let Some(idx) = find.index(id_hash(&id)) else {
+                        // Added after pass A: the next run takes it in.
                         continue;
                     };
-                    let gi = g.group_of[idx];
-                    if !open.decides(self, d, gi, rec) {
+                    let rec = &recs[idx];
+                    // Lookups may find a document twice; it is decided once.
+                    if !open.docs[idx] || seen[idx] {
                         continue;
                     }
-                    let (unique, count) = if gi == Groups::ALONE {
-                        (true, 1)
-                    } else {
-                        let winner = best[d.index()][gi as usize].as_ref();
-                        (winner.is_some_and(|b| *b.id == *id), g.sizes[gi as usize])
-                    };
-                    let mut changed = false;
-                    if get_bool(doc, f.unique(d)) != Some(unique) {
-                        set.push((f.unique(d).to_owned(), Value::Bool(unique)));
-                        changed = true;
+                    seen[idx] = true;
+                    if !self.same_version(doc, rec) {
+                        report.documents.changed_during_run += 1;
+                        unsettled += 1;
+                        continue;
                     }
-                    if let Some(cf) = f.count(d) {
-                        if get_i64(doc, cf) != Some(i64::from(count)) {
-                            set.push((cf.to_owned(), Value::from(count)));
+                    let mut set = Vec::new();
+                    for d in Dimension::ALL {
+                        let Some(g) = &groups[d.index()] else {
+                            continue;
+                        };
+                        let gi = g.group_of[idx];
+                        if !open.decides(self, d, gi, rec) {
+                            continue;
+                        }
+                        let (unique, count) = if gi == Groups::ALONE {
+                            (true, 1)
+                        } else {
+                            let winner = best[d.index()][gi as usize].as_ref();
+                            (winner.is_some_and(|b| *b.id == *id), g.sizes[gi as usize])
+                        };
+                        let mut changed = false;
+                        if get_bool(doc, f.unique(d)) != Some(unique) {
+                            set.push((f.unique(d).to_owned(), Value::Bool(unique)));
                             changed = true;
                         }
-                    }
-                    if changed {
-                        let r = report.dimensions.entry(d.name()).or_default();
-                        r.changed += 1;
-                        if self.mode == Mode::Check && r.examples.len() < 5 {
-                            r.examples.push(id.clone().into_owned());
+                        if let Some(cf) = f.count(d) {
+                            if get_i64(doc, cf) != Some(i64::from(count)) {
+                                set.push((cf.to_owned(), Value::from(count)));
+                                changed = true;
+                            }
+                        }
+                        if changed {
+                            let r = report.dimensions.entry(d.name()).or_default();
+                            r.changed += 1;
+                            if self.mode == Mode::Check && r.examples.len() < 5 {
+                                r.examples.push(id.clone().into_owned());
+                            }
                         }
                     }
-                }
-                if set.is_empty() {
-                    continue;
-                }
-                if !self.writes() {
-                    if !rec.counted {
-                        report.documents.written += 1;
+                    if set.is_empty() {
+                        continue;
                     }
-                    continue;
-                }
-                if rec.counted {
-                    already.insert(id.clone().into_owned());
-                }
-                batch.push(AtomicUpdate {
-                    id: id.into_owned(),
-                    version: Some(if rec.version != 0 { rec.version } else { 1 }),
-                    set,
-                });
-                if batch.len() >= self.cfg.batch_size.max(1) {
-                    unsettled += self.flush(&mut batch, &mut already, report).await?;
+                    if !self.writes() {
+                        if !rec.counted {
+                            report.documents.written += 1;
+                        }
+                        continue;
+                    }
+                    if rec.counted {
+                        already.insert(id.clone().into_owned());
+                    }
+                    batch.push(AtomicUpdate {
+                        id: id.into_owned(),
+                        version: Some(if rec.version != 0 { rec.version } else { 1 }),
+                        set,
+                    });
+                    if batch.len() >= self.cfg.batch_size.max(1) {
+                        unsettled += self.flush(&mut batch, &mut already, report).await?;
+                    }
                 }
             }
         }

@@ -20,6 +20,12 @@ pub struct DocumentCounts {
     pub changed_during_run: u64,
     /// Documents that `check` found without a signature the run would compute.
     pub missing_signatures: u64,
+    /// Documents in groups decided this run: all under `--full` and `check`; an incremental run
+    /// decides only the groups that do not stand as a run left them.
+    pub decided: u64,
+    /// Documents that the ranking and writing passes read: about twice `decided` when they look
+    /// the documents up, twice `read` when they read everything.
+    pub reread: u64,
 }
 
 /// What one dimension found.

@@ -16,6 +16,7 @@
 //! A bare list of clauses without operators is rejected rather than guessed, because Solr's meaning of
 //! it depends on `q.op`.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::Value;
@@ -51,6 +52,14 @@ pub enum Filter {
     And(Vec<Filter>),
     /// Any of these.
     Or(Vec<Filter>),
+    /// The field holds one of the values: a lookup by key. Build it with [`Filter::any_of`], which
+    /// sorts the values for the file store's binary search.
+    AnyOf {
+        /// Field name.
+        field: String,
+        /// The values, sorted and without repeats, as Solr would print them.
+        values: Vec<String>,
+    },
     /// A Solr `fq` passed through unchanged: what `--filter` becomes against a Solr core, where the
     /// user writes Solr's own syntax. Only the Solr store understands it.
     Solr(String),
@@ -72,6 +81,16 @@ impl Filter {
             ));
         }
         Ok(f)
+    }
+
+    /// Documents whose field holds any of `values`.
+    pub fn any_of(field: impl Into<String>, mut values: Vec<String>) -> Filter {
+        values.sort_unstable();
+        values.dedup();
+        Filter::AnyOf {
+            field: field.into(),
+            values,
+        }
     }
 
     /// The conjunction of two filters, flattening `All`.
@@ -104,6 +123,15 @@ impl Filter {
                     && (lo.is_some() || hi.is_some() || !v.is_null())
             }),
             Filter::Present(field) => values(doc, field).next().is_some(),
+            Filter::AnyOf { field, values: set } => values(doc, field).any(|v| {
+                let text: Cow<'_, str> = match v {
+                    Value::String(s) => Cow::Borrowed(s),
+                    Value::Number(n) => Cow::Owned(n.to_string()),
+                    Value::Bool(b) => Cow::Owned(b.to_string()),
+                    _ => return false,
+                };
+                set.binary_search_by(|x| x.as_str().cmp(&text)).is_ok()
+            }),
             Filter::Not(f) => !f.matches(doc),
             Filter::And(fs) => fs.iter().all(|f| f.matches(doc)),
             Filter::Or(fs) => fs.iter().any(|f| f.matches(doc)),
@@ -116,7 +144,10 @@ impl Filter {
     pub fn fields(&self, out: &mut Vec<String>) {
         match self {
             Filter::All | Filter::Solr(_) => {}
-            Filter::Term { field, .. } | Filter::Range { field, .. } | Filter::Present(field) => {
+            Filter::Term { field, .. }
+            | Filter::Range { field, .. }
+            | Filter::Present(field)
+            | Filter::AnyOf { field, .. } => {
                 if !out.contains(field) {
                     out.push(field.clone());
                 }
@@ -138,6 +169,15 @@ impl Filter {
                 hi.as_deref().map_or("*".to_owned(), quote)
             ),
             Filter::Present(field) => format!("{field}:[* TO *]"),
+            Filter::AnyOf { values, .. } if values.is_empty() => "(*:* -*:*)".to_owned(),
+            Filter::AnyOf { field, values } => format!(
+                "{field}:({})",
+                values
+                    .iter()
+                    .map(|v| quote(v))
+                    .collect::<Vec<_>>()
+                    .join(" OR ")
+            ),
             Filter::Not(f) => format!("(*:* -{})", f.to_solr_group()),
             Filter::And(fs) => join(fs, " AND "),
             Filter::Or(fs) => join(fs, " OR "),
@@ -455,5 +495,31 @@ mod tests {
             value: "-2401053093171183889".into(),
         };
         assert_eq!(neg.to_solr(), "exact_signature_l:\"-2401053093171183889\"");
+    }
+
+    #[test]
+    fn any_of_looks_values_up_and_renders_one_quoted_clause_each() {
+        let f = Filter::any_of(
+            "exact_signature_l",
+            vec!["7".into(), "-12".into(), "7".into()],
+        );
+        assert_eq!(f.to_solr(), "exact_signature_l:(\"-12\" OR \"7\")");
+        let doc = |v: Value| -> Doc {
+            let mut d = Doc::new();
+            d.insert("exact_signature_l".into(), v);
+            d
+        };
+        assert!(f.matches(&doc(serde_json::json!(-12))));
+        assert!(f.matches(&doc(serde_json::json!([3, 7]))));
+        assert!(!f.matches(&doc(serde_json::json!(12))));
+        assert!(!f.matches(&Doc::new()));
+        let urls = Filter::any_of("sku", vec!["http://a.org/\"x\"".into()]);
+        assert_eq!(urls.to_solr(), "sku:(\"http://a.org/\\\"x\\\"\")");
+        assert!(urls.matches(&{
+            let mut d = Doc::new();
+            d.insert("sku".into(), serde_json::json!("http://a.org/\"x\""));
+            d
+        }));
+        assert_eq!(Filter::any_of("id", Vec::new()).to_solr(), "(*:* -*:*)");
     }
 }

@@ -248,6 +248,13 @@ pub trait Store {
     /// it. By default it does nothing.
     fn hint_rereads(&self, _query: &ReadQuery) {}
 
+    /// How many values one read's [`Filter::AnyOf`] lookups may hold in all: Solr counts each as a
+    /// boolean clause against `maxBooleanClauses` (1024 by default). The engine splits longer lookups
+    /// into several reads.
+    fn max_lookup_values(&self) -> usize {
+        usize::MAX
+    }
+
     /// Value counts of a field, leaving out values with fewer than `mincount` documents.
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError>;
 

@@ -173,6 +173,11 @@ async fn fetch_page(
 }
 
 impl Store for SolrStore {
+    fn max_lookup_values(&self) -> usize {
+        // Well under Solr's default maxBooleanClauses of 1024, leaving room for the user's filter.
+        500
+    }
+
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         let mark = cursor.unwrap_or("*").to_owned();
         let ready = {

@@ -1,6 +1,6 @@
 //! End to end: full run, incremental run after a crawl changed the core, idempotence, `check`.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::harness::{assert_settled, corpus, long, solr_test, Target};
 
@@ -75,6 +75,46 @@ solr_test!(
     );
     }
 );
+
+solr_test!(a_small_change_is_looked_up_not_read_again, |t: &Target| {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(600, 19);
+    t.load(&docs);
+    t.run_ok(&["run"], dir.path());
+    // Three pages re-crawled (the crawler sends them without the worker's fields); deleted: the
+    // representative of an exact group and a www double.
+    t.load(&docs[10..13]);
+    let stored = t.docs();
+    let recrawled = |id: &str| docs[10..13].iter().any(|x| x["id"] == id);
+    let pick = |what: &dyn Fn(&Map<String, Value>) -> bool| -> String {
+        stored
+            .iter()
+            .find(|(id, d)| what(d) && !recrawled(id))
+            .map(|(id, _)| id.clone())
+            .expect("the corpus plants one")
+    };
+    let exact_rep = pick(&|d| {
+        d.get("exact_signature_unique_b") == Some(&json!(true))
+            && long(d, "exact_signature_copycount_i") >= Some(2)
+    });
+    let www_double = pick(&|d| d.get("www_unique_b") == Some(&json!(false)));
+    let gone = [exact_rep.as_str(), www_double.as_str()];
+    t.delete(&gone);
+    t.commit();
+    let present = t.docs().len() as u64;
+    let inc = t.run_ok(&["run"], dir.path());
+    let d = &inc["documents"];
+    let (read, decided, reread) = (
+        d["read"].as_u64().unwrap(),
+        d["decided"].as_u64().unwrap(),
+        d["reread"].as_u64().unwrap(),
+    );
+    assert_eq!(read, present, "{inc}");
+    assert!(decided >= 3 && decided * 4 < read, "{inc}");
+    assert!(reread <= 2 * decided, "looked up, not read again: {inc}");
+    let checked = assert_settled(t, dir.path());
+    eprintln!("checked {checked} values; {decided} documents decided, {reread} read again");
+});
 
 solr_test!(a_second_run_writes_nothing, |t: &Target| {
     let dir = tempfile::tempdir().unwrap();

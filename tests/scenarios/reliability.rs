@@ -29,6 +29,9 @@ impl<S: Store> Store for Hooked<'_, S> {
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         self.inner.read_page(query, cursor).await
     }
+    fn max_lookup_values(&self) -> usize {
+        self.inner.max_lookup_values()
+    }
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
         self.inner.facet(query).await
     }
