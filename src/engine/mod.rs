@@ -23,24 +23,39 @@
 //!   next page is read with the text inline instead. Signing and building the records run on every
 //!   core, a page at a time.
 //! - **Groups** are built from the records alone ([`group`]).
-//! - **Pass B** streams id, URL and version again and keeps, for each group, only the best member so
-//!   far under the one preference order shared by all dimensions (rank prefix, URL, id). Documents
-//!   alone in every dimension are skipped without parsing their URL.
-//! - **Pass C** streams the stored flags and counts, computes each document's own, and writes those
-//!   that differ, guarded by the version the decision was based on.
+//! - **Open groups.** From the records alone (they carry each document's stored flags and counts),
+//!   the round finds the groups that no longer stand as a run left them (`Open`): a dirty member,
+//!   a stored count that is not the group's size, not exactly one true flag, a representative
+//!   without the best rank prefix. Under `--full` and in `check` every group is open. When none is,
+//!   the round ends here: a settled index is read once.
+//! - **Pass B** reads id, URL and version of the documents in open groups and keeps, for each open
+//!   group, only the best member so far under the one preference order shared by all dimensions
+//!   (rank prefix, URL, id).
+//! - **Pass C** reads their stored flags and counts, computes each document's own in its open
+//!   groups, and writes those that differ, guarded by the version the decision was based on.
 //!
-//! Before pass A the engine tells the store ([`Store::hint_rereads`]) that the light fields will be
-//! read three times, so a store that can keep them apart (the file store does) serves passes B and C
+//! Passes B and C find the documents of open groups by lookups when few are open: by id (the dirty
+//! documents, whose ids pass A keeps), by content signature, and by the spellings of the URLs pass A
+//! kept (dirty documents and stored www/http doubles). If a lookup misses one (a URL stored in a
+//! spelling other than its normalised form), pass B reads everything instead. With many open
+//! documents (a first run, `--full`, a large change) both passes read everything, as lookups would
+//! cost more.
+//!
+//! Before pass A the engine tells the store ([`Store::hint_rereads`]) that the light fields may be
+//! read again, so a store that can keep them apart (the file store does) serves passes B and C
 //! without reading the documents again.
 //!
-//! Memory is about 130 bytes per document (the 88-byte record, an id-hash index of the records, one
+//! Memory is about 140 bytes per document (the 96-byte record, an id-hash index of the records, one
 //! group number per dimension), plus, while groups are built, 16 bytes per document of the dimension
-//! at hand, plus the best member's strings per group. It does not grow with document size.
+//! at hand, plus the best member's strings per open group, plus at most 100,000 kept ids and URLs.
+//! It does not grow with document size.
 //!
 //! # Consequences
 //!
 //! - The outcome depends only on the documents: not on paging, batch sizes or run history. An
-//!   incremental run differs from `--full` only in which signatures it recomputes.
+//!   incremental run differs from `--full` only in which signatures it recomputes and which groups
+//!   it decides again; a group it leaves alone already holds what `--full` would write (see
+//!   `Open` for the one change it cannot see: a URL edited in place without re-indexing).
 //! - A run killed at any point leaves every written document consistent on its own (each update is
 //!   complete for that document); the next run recomputes the rest and converges.
 //! - A document that changes during a run (HTTP 409 or a new version between passes) is never written
@@ -389,7 +404,7 @@ impl Plan<'_> {
 
 impl<S: Store> Round<'_, S> {
     async fn execute(self, report: &mut Report) -> Result<RoundOutcome, EngineError> {
-        // All three passes stream the light fields.
+        // Passes B and C may read the light fields again.
         self.store.hint_rereads(&self.query());
         let t = Instant::now();
         self.progress.set_prefix("scan");
@@ -793,9 +808,11 @@ impl Plan<'_> {
 /// changes: an added or re-indexed document is dirty (a crawler's new document carries none of the
 /// worker's fields); a deleted member shrinks its group below the stored counts, or takes the only
 /// true flag with it; a run killed half-way leaves a dirty member, two true flags or mixed counts; a
-/// changed `--prefer-*`, `--scope` or `--filter` moves the best prefix or the group bounds. A member's
-/// URL edited in place without re-indexing (an atomic update of the URL field by someone else) is the
-/// one change this does not see; `--full` and `check` decide everything.
+/// changed `--prefer-*` moves the best prefix (members that tie on it keep their old order), and a
+/// changed `--scope` splits or merges groups into ones with no or several true flags. Not seen: a
+/// member's URL edited in place without re-indexing (an atomic update of the URL field by someone
+/// else), and a changed `--filter`, which can join members decided in different runs into a group
+/// whose flags and counts look settled; `--full` and `check` decide everything.
 struct Open {
     /// Everything is decided again.
     all: bool,
@@ -1012,6 +1029,11 @@ impl<S: Store> Round<'_, S> {
         }
         lookups.push((f.url.clone(), urls));
 
+        let values: usize = lookups.iter().map(|(_, v)| v.len()).sum();
+        if values > Keep::CAP {
+            // Hundreds of lookup reads would cost more than one read of everything.
+            return everything;
+        }
         let max = self.store.max_lookup_values().max(1);
         let mut reads = Vec::new();
         let mut chunk: Vec<Filter> = Vec::new();
@@ -1058,7 +1080,9 @@ impl<S: Store> Round<'_, S> {
                     .map_or_else(Vec::new, |g| (0..g.count()).map(|_| None).collect())
             })
             .collect();
-        if best.iter().all(Vec::is_empty) {
+        // Only lookups can miss a document; a full read that does not see one saw it deleted.
+        let lookups = reads.len() != 1 || reads[0] != self.cfg.filter;
+        if best.iter().all(Vec::is_empty) && !lookups {
             return Ok(Ranked { best, missed: None });
         }
         let mut find = Finder::new(recs, by_hash);
@@ -1133,8 +1157,6 @@ impl<S: Store> Round<'_, S> {
                 }
             }
         }
-        // Only lookups can miss a document; a full read that does not see one saw it deleted.
-        let lookups = reads.len() != 1 || reads[0] != self.cfg.filter;
         let missed = lookups.then(|| {
             open.docs
                 .iter()

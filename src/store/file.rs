@@ -120,8 +120,20 @@ struct Light {
     building: Option<(Vec<String>, TempFile, BufWriter<File>, Pos)>,
     /// A complete copy: its fields, its file, and the input position at its end.
     ready: Option<(Vec<String>, TempFile, Pos)>,
-    /// A reader of the complete copy left where the last page ended, at that input position.
-    reader: Option<(Pos, ReadAhead)>,
+    /// A reader of the complete copy left where the last page ended, at that input position: the
+    /// records of its last batch that the page had no room for (parsed for the fields kept then),
+    /// then the reader.
+    reader: Option<(Pos, Leftover, ReadAhead)>,
+}
+
+/// Records read from the light copy but not yet handed out: a filtered page fills up in the middle
+/// of a batch, and the next page starts with them.
+#[derive(Default)]
+struct Leftover {
+    keep: Option<Vec<String>>,
+    records: std::collections::VecDeque<Parsed>,
+    /// The reader has nothing more after these.
+    eof: bool,
 }
 
 impl Light {
@@ -543,37 +555,52 @@ impl FileStore {
         let mut batch = Batch::default();
         let mut room = room;
 
-        if state.light.covers(keep)
-            && (start == (0, 0) || matches!(&state.light.reader, Some((p, _)) if *p == start))
-        {
+        let resumes = |r: &Option<(Pos, Leftover, ReadAhead)>| {
+            matches!(r, Some((p, left, _)) if *p == start
+                && (left.records.is_empty() || left.keep.as_deref() == keep))
+        };
+        if state.light.covers(keep) && (start == (0, 0) || resumes(&state.light.reader)) {
             let (_, copy, end) = state.light.ready.as_ref().expect("covers() saw it");
             let end = *end;
-            let mut reader = match state.light.reader.take() {
-                Some((p, r)) if p == start => r,
-                _ => ReadAhead::open(&copy.0, 0).map_err(open_err)?,
+            let (mut left, mut eof, mut reader) = match state.light.reader.take() {
+                Some((p, left, r)) if p == start => (left.records, left.eof, r),
+                _ => (
+                    Default::default(),
+                    false,
+                    ReadAhead::open(&copy.0, 0).map_err(open_err)?,
+                ),
             };
             let mut pos = start;
             loop {
-                batch.clear();
-                let mut unused = (0, 0);
-                let eof = batch
-                    .read(&mut reader, &mut unused, room.min(BATCH_LINES))
-                    .map_err(|e| read_err(pos.1 + 1, e))?;
-                let parsed = par_map(batch.lines.len(), |i| self.parse_light(batch.line(i), keep));
-                let taken = parsed.len();
-                for (i, p) in parsed.into_iter().enumerate() {
-                    let (doc, id, _, after) = p?;
+                if left.is_empty() {
+                    if eof {
+                        return Ok((end, true));
+                    }
+                    batch.clear();
+                    let mut unused = (0, 0);
+                    eof = batch
+                        .read(&mut reader, &mut unused, room.min(BATCH_LINES))
+                        .map_err(|e| read_err(pos.1 + 1, e))?;
+                    let parsed =
+                        par_map(batch.lines.len(), |i| self.parse_light(batch.line(i), keep));
+                    left = parsed.into_iter().collect::<Result<_, _>>()?;
+                }
+                while let Some((doc, id, _, after)) = left.pop_front() {
                     pos = after;
                     room = f(doc, &id);
                     if room == 0 {
-                        if i + 1 == taken {
-                            state.light.reader = Some((pos, reader));
+                        if left.is_empty() && eof {
+                            return Ok((end, true));
                         }
+                        let keep = keep.map(<[String]>::to_vec);
+                        let rest = Leftover {
+                            keep,
+                            records: left,
+                            eof,
+                        };
+                        state.light.reader = Some((pos, rest, reader));
                         return Ok((pos, false));
                     }
-                }
-                if eof {
-                    return Ok((end, true));
                 }
             }
         }

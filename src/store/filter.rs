@@ -185,6 +185,37 @@ impl Filter {
         }
     }
 
+    /// The filter as Solr `fq` parameters: one per part of a conjunction, which Solr intersects,
+    /// so that a user's raw `fq` (which may start with local params such as `{!term f=…}`) is
+    /// always sent alone and stays in Solr's filter cache. Lookups (parts holding [`Filter::AnyOf`])
+    /// differ on every read, so they are marked `{!cache=false}`.
+    pub fn to_solr_fqs(&self) -> Vec<String> {
+        let parts: Vec<&Filter> = match self {
+            Filter::All => Vec::new(),
+            Filter::And(fs) => fs.iter().collect(),
+            f => vec![f],
+        };
+        parts
+            .into_iter()
+            .map(|f| {
+                if f.has_lookup() {
+                    format!("{{!cache=false}}{}", f.to_solr())
+                } else {
+                    f.to_solr()
+                }
+            })
+            .collect()
+    }
+
+    fn has_lookup(&self) -> bool {
+        match self {
+            Filter::AnyOf { .. } => true,
+            Filter::Not(f) => f.has_lookup(),
+            Filter::And(fs) | Filter::Or(fs) => fs.iter().any(Filter::has_lookup),
+            _ => false,
+        }
+    }
+
     /// Whether the filter contains a raw Solr `fq` that only Solr can evaluate.
     pub fn is_solr_only(&self) -> bool {
         match self {
@@ -521,5 +552,15 @@ mod tests {
             d
         }));
         assert_eq!(Filter::any_of("id", Vec::new()).to_solr(), "(*:* -*:*)");
+        let user = Filter::Solr("{!term f=title}a b".into());
+        let looked_up = user.clone().and(Filter::Or(vec![f.clone(), urls.clone()]));
+        assert_eq!(
+            looked_up.to_solr_fqs(),
+            vec![
+                "{!term f=title}a b".to_owned(),
+                format!("{{!cache=false}}{} OR {}", f.to_solr(), urls.to_solr())
+            ]
+        );
+        assert!(Filter::All.to_solr_fqs().is_empty());
     }
 }

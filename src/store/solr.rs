@@ -131,8 +131,8 @@ fn select_params(id_field: &str, query: &ReadQuery, mark: &str) -> Vec<(String, 
         ("rows".to_owned(), query.rows.max(1).to_string()),
         ("cursorMark".to_owned(), mark.to_owned()),
     ];
-    if query.filter != Filter::All {
-        p.push(("fq".to_owned(), query.filter.to_solr()));
+    for fq in query.filter.to_solr_fqs() {
+        p.push(("fq".to_owned(), fq));
     }
     p
 }
@@ -360,8 +360,8 @@ impl SolrStore {
             ("rows".to_owned(), "0".to_owned()),
             ("json.facet".to_owned(), facet.to_string()),
         ];
-        if *filter != Filter::All {
-            params.push(("fq".to_owned(), filter.to_solr()));
+        for fq in filter.to_solr_fqs() {
+            params.push(("fq".to_owned(), fq));
         }
         Ok(self.client.select(params).await?)
     }
