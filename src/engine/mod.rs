@@ -999,7 +999,13 @@ impl<S: Store> Round<'_, S> {
     ) -> Vec<Filter> {
         let everything = vec![self.cfg.filter.clone()];
         // Under host scope content keys are hashes of host and signature: no stored value to look up.
-        if open.all || keep.everything || self.cfg.scope == Scope::Host || needed * 4 > recs.len() {
+        let max = self.store.max_lookup_values();
+        if max == 0
+            || open.all
+            || keep.everything
+            || self.cfg.scope == Scope::Host
+            || needed * 4 > recs.len()
+        {
             return everything;
         }
         let f = &self.cfg.fields;
@@ -1034,7 +1040,6 @@ impl<S: Store> Round<'_, S> {
             // Hundreds of lookup reads would cost more than one read of everything.
             return everything;
         }
-        let max = self.store.max_lookup_values().max(1);
         let mut reads = Vec::new();
         let mut chunk: Vec<Filter> = Vec::new();
         let mut size = 0;

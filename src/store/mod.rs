@@ -250,9 +250,10 @@ pub trait Store {
 
     /// How many values one read's [`Filter::AnyOf`] lookups may hold in all: Solr counts each as a
     /// boolean clause against `maxBooleanClauses` (1024 by default). The engine splits longer lookups
-    /// into several reads.
+    /// into several reads. 0 (the default) means lookups cost no less than reading everything, as
+    /// in the file store, which has no index and evaluates a filter on every record.
     fn max_lookup_values(&self) -> usize {
-        usize::MAX
+        0
     }
 
     /// Value counts of a field, leaving out values with fewer than `mincount` documents.
