@@ -597,21 +597,11 @@ fn incremental_runs_decide_exactly_the_groups_that_changed() {
     same_as_full(&settled, &by_host, "--scope host");
 }
 
-fn generated(n: u64, seed: u64) -> Vec<Value> {
-    let mut out = Vec::new();
-    crate::truth::gen_corpus::generate(n, seed, 0.5, &mut out, None::<&mut Vec<u8>>).unwrap();
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// After a small crawl change, the ranking and writing passes look up only the documents of the
 /// groups that changed, and the result is a full run's.
 #[test]
 fn a_small_change_is_decided_from_lookups_alone() {
-    let (_, first) = run(&generated(2000, 5));
+    let (_, first) = run(&crate::truth::generated(2000, 5, 0.5));
     let mut docs: Vec<Value> = first.values().cloned().collect();
     let version = 1_900_000_000_000_000_000i64;
     // Re-index ten documents (five with another page's text), delete ten (among them the

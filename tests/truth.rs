@@ -13,6 +13,17 @@ use crate::engine::{by_id, run_file};
 #[allow(dead_code)]
 pub(crate) mod gen_corpus;
 
+/// `n` generated pages of about `page_kb` KB as JSON documents, without the ground truth.
+pub(crate) fn generated(n: u64, seed: u64, page_kb: f64) -> Vec<Value> {
+    let mut out = Vec::new();
+    gen_corpus::generate(n, seed, page_kb, &mut out, None::<&mut Vec<u8>>).unwrap();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[derive(serde::Deserialize)]
 struct Truth {
     groups: BTreeMap<String, Vec<Vec<String>>>,

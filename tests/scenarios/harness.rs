@@ -297,13 +297,7 @@ impl Target {
 
 /// A generated corpus of `n` crawled pages with planted doubles (the corpus generator).
 pub fn corpus(n: u64, seed: u64) -> Vec<Value> {
-    let mut out = Vec::new();
-    crate::truth::gen_corpus::generate(n, seed, 1.0, &mut out, None::<&mut Vec<u8>>).unwrap();
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    crate::truth::generated(n, seed, 1.0)
 }
 
 /// What a fresh `--full` run would leave: the file store's answer for the same documents, without
