@@ -1092,72 +1092,65 @@ impl<S: Store> Round<'_, S> {
         }
         let mut find = Finder::new(recs, by_hash);
         let mut seen = vec![false; recs.len()];
-        for filter in reads {
-            let query = ReadQuery {
-                filter: filter.clone(),
-                ..self.rank_query()
-            };
-            let mut pages = Pages::new(&self.progress);
-            while let Some(page) = pages.next(self.store, &query).await? {
-                report.documents.reread += page.docs.len() as u64;
-                for doc in &page.docs {
-                    let Some(id) = self.id_of(doc) else { continue };
-                    let Some(idx) = find.index(id_hash(&id)) else {
+        let mut pages = Rereads::new(self.rank_query(), reads, &self.progress);
+        while let Some(page) = pages.next(self.store, report).await? {
+            for doc in &page.docs {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some(idx) = find.index(id_hash(&id)) else {
+                    continue;
+                };
+                let rec = &recs[idx];
+                if !open.docs[idx] {
+                    continue;
+                }
+                seen[idx] = true;
+                if !self.same_version(doc, rec) {
+                    continue;
+                }
+                // Most documents are alone in every dimension and need no URL parsing here.
+                let grouped = groups.iter().zip(&open.groups).any(|(g, decide)| {
+                    g.as_ref().is_some_and(|g| {
+                        let gi = g.group_of[idx];
+                        gi != Groups::ALONE && (open.all || decide[gi as usize])
+                    })
+                });
+                if !grouped {
+                    continue;
+                }
+                let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
+                for d in Dimension::ALL {
+                    let Some(g) = &groups[d.index()] else {
                         continue;
                     };
-                    let rec = &recs[idx];
-                    if !open.docs[idx] {
+                    let gi = g.group_of[idx];
+                    if gi == Groups::ALONE || !open.decides(self, d, gi, rec) {
                         continue;
                     }
-                    seen[idx] = true;
-                    if !self.same_version(doc, rec) {
-                        continue;
-                    }
-                    // Most documents are alone in every dimension and need no URL parsing here.
-                    let grouped = groups.iter().zip(&open.groups).any(|(g, decide)| {
-                        g.as_ref().is_some_and(|g| {
-                            let gi = g.group_of[idx];
-                            gi != Groups::ALONE && (open.all || decide[gi as usize])
-                        })
-                    });
-                    if !grouped {
-                        continue;
-                    }
-                    let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
-                    for d in Dimension::ALL {
-                        let Some(g) = &groups[d.index()] else {
-                            continue;
-                        };
-                        let gi = g.group_of[idx];
-                        if gi == Groups::ALONE || !open.decides(self, d, gi, rec) {
-                            continue;
-                        }
-                        let check = self.key_material(d, &url);
-                        let slot = &mut best[d.index()][gi as usize];
-                        let better = match slot {
-                            None => true,
-                            Some(b) => {
-                                if *b.check != *check {
-                                    return Err(EngineError::Store(StoreError::Unsupported(format!(
-                                    "two different {d} keys share a 64-bit hash ({:?} and {:?}); please report this",
-                                    b.check, check
-                                ))));
-                                }
-                                compare_full(
-                                    (rec.prefix, url.normalized.as_deref(), &id),
-                                    (b.prefix, b.url.as_deref(), &b.id),
-                                )
-                                .is_lt()
+                    let check = self.key_material(d, &url);
+                    let slot = &mut best[d.index()][gi as usize];
+                    let better = match slot {
+                        None => true,
+                        Some(b) => {
+                            if *b.check != *check {
+                                return Err(EngineError::Store(StoreError::Unsupported(format!(
+                            "two different {d} keys share a 64-bit hash ({:?} and {:?}); please report this",
+                            b.check, check
+                        ))));
                             }
-                        };
-                        if better {
-                            *slot = Some(Best {
-                                prefix: rec.prefix,
-                                url: url.normalized.as_deref().map(Into::into),
-                                id: id.as_ref().into(),
-                                check: check.into(),
-                            });
+                            compare_full(
+                                (rec.prefix, url.normalized.as_deref(), &id),
+                                (b.prefix, b.url.as_deref(), &b.id),
+                            )
+                            .is_lt()
                         }
+                    };
+                    if better {
+                        *slot = Some(Best {
+                            prefix: rec.prefix,
+                            url: url.normalized.as_deref().map(Into::into),
+                            id: id.as_ref().into(),
+                            check: check.into(),
+                        });
                     }
                 }
             }
@@ -1211,85 +1204,78 @@ impl<S: Store> Round<'_, S> {
         let mut find = Finder::new(recs, by_hash);
         // Documents whose signature update already counted them as written.
         let mut already: std::collections::HashSet<String> = std::collections::HashSet::new();
-        for filter in reads {
-            let query = ReadQuery {
-                filter: filter.clone(),
-                ..self.write_query()
-            };
-            let mut pages = Pages::new(&self.progress);
-            while let Some(page) = pages.next(self.store, &query).await? {
-                report.documents.reread += page.docs.len() as u64;
-                for doc in &page.docs {
-                    let Some(id) = self.id_of(doc) else { continue };
-                    let Some(idx) = find.index(id_hash(&id)) else {
-                        // Added after pass A: the next run takes it in.
+        let mut pages = Rereads::new(self.write_query(), reads, &self.progress);
+        while let Some(page) = pages.next(self.store, report).await? {
+            for doc in &page.docs {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some(idx) = find.index(id_hash(&id)) else {
+                    // Added after pass A: the next run takes it in.
+                    continue;
+                };
+                let rec = &recs[idx];
+                // Lookups may find a document twice; it is decided once.
+                if !open.docs[idx] || seen[idx] {
+                    continue;
+                }
+                seen[idx] = true;
+                if !self.same_version(doc, rec) {
+                    report.documents.changed_during_run += 1;
+                    unsettled += 1;
+                    continue;
+                }
+                let mut set = Vec::new();
+                for d in Dimension::ALL {
+                    let Some(g) = &groups[d.index()] else {
                         continue;
                     };
-                    let rec = &recs[idx];
-                    // Lookups may find a document twice; it is decided once.
-                    if !open.docs[idx] || seen[idx] {
+                    let gi = g.group_of[idx];
+                    if !open.decides(self, d, gi, rec) {
                         continue;
                     }
-                    seen[idx] = true;
-                    if !self.same_version(doc, rec) {
-                        report.documents.changed_during_run += 1;
-                        unsettled += 1;
-                        continue;
+                    let (unique, count) = if gi == Groups::ALONE {
+                        (true, 1)
+                    } else {
+                        let winner = best[d.index()][gi as usize].as_ref();
+                        (winner.is_some_and(|b| *b.id == *id), g.sizes[gi as usize])
+                    };
+                    let mut changed = false;
+                    if get_bool(doc, f.unique(d)) != Some(unique) {
+                        set.push((f.unique(d).to_owned(), Value::Bool(unique)));
+                        changed = true;
                     }
-                    let mut set = Vec::new();
-                    for d in Dimension::ALL {
-                        let Some(g) = &groups[d.index()] else {
-                            continue;
-                        };
-                        let gi = g.group_of[idx];
-                        if !open.decides(self, d, gi, rec) {
-                            continue;
-                        }
-                        let (unique, count) = if gi == Groups::ALONE {
-                            (true, 1)
-                        } else {
-                            let winner = best[d.index()][gi as usize].as_ref();
-                            (winner.is_some_and(|b| *b.id == *id), g.sizes[gi as usize])
-                        };
-                        let mut changed = false;
-                        if get_bool(doc, f.unique(d)) != Some(unique) {
-                            set.push((f.unique(d).to_owned(), Value::Bool(unique)));
+                    if let Some(cf) = f.count(d) {
+                        if get_i64(doc, cf) != Some(i64::from(count)) {
+                            set.push((cf.to_owned(), Value::from(count)));
                             changed = true;
                         }
-                        if let Some(cf) = f.count(d) {
-                            if get_i64(doc, cf) != Some(i64::from(count)) {
-                                set.push((cf.to_owned(), Value::from(count)));
-                                changed = true;
-                            }
-                        }
-                        if changed {
-                            let r = report.dimensions.entry(d.name()).or_default();
-                            r.changed += 1;
-                            if self.mode == Mode::Check && r.examples.len() < 5 {
-                                r.examples.push(id.clone().into_owned());
-                            }
+                    }
+                    if changed {
+                        let r = report.dimensions.entry(d.name()).or_default();
+                        r.changed += 1;
+                        if self.mode == Mode::Check && r.examples.len() < 5 {
+                            r.examples.push(id.clone().into_owned());
                         }
                     }
-                    if set.is_empty() {
-                        continue;
+                }
+                if set.is_empty() {
+                    continue;
+                }
+                if !self.writes() {
+                    if !rec.counted {
+                        report.documents.written += 1;
                     }
-                    if !self.writes() {
-                        if !rec.counted {
-                            report.documents.written += 1;
-                        }
-                        continue;
-                    }
-                    if rec.counted {
-                        already.insert(id.clone().into_owned());
-                    }
-                    batch.push(AtomicUpdate {
-                        id: id.into_owned(),
-                        version: Some(if rec.version != 0 { rec.version } else { 1 }),
-                        set,
-                    });
-                    if batch.len() >= self.cfg.batch_size.max(1) {
-                        unsettled += self.flush(&mut batch, &mut already, report).await?;
-                    }
+                    continue;
+                }
+                if rec.counted {
+                    already.insert(id.clone().into_owned());
+                }
+                batch.push(AtomicUpdate {
+                    id: id.into_owned(),
+                    version: Some(if rec.version != 0 { rec.version } else { 1 }),
+                    set,
+                });
+                if batch.len() >= self.cfg.batch_size.max(1) {
+                    unsettled += self.flush(&mut batch, &mut already, report).await?;
                 }
             }
         }
@@ -1475,6 +1461,47 @@ impl<'p> Pages<'p> {
             None => self.done = true,
         }
         Ok(Some(page))
+    }
+}
+
+/// Walks the reads of passes B and C one after the other (the user's filter alone, or its lookups),
+/// counting the documents read again.
+struct Rereads<'p> {
+    queries: Vec<ReadQuery>,
+    at: usize,
+    pages: Pages<'p>,
+}
+
+impl<'p> Rereads<'p> {
+    fn new(base: ReadQuery, reads: &[Filter], progress: &'p ProgressBar) -> Self {
+        let queries = reads
+            .iter()
+            .map(|filter| ReadQuery {
+                filter: filter.clone(),
+                ..base.clone()
+            })
+            .collect();
+        Rereads {
+            queries,
+            at: 0,
+            pages: Pages::new(progress),
+        }
+    }
+
+    async fn next<S: Store>(
+        &mut self,
+        store: &S,
+        report: &mut Report,
+    ) -> Result<Option<Page>, StoreError> {
+        while let Some(query) = self.queries.get(self.at) {
+            if let Some(page) = self.pages.next(store, query).await? {
+                report.documents.reread += page.docs.len() as u64;
+                return Ok(Some(page));
+            }
+            self.at += 1;
+            self.pages = Pages::new(self.pages.progress);
+        }
+        Ok(None)
     }
 }
 
