@@ -29,13 +29,11 @@
 //! characters assigned in later Unicode versions are a known limit, as is Java's treeified bucket
 //! (see [`super::java_hashmap`]).
 
-use std::hash::BuildHasherDefault;
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use rustc_hash::FxHasher;
-
 use super::java_chars::{LETTER_OR_DIGIT, TO_LOWER};
-use super::java_hashmap::{bucket, java_string_hash, table_size};
+use super::java_hashmap::{bucket, table_size};
 use super::{lookup3::lookup3ycs64, md5_long, Scheme};
 
 /// The two tunables of the text profile.
@@ -84,10 +82,11 @@ pub struct Profile {
 impl Profile {
     /// Computes the profile of `text`.
     pub fn new(text: &str, scheme: Scheme, params: ProfileParams) -> Self {
-        let mut units = Vec::with_capacity(text.len());
-        let mut spans = Vec::new();
-        tokenize(text, params.min_token_len, &mut units, &mut spans);
-        let tokens = build(&units, &spans, scheme, params.quant_rate);
+        let tokens = SCRATCH.with(|scratch| {
+            let mut counter = scratch.borrow_mut();
+            counter.count(text, params.min_token_len);
+            counter.kept(scheme, params.quant_rate)
+        });
         Profile { scheme, tokens }
     }
 
@@ -182,117 +181,218 @@ fn unit_table() -> &'static [u16; 65536] {
     })
 }
 
-/// Lower-cased letters and digits go to `units`; every token longer than `min_len` becomes a span.
-fn tokenize(text: &str, min_len: usize, units: &mut Vec<u16>, spans: &mut Vec<(u32, u32)>) {
-    let table = unit_table();
-    let mut start = 0usize;
-    let mut end_token = |units: &mut Vec<u16>, start: &mut usize| {
-        let len = units.len() - *start;
-        if len > min_len {
-            spans.push((*start as u32, units.len() as u32));
-        } else {
-            units.truncate(*start);
-        }
-        *start = units.len();
-    };
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            // ASCII: the table gives the same answer, this is just the short way there.
-            if b.is_ascii_alphanumeric() {
-                units.push(u16::from(b.to_ascii_lowercase()));
-            } else if units.len() > start {
-                end_token(units, &mut start);
-            }
-            i += 1;
-            continue;
-        }
-        // Decode one multi-byte char; `text` is valid UTF-8, so the width follows from the lead byte.
-        let width = if b >= 0xF0 {
-            4
-        } else if b >= 0xE0 {
-            3
-        } else {
-            2
-        };
-        let c = text[i..i + width].chars().next().map_or(0, u32::from);
-        i += width;
-        let lower = if c <= 0xFFFF { table[c as usize] } else { 0 };
-        if lower != 0 {
-            units.push(lower);
-        } else if units.len() > start {
-            end_token(units, &mut start);
-        }
-    }
-    if units.len() > start {
-        end_token(units, &mut start);
-    }
+thread_local! {
+    /// One counter per thread, so that its buffers are allocated once, not once per page.
+    static SCRATCH: RefCell<Counter> = RefCell::new(Counter::default());
 }
 
+/// A distinct token: where its units are in [`Counter::units`], its Java `String.hashCode()` and its count.
+#[derive(Clone, Copy)]
 struct Entry {
-    span: (u32, u32),
+    start: u32,
+    len: u32,
+    hash: i32,
     count: u32,
 }
 
-type FxMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// Tokenises a text and counts its distinct tokens in one pass.
+///
+/// `units` holds the lower-cased units of each distinct token once (a repeated token is compared
+/// and dropped again), `entries` one [`Entry`] per distinct token in order of first occurrence, and
+/// `slots` an open-addressing index into `entries` (0 empty, else index + 1), keyed by the token's
+/// Java hash, which the scan computes as it goes and the iteration order needs anyway.
+#[derive(Default)]
+struct Counter {
+    units: Vec<u16>,
+    entries: Vec<Entry>,
+    slots: Vec<u32>,
+}
 
-fn build(
-    units: &[u16],
-    spans: &[(u32, u32)],
-    scheme: Scheme,
-    quant_rate: f32,
-) -> Vec<ProfileToken> {
-    let mut index: FxMap<&[u16], usize> = FxMap::default();
-    index.reserve(spans.len().min(4096));
-    let mut entries: Vec<Entry> = Vec::new();
-    for &(s, e) in spans {
-        let token = &units[s as usize..e as usize];
-        match index.get(token) {
-            Some(&k) => entries[k].count += 1,
-            None => {
-                index.insert(token, entries.len());
-                entries.push(Entry {
-                    span: (s, e),
-                    count: 1,
-                });
+/// For ASCII bytes: 0 when not a letter or digit, else the lower-cased byte. Agrees with the full
+/// table below; it is the short way there for the common case.
+const ASCII_LOWER: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() {
+            table[b] = c.to_ascii_lowercase();
+        }
+        b += 1;
+    }
+    table
+};
+
+impl Counter {
+    fn count(&mut self, text: &str, min_len: usize) {
+        let table = unit_table();
+        self.entries.clear();
+        // Every unit comes from at least one byte, so `units` never needs more than the text's length.
+        // The buffer only grows; nothing in it is read before it is written.
+        if self.units.len() < text.len() {
+            self.units.resize(text.len(), 0);
+        }
+        let want = (text.len() / 8).next_power_of_two().clamp(64, 1 << 16);
+        self.slots.clear();
+        self.slots.resize(want, 0);
+        let mut index = Index {
+            entries: &mut self.entries,
+            slots: &mut self.slots,
+            min_len,
+        };
+        let units = &mut self.units[..];
+        let bytes = text.as_bytes();
+        // `units[start..end]` is the token being read; `units[..start]` the distinct tokens so far.
+        let (mut start, mut end) = (0usize, 0usize);
+        let mut hash = 0i32;
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let unit = if b < 0x80 {
+                i += 1;
+                u16::from(ASCII_LOWER[usize::from(b)])
+            } else if b >= 0xF0 {
+                // Outside the BMP: two surrogate units, neither a letter.
+                i += 4;
+                0
+            } else if b >= 0xE0 {
+                let c = (u32::from(b & 0x0F) << 12)
+                    | (u32::from(bytes[i + 1] & 0x3F) << 6)
+                    | u32::from(bytes[i + 2] & 0x3F);
+                i += 3;
+                table[c as usize]
+            } else {
+                let c = (u32::from(b & 0x1F) << 6) | u32::from(bytes[i + 1] & 0x3F);
+                i += 2;
+                table[c as usize]
+            };
+            if unit != 0 {
+                units[end] = unit;
+                end += 1;
+                hash = hash.wrapping_mul(31).wrapping_add(i32::from(unit));
+            } else if end > start {
+                start = index.end_token(units, start, end, hash);
+                end = start;
+                hash = 0;
             }
         }
+        if end > start {
+            index.end_token(units, start, end, hash);
+        }
     }
-    let max_freq = entries.iter().map(|e| e.count).max().unwrap_or(0);
-    let quant = quant_step(max_freq, quant_rate);
-    let buckets = table_size(entries.len());
-    // (sort key, bucket, insertion index): sorting by the triple equals Java's stable sort of the
-    // HashMap's iteration order.
-    let mut kept: Vec<(u32, usize, usize, u32)> = entries
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| {
-            let qcount = e.count / quant * quant;
-            if qcount < quant {
-                return None;
+
+    /// The kept tokens in profile order.
+    fn kept(&self, scheme: Scheme, quant_rate: f32) -> Vec<ProfileToken> {
+        let max_freq = self.entries.iter().map(|e| e.count).max().unwrap_or(0);
+        let quant = quant_step(max_freq, quant_rate);
+        let buckets = table_size(self.entries.len());
+        // (sort key, bucket, insertion index): sorting by the triple equals Java's stable sort of the
+        // HashMap's iteration order.
+        let mut kept: Vec<(u32, usize, usize, u32)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| {
+                let qcount = e.count / quant * quant;
+                if qcount < quant {
+                    return None;
+                }
+                let key = match scheme {
+                    Scheme::Yacy => e.count,
+                    Scheme::Md5 => qcount,
+                };
+                Some((key, bucket(e.hash, buckets), i, qcount))
+            })
+            .collect();
+        kept.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+        kept.into_iter()
+            .map(|(_, _, i, qcount)| {
+                let e = &self.entries[i];
+                let units = &self.units[e.start as usize..(e.start + e.len) as usize];
+                ProfileToken {
+                    token: String::from_utf16(units).expect("tokens hold no surrogates"),
+                    count: e.count,
+                    qcount,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The counter's open-addressing index, borrowed apart from `units` so that the scan keeps its
+/// positions in registers.
+struct Index<'a> {
+    entries: &'a mut Vec<Entry>,
+    slots: &'a mut Vec<u32>,
+    min_len: usize,
+}
+
+impl Index<'_> {
+    /// `units[start..end]` is a finished token: count it. Returns where the next token starts: `end`
+    /// when this one was new and its units stay, else `start`.
+    #[inline]
+    fn end_token(&mut self, units: &[u16], start: usize, end: usize, hash: i32) -> usize {
+        let len = end - start;
+        if len <= self.min_len {
+            return start;
+        }
+        let token = &units[start..end];
+        let mask = self.slots.len() - 1;
+        let mut slot = home(hash, mask);
+        loop {
+            match self.slots[slot] {
+                0 => break,
+                k => {
+                    let e = &mut self.entries[k as usize - 1];
+                    if e.hash == hash
+                        && e.len as usize == len
+                        && same(&units[e.start as usize..][..len], token)
+                    {
+                        e.count += 1;
+                        return start;
+                    }
+                }
             }
-            let key = match scheme {
-                Scheme::Yacy => e.count,
-                Scheme::Md5 => qcount,
-            };
-            let token = &units[e.span.0 as usize..e.span.1 as usize];
-            Some((key, bucket(java_string_hash(token), buckets), i, qcount))
-        })
-        .collect();
-    kept.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
-    kept.into_iter()
-        .map(|(_, _, i, qcount)| {
-            let e = &entries[i];
-            ProfileToken {
-                token: String::from_utf16(&units[e.span.0 as usize..e.span.1 as usize])
-                    .expect("tokens hold no surrogates"),
-                count: e.count,
-                qcount,
+            slot = (slot + 1) & mask;
+        }
+        self.entries.push(Entry {
+            start: start as u32,
+            len: len as u32,
+            hash,
+            count: 1,
+        });
+        self.slots[slot] = self.entries.len() as u32;
+        if self.entries.len() * 2 > self.slots.len() {
+            self.grow();
+        }
+        end
+    }
+
+    fn grow(&mut self) {
+        let size = self.slots.len() * 2;
+        self.slots.clear();
+        self.slots.resize(size, 0);
+        let mask = size - 1;
+        for (k, e) in self.entries.iter().enumerate() {
+            let mut slot = home(e.hash, mask);
+            while self.slots[slot] != 0 {
+                slot = (slot + 1) & mask;
             }
-        })
-        .collect()
+            self.slots[slot] = k as u32 + 1;
+        }
+    }
+}
+
+/// Fibonacci hashing of the Java hash, whose low bits alone are poor for short tokens.
+#[inline]
+fn home(hash: i32, mask: usize) -> usize {
+    ((hash as u32).wrapping_mul(0x9E37_79B9).rotate_left(16) as usize) & mask
+}
+
+/// Slice equality without a call to `memcmp`, which costs more than it saves on words this short.
+#[inline]
+fn same(a: &[u16], b: &[u16]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Java: `int quant = Math.round(maxFreq * quantRate)`, then the floor of 2 (or 1).
@@ -410,6 +510,105 @@ mod tests {
         assert_eq!(yacy("abcd\u{0301}abcd").tokens()[0].count, 2);
         // Roman numeral Ⅻ (Nl) is not a letter for Java either.
         assert!(yacy("ⅫⅫⅫⅫ").is_empty());
+    }
+
+    /// The algorithm as Java runs it, written the plain way: UTF-16 units, a token list, a map of
+    /// counts, the `HashMap` iteration order, a stable sort.
+    fn reference(text: &str, scheme: Scheme, params: ProfileParams) -> Vec<ProfileToken> {
+        use super::super::java_hashmap::{iteration_order, java_string_hash};
+        let table = unit_table();
+        let mut distinct: Vec<Vec<u16>> = Vec::new();
+        let mut counts: std::collections::HashMap<Vec<u16>, u32> = Default::default();
+        let mut token = Vec::new();
+        for unit in text.encode_utf16().chain([0]) {
+            let lower = table[usize::from(unit)];
+            if lower != 0 {
+                token.push(lower);
+                continue;
+            }
+            if token.len() > params.min_token_len {
+                let count = counts.entry(token.clone()).or_insert(0);
+                if *count == 0 {
+                    distinct.push(token.clone());
+                }
+                *count += 1;
+            }
+            token.clear();
+        }
+        let max_freq = counts.values().copied().max().unwrap_or(0);
+        let quant = quant_step(max_freq, params.quant_rate);
+        let hashes: Vec<i32> = distinct.iter().map(|t| java_string_hash(t)).collect();
+        let mut tokens: Vec<ProfileToken> = iteration_order(&hashes)
+            .into_iter()
+            .map(|i| {
+                let count = counts[&distinct[i]];
+                ProfileToken {
+                    token: String::from_utf16(&distinct[i]).unwrap(),
+                    count,
+                    qcount: count / quant * quant,
+                }
+            })
+            .filter(|t| t.qcount >= quant)
+            .collect();
+        match scheme {
+            Scheme::Yacy => tokens.sort_by_key(|t| std::cmp::Reverse(t.count)),
+            Scheme::Md5 => tokens.sort_by_key(|t| std::cmp::Reverse(t.qcount)),
+        }
+        tokens
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// Texts from few words, so that tokens repeat, tie and collide in the one-pass counter.
+        #[test]
+        fn the_one_pass_counter_equals_the_plain_algorithm(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-eA-E]{1,6}",
+                    "[a-c0-2äÄßİǅ]{1,5}",
+                    "\\PC{1,4}",
+                    "[ ,.!\\n]{1,2}",
+                ],
+                0..400,
+            ),
+            m in 0usize..5,
+            q in proptest::prop_oneof![0.0f32..1.0, proptest::strategy::Just(0.5f32), proptest::strategy::Just(0.01f32)],
+        ) {
+            let text = words.join(" ");
+            for scheme in [Scheme::Yacy, Scheme::Md5] {
+                let params = ProfileParams { min_token_len: m, quant_rate: q };
+                let profile = Profile::new(&text, scheme, params);
+                proptest::prop_assert_eq!(profile.tokens(), &reference(&text, scheme, params)[..]);
+            }
+        }
+    }
+
+    #[test]
+    fn tokens_with_one_java_hash_stay_apart() {
+        // 'a'·31 + 'þ' = 'b'·31 + 'ß' = 3261: the counter's index sees the same hash for both.
+        let text = "aþaa bßaa aþaa bßaa";
+        let params = ProfileParams {
+            min_token_len: 2,
+            quant_rate: 0.5,
+        };
+        let p = Profile::new(text, Scheme::Yacy, params);
+        // One bucket, so the tie keeps the order of first occurrence.
+        assert_eq!(p.text_t(), "(aþaa-2-2) (bßaa-2-2)");
+        assert_eq!(p.tokens(), &reference(text, Scheme::Yacy, params)[..]);
+    }
+
+    #[test]
+    fn many_distinct_tokens_grow_the_index() {
+        // 5,000 distinct tokens in 35,000 bytes: more than half the first index size, so it grows.
+        let text: String = (0..5000).map(|i| format!("w{i:05} ")).collect();
+        let params = ProfileParams {
+            min_token_len: 2,
+            quant_rate: 0.5,
+        };
+        let p = Profile::new(&text, Scheme::Yacy, params);
+        assert_eq!(p.tokens(), &reference(&text, Scheme::Yacy, params)[..]);
+        assert_eq!(p.tokens().len(), 5000);
     }
 
     #[test]
