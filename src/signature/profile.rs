@@ -85,7 +85,9 @@ impl Profile {
         let tokens = SCRATCH.with(|scratch| {
             let mut counter = scratch.borrow_mut();
             counter.count(text, params.min_token_len);
-            counter.kept(scheme, params.quant_rate)
+            let kept = counter.kept(scheme, params.quant_rate);
+            counter.shrink();
+            kept
         });
         Profile { scheme, tokens }
     }
@@ -208,8 +210,8 @@ struct Counter {
     slots: Vec<u32>,
 }
 
-/// For ASCII bytes: 0 when not a letter or digit, else the lower-cased byte. Agrees with the full
-/// table below; it is the short way there for the common case.
+/// For ASCII bytes: 0 when not a letter or digit, else the lower-cased byte. Agrees with
+/// [`unit_table`]; it is the short way there for the common case.
 const ASCII_LOWER: [u8; 128] = {
     let mut table = [0u8; 128];
     let mut b = 0;
@@ -278,6 +280,18 @@ impl Counter {
         }
         if end > start {
             index.end_token(units, start, end, hash);
+        }
+    }
+
+    /// Frees buffers that a huge text grew, so that a thread does not keep them for good.
+    fn shrink(&mut self) {
+        const KEEP_UNITS: usize = 1 << 20;
+        if self.units.len() > KEEP_UNITS {
+            self.units = Vec::new();
+        }
+        if self.slots.len() > 1 << 16 {
+            self.slots = Vec::new();
+            self.entries = Vec::new();
         }
     }
 
@@ -582,6 +596,35 @@ mod tests {
                 proptest::prop_assert_eq!(profile.tokens(), &reference(&text, scheme, params)[..]);
             }
         }
+    }
+
+    #[test]
+    fn the_ascii_table_agrees_with_the_full_table() {
+        for b in 0..128u8 {
+            assert_eq!(
+                u16::from(ASCII_LOWER[usize::from(b)]),
+                unit_table()[usize::from(b)],
+                "byte {b}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_huge_text_does_not_stay_in_the_thread_buffers() {
+        let text = "abcd efgh ".repeat(300_000);
+        let p = Profile::new(&text, Scheme::Yacy, ProfileParams::defaults(Scheme::Yacy));
+        let counts: Vec<(&str, u32)> = p
+            .tokens()
+            .iter()
+            .map(|t| (t.token.as_str(), t.count))
+            .collect();
+        assert!(counts.contains(&("abcd", 300_000)) && counts.contains(&("efgh", 300_000)));
+        SCRATCH.with(|s| assert!(s.borrow().units.capacity() <= 1 << 20));
+        // The next page still works with the buffers freed.
+        assert_eq!(
+            yacy(APPLE).profile_string(),
+            "(date-4) (apple-4) (banana-2) (cherry-2)"
+        );
     }
 
     #[test]
