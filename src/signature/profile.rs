@@ -360,7 +360,7 @@ impl Index<'_> {
                     let e = &mut self.entries[k as usize - 1];
                     if e.hash == hash
                         && e.len as usize == len
-                        && same(&units[e.start as usize..][..len], token)
+                        && units[e.start as usize..][..len] == *token
                     {
                         e.count += 1;
                         return start;
@@ -401,12 +401,6 @@ impl Index<'_> {
 #[inline]
 fn home(hash: i32, mask: usize) -> usize {
     ((hash as u32).wrapping_mul(0x9E37_79B9).rotate_left(16) as usize) & mask
-}
-
-/// Slice equality without a call to `memcmp`, which costs more than it saves on words this short.
-#[inline]
-fn same(a: &[u16], b: &[u16]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Java: `int quant = Math.round(maxFreq * quantRate)`, then the floor of 2 (or 1).
