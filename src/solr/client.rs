@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use tracing::{debug, info};
 use url::Url;
 
-use super::error::{SolrError, TransportKind};
+use super::error::{conflict_id, parse_adds, SolrError, TransportKind};
 
 /// A user name and password for HTTP basic auth. `Debug` never shows the password.
 #[derive(Clone, PartialEq, Eq)]
@@ -390,6 +390,13 @@ fn classify(url: &str, status: StatusCode, body: &[u8]) -> Result<Value, SolrErr
         409 => Err(SolrError::Conflict {
             url,
             message: message(),
+            document: json
+                .as_ref()
+                .and_then(|j| j.pointer("/error/msg"))
+                .and_then(Value::as_str)
+                .and_then(conflict_id)
+                .map(str::to_owned),
+            adds: json.as_ref().map(parse_adds).unwrap_or_default(),
         }),
         500..=599 => Err(SolrError::Server {
             url,
@@ -492,6 +499,14 @@ mod tests {
                 .conflict_message(),
             Some("version conflict for a expected=1 actual=2")
         );
+        let partial = br#"{"adds":["x",5],"error":{"msg":"version conflict for a expected=1 actual=2","code":409}}"#;
+        match classify("u", StatusCode::CONFLICT, partial).unwrap_err() {
+            SolrError::Conflict { document, adds, .. } => {
+                assert_eq!(document.as_deref(), Some("a"));
+                assert_eq!(adds, vec![("x".to_owned(), 5)]);
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             classify("u", StatusCode::OK, b"not json"),
             Err(SolrError::BadResponse { .. })

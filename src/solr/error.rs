@@ -47,8 +47,14 @@ pub enum SolrError {
     Conflict {
         /// The request URL.
         url: String,
-        /// Solr's message, which names the document.
+        /// Solr's message, which names the document, flattened to one line.
         message: String,
+        /// The document the message names ([`conflict_id`] of the whole message).
+        document: Option<String>,
+        /// What the answer's `adds` (`versions=true`) lists: `(id, version)` of the documents the
+        /// receiving node processed before it answered. SolrCloud lists a document it forwarded to
+        /// another shard's leader with version 0, whether or not that leader applied it.
+        adds: Vec<(String, i64)>,
     },
     /// Any other 4xx: Solr refuses the request as it is.
     #[error("{url} rejected the request (HTTP {status}): {message}")]
@@ -136,13 +142,42 @@ impl SolrError {
 
 /// The id a 409 message names: `version conflict for ID expected=…` or
 /// `Document not found for update.  id=ID` (two spaces, as Solr 9 writes it).
+///
+/// A standalone core (and a SolrCloud node for a document of its own shard) says only that. A
+/// SolrCloud node whose batch met the conflict on another shard's leader wraps it:
+/// `Async exception during distributed update: Error from server at URL: …\n\nrequest: URL\nRemote
+/// error message: version conflict for ID expected=… actual=…`, so the phrase is looked for on every
+/// line, not only at the start. The first one found counts.
 pub fn conflict_id(message: &str) -> Option<&str> {
-    if let Some(rest) = message.strip_prefix("version conflict for ") {
-        return rest.rsplit_once(" expected=").map(|(id, _)| id);
-    }
-    message
-        .strip_prefix("Document not found for update.")
-        .and_then(|rest| rest.trim_start().strip_prefix("id="))
+    message.lines().find_map(|line| {
+        if let Some(at) = line.find("version conflict for ") {
+            let rest = &line[at + "version conflict for ".len()..];
+            return rest.rsplit_once(" expected=").map(|(id, _)| id);
+        }
+        let at = line.find("Document not found for update.")?;
+        line[at + "Document not found for update.".len()..]
+            .trim_start()
+            .strip_prefix("id=")
+    })
+}
+
+/// The `adds` of an `/update?versions=true` answer: `[id, version, id, version, …]`.
+pub fn parse_adds(answer: &serde_json::Value) -> Vec<(String, i64)> {
+    let Some(adds) = answer.get("adds").and_then(serde_json::Value::as_array) else {
+        return Vec::new();
+    };
+    adds.chunks(2)
+        .filter_map(|pair| match pair {
+            [id, v] => {
+                let id = match id {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Some((id, v.as_i64()?))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -164,7 +199,12 @@ mod tests {
         match code {
             401 | 403 => SolrError::Auth { url, status },
             404 => SolrError::NotFound { url },
-            409 => SolrError::Conflict { url, message },
+            409 => SolrError::Conflict {
+                url,
+                message,
+                document: None,
+                adds: Vec::new(),
+            },
             500..=599 => SolrError::Server {
                 url,
                 status,
@@ -239,5 +279,29 @@ mod tests {
             Some("id with spaces")
         );
         assert_eq!(conflict_id("something else"), None);
+    }
+
+    #[test]
+    fn conflict_ids_from_solrcloud_messages() {
+        // Recorded from a two-shard Solr 9.10 collection: the conflict was on the other shard's leader.
+        let remote = "Async exception during distributed update: Error from server at \
+                      http://127.0.0.1:38827/solr: null\n\n\n\nrequest: http://127.0.0.1:38827/solr\n\
+                      Remote error message: version conflict for m1-doc-000000168 expected=5 \
+                      actual=1882639271418920960";
+        assert_eq!(conflict_id(remote), Some("m1-doc-000000168"));
+        let gone = "Async exception during distributed update: Error from server at \
+                    http://127.0.0.1:1/solr: null\n\nrequest: http://127.0.0.1:1/solr\n\
+                    Remote error message: Document not found for update.  id=zz";
+        assert_eq!(conflict_id(gone), Some("zz"));
+    }
+
+    #[test]
+    fn adds_with_versions() {
+        let answer = serde_json::json!({"adds": ["a", 17, "b", 0, 7, 3, "odd"]});
+        assert_eq!(
+            parse_adds(&answer),
+            vec![("a".into(), 17), ("b".into(), 0), ("7".into(), 3)]
+        );
+        assert!(parse_adds(&serde_json::json!({})).is_empty());
     }
 }

@@ -13,11 +13,21 @@
 //! Reading overlaps the engine's work: once a page arrives, the next one (whose cursor mark is now
 //! known) is requested in the background while the engine signs and writes the current one.
 //!
-//! A batch Solr refuses with 409 stops at the conflicting document: those before it are applied,
-//! those after it are not (see `../shared/solr-transcripts`, surprise 6). The store reports the named
-//! document as a conflict and sends the rest again; the applied ones are reported without a new
-//! version, so the engine's later update of them fails its guard and the next round reads them anew.
+//! Every update is guarded by the version it was decided on, and the store tells the engine each
+//! applied document's new version (its later updates are guarded by it) and each conflict:
+//! - `adds` (`versions=true`) gives the version of every document the receiving node applied, also in
+//!   a 409 answer, where it lists those processed before the conflict;
+//! - a standalone core stops a batch at a conflict (`../shared/solr-transcripts`, surprise 6); the
+//!   named document is a conflict and the rest is sent again;
+//! - SolrCloud lists a document it forwarded to another shard's leader with version 0, and a conflict
+//!   there does not stop the batch: the receiving node's own documents after it are applied, the
+//!   other shard's are not. The 409 message wraps the leader's (`Async exception during distributed
+//!   update: … Remote error message: version conflict for ID …`). So where `adds` does not give a
+//!   version, a real-time get asks which documents hold what was sent: those that do are applied, with
+//!   the version they have now; the others are sent again after a conflict, or are conflicts
+//!   themselves (changed again) after a success.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde_json::{json, Value};
@@ -28,7 +38,7 @@ use super::{
     AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, StatsBucket,
     StatsQuery, Store, StoreError, UpdateOutcome,
 };
-use crate::solr::error::conflict_id;
+use crate::solr::error::parse_adds;
 use crate::solr::{Client, SolrError};
 
 impl From<SolrError> for StoreError {
@@ -90,7 +100,7 @@ impl SolrStore {
     }
 
     /// Sends one batch and reads the new versions from `adds`.
-    async fn send_batch(&self, batch: &[AtomicUpdate]) -> Result<Vec<(String, i64)>, SolrError> {
+    async fn send_batch(&self, batch: &[&AtomicUpdate]) -> Result<Vec<(String, i64)>, SolrError> {
         let mut body = Vec::with_capacity(batch.len() * 128);
         body.push(b'[');
         for (i, u) in batch.iter().enumerate() {
@@ -101,21 +111,68 @@ impl SolrStore {
         }
         body.push(b']');
         let answer = self.client.update(self.update_params(), body).await?;
-        let mut versions = Vec::new();
-        if let Some(adds) = answer.get("adds").and_then(Value::as_array) {
-            for pair in adds.chunks(2) {
-                if let [id, v] = pair {
-                    let id = match id {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    if let Some(v) = v.as_i64() {
-                        versions.push((id, v));
-                    }
+        Ok(parse_adds(&answer))
+    }
+
+    /// Which of `updates` the core holds now, by real-time get: a document holds its update when
+    /// every value the update sets is stored (a removed value: absent). The held ones come with the
+    /// version they have now, which guards the engine's next update of them.
+    ///
+    /// This is how a batch's outcome is learnt where `adds` does not tell it: SolrCloud answers
+    /// version 0 for a document it forwarded to another shard's leader, and a conflict there does
+    /// not stop the batch at that document (the receiving node's own documents after it are
+    /// applied, the other shard's are not).
+    async fn holding<'u>(
+        &self,
+        updates: &[&'u AtomicUpdate],
+    ) -> Result<(Vec<(String, i64)>, Vec<&'u AtomicUpdate>), StoreError> {
+        let ids: Vec<String> = updates.iter().map(|u| u.id.clone()).collect();
+        let mut fields = vec![self.version_field.clone()];
+        for u in updates {
+            for (f, _) in &u.set {
+                if !fields.contains(f) {
+                    fields.push(f.clone());
                 }
             }
         }
-        Ok(versions)
+        let docs = self.get(&ids, &fields).await?;
+        let by_id: HashMap<String, &Doc> = docs
+            .iter()
+            .filter_map(|d| {
+                let id = match d.get(&self.id_field)? {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Some((id, d))
+            })
+            .collect();
+        let mut held = Vec::new();
+        let mut not_held = Vec::new();
+        for &u in updates {
+            let version = by_id.get(&u.id).and_then(|doc| {
+                u.set
+                    .iter()
+                    .all(|(f, want)| stored_equals(doc.get(f), want))
+                    .then(|| doc.get(&self.version_field).and_then(Value::as_i64))
+                    .flatten()
+            });
+            match version {
+                Some(v) => held.push((u.id.clone(), v)),
+                None => not_held.push(u),
+            }
+        }
+        Ok((held, not_held))
+    }
+}
+
+/// Whether a stored value is the one an update set: `null` removes the field, and a multi-valued
+/// field answers a one-element list.
+fn stored_equals(stored: Option<&Value>, want: &Value) -> bool {
+    match (stored, want) {
+        (None | Some(Value::Null), Value::Null) => true,
+        (Some(Value::Array(list)), w) if !w.is_array() => list.len() == 1 && list[0] == *w,
+        (Some(s), w) => s == w,
+        (None, _) => false,
     }
 }
 
@@ -272,44 +329,68 @@ impl Store for SolrStore {
 
     async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
         let mut outcome = UpdateOutcome::default();
-        let mut rest = batch;
+        let mut rest: Vec<&AtomicUpdate> = batch.iter().collect();
         while !rest.is_empty() {
-            match self.send_batch(rest).await {
-                Ok(versions) => {
-                    outcome.applied += rest.len();
-                    outcome.versions.extend(versions);
+            let (adds, conflict) = match self.send_batch(&rest).await {
+                Ok(adds) => (adds, None),
+                Err(SolrError::Conflict { document, adds, .. }) => (adds, Some(document)),
+                Err(e) => return Err(e.into()),
+            };
+            // A version from the node that applied the update is exact; 0 (forwarded to another
+            // shard's leader) and absent (after a conflict) say nothing.
+            let known: HashMap<&str, i64> = adds
+                .iter()
+                .filter(|(_, v)| *v != 0)
+                .map(|(id, v)| (id.as_str(), *v))
+                .collect();
+            let named = conflict.as_ref().and_then(Option::as_deref);
+            let mut named_found = false;
+            let mut unknown = Vec::new();
+            for u in rest {
+                if Some(u.id.as_str()) == named {
+                    debug!(id = %u.id, "version conflict");
+                    named_found = true;
+                    outcome.conflicts.push(u.id.clone());
+                } else if let Some(&v) = known.get(u.id.as_str()) {
+                    outcome.applied += 1;
+                    outcome.versions.push((u.id.clone(), v));
+                } else {
+                    unknown.push(u);
+                }
+            }
+            if unknown.is_empty() {
+                break;
+            }
+            let (held, not_held) = self.holding(&unknown).await?;
+            outcome.applied += held.len();
+            outcome.versions.extend(held);
+            match conflict {
+                None => {
+                    // Solr took the whole batch: one that no longer holds what was sent changed
+                    // again in between, and is left to the next round like any conflict.
+                    outcome
+                        .conflicts
+                        .extend(not_held.iter().map(|u| u.id.clone()));
                     break;
                 }
-                Err(e) => {
-                    let Some(message) = e.conflict_message() else {
-                        return Err(e.into());
-                    };
-                    let at =
-                        conflict_id(message).and_then(|id| rest.iter().position(|u| u.id == id));
-                    match at {
-                        Some(k) => {
-                            debug!(id = %rest[k].id, applied_before = k, "version conflict");
-                            // Applied, but their new versions are unknown.
-                            outcome.applied += k;
-                            outcome.conflicts.push(rest[k].id.clone());
-                            rest = &rest[k + 1..];
-                        }
-                        None if rest.len() > 1 => {
-                            // A message that names no document of the batch: one at a time, so each
-                            // conflict is known.
-                            for u in rest {
-                                let one = Box::pin(self.update(std::slice::from_ref(u))).await?;
-                                outcome.applied += one.applied;
-                                outcome.conflicts.extend(one.conflicts);
-                                outcome.versions.extend(one.versions);
-                            }
-                            break;
-                        }
-                        None => {
-                            outcome.conflicts.push(rest[0].id.clone());
-                            break;
-                        }
+                // The named one is out; the rest were not reached (or not by their shard's leader).
+                Some(_) if named_found => rest = not_held,
+                // A message that names no document of the batch. One left: that is the conflict.
+                Some(_) if not_held.len() <= 1 => {
+                    outcome
+                        .conflicts
+                        .extend(not_held.iter().map(|u| u.id.clone()));
+                    break;
+                }
+                // Several: one at a time, so that each conflict is known.
+                Some(_) => {
+                    for u in not_held {
+                        let one = Box::pin(self.update(std::slice::from_ref(u))).await?;
+                        outcome.applied += one.applied;
+                        outcome.conflicts.extend(one.conflicts);
+                        outcome.versions.extend(one.versions);
                     }
+                    break;
                 }
             }
         }

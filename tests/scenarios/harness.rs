@@ -1,5 +1,7 @@
-//! One scenario, two targets: the in-process fake Solr, always, and a real Solr core when `SOLR_URL` is
-//! set (see `build.rs`; the real variants show as ignored otherwise).
+//! One scenario, three targets: the in-process fake Solr, a real standalone Solr core, and a real
+//! two-shard SolrCloud collection (`crate::support::real_solr` starts both from Solr's own test
+//! framework, once per test binary). Without Java and Maven the real variants show as ignored (see
+//! `build.rs`).
 //!
 //! Each test isolates its documents on a shared core: their ids start with a tag of the test, they
 //! carry `test_s:<tag>`, and the worker runs with `--filter test_s:<tag>`. Documents are loaded and
@@ -45,8 +47,10 @@ pub const WORKER_FIELDS: [&str; 13] = [
 pub enum Backend {
     /// The fake, started for this test alone.
     Fake(FakeSolr),
-    /// A real core (`SOLR_URL`), shared: documents are told apart by the tag.
+    /// A real standalone core, shared: documents are told apart by the tag.
     Real,
+    /// A real SolrCloud collection of two shards, shared in the same way.
+    Cloud,
 }
 
 /// A scenario's view of its core.
@@ -78,20 +82,33 @@ impl Target {
         Target::new(Backend::Fake(fake), core_url, name, credentials)
     }
 
-    /// The real core of `SOLR_URL` (credentials from `SOLR_USER`/`SOLR_PASSWORD`).
+    /// The real standalone core.
     pub fn real(name: &str) -> Target {
-        let url = std::env::var("SOLR_URL").expect("SOLR_URL is set for real-Solr tests");
-        let credentials = std::env::var("SOLR_USER")
-            .ok()
-            .zip(std::env::var("SOLR_PASSWORD").ok());
-        let t = Target::new(
-            Backend::Real,
-            url.trim_end_matches('/').to_owned(),
-            name,
-            credentials,
-        );
+        let solr = crate::support::real_solr::real_solr();
+        Target::shared(Backend::Real, &solr.standalone, name)
+    }
+
+    /// The real two-shard SolrCloud collection.
+    pub fn cloud(name: &str) -> Target {
+        let solr = crate::support::real_solr::real_solr();
+        Target::shared(Backend::Cloud, &solr.cloud, name)
+    }
+
+    fn shared(backend: Backend, url: &str, name: &str) -> Target {
+        let credentials = crate::support::real_solr::real_solr().credentials.clone();
+        let t = Target::new(backend, url.to_owned(), name, credentials);
         t.wipe();
         t
+    }
+
+    /// Basic-auth credentials of the core, if it has any.
+    pub fn credentials(&self) -> Option<&(String, String)> {
+        self.credentials.as_ref()
+    }
+
+    /// Whether this is a SolrCloud collection.
+    pub fn is_cloud(&self) -> bool {
+        matches!(self.backend, Backend::Cloud)
     }
 
     fn new(
@@ -129,7 +146,7 @@ impl Target {
     pub fn fake_solr(&self) -> &FakeSolr {
         match &self.backend {
             Backend::Fake(f) => f,
-            Backend::Real => panic!("this scenario needs the fake"),
+            Backend::Real | Backend::Cloud => panic!("this scenario needs the fake"),
         }
     }
 
@@ -166,7 +183,8 @@ impl Target {
         format!("{}-{short}", self.tag)
     }
 
-    fn short<'a>(&self, id: &'a str) -> &'a str {
+    /// A document's short id from its full one.
+    pub fn short<'a>(&self, id: &'a str) -> &'a str {
         id.strip_prefix(&format!("{}-", self.tag)).unwrap_or(id)
     }
 
@@ -187,6 +205,60 @@ impl Target {
             self.block(self.post("/update", &[], Value::Array(chunk.to_vec())));
         }
         self.commit();
+    }
+
+    /// The documents (short ids) that the core URL's node forwards to another shard's leader: on a
+    /// SolrCloud collection of two shards, about half; on a standalone core, none. Found by an atomic
+    /// update of a field of the test's own (`route_probe_s`) with `versions=true`, which answers
+    /// version 0 for a forwarded document. Commits, so that searches see the probe too.
+    pub fn forwarded(&self, short_ids: &[&str]) -> std::collections::BTreeSet<String> {
+        let body: Vec<Value> = short_ids
+            .iter()
+            .map(|s| json!({"id": self.id(s), "route_probe_s": {"set": "probe"}}))
+            .collect();
+        let answer = self.block(self.post(
+            "/update",
+            &[("versions", "true"), ("commit", "true")],
+            Value::Array(body),
+        ));
+        let adds = answer["adds"].as_array().expect("adds").clone();
+        adds.chunks(2)
+            .filter(|pair| pair[1] == json!(0))
+            .map(|pair| self.short(pair[0].as_str().unwrap()).to_owned())
+            .collect()
+    }
+
+    /// The real-time `_version_` of documents (short ids); a missing document is left out.
+    pub fn versions(&self, short_ids: &[&str]) -> BTreeMap<String, i64> {
+        let ids: Vec<String> = short_ids.iter().map(|s| self.id(s)).collect();
+        let answer: Value = self.block(async {
+            let mut req = self
+                .http
+                .post(format!("{}/get", self.core_url))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .body(
+                    url::form_urlencoded::Serializer::new(String::new())
+                        .extend_pairs(ids.iter().map(|id| ("id", id.as_str())))
+                        .extend_pairs([("fl", "id,_version_"), ("wt", "json")])
+                        .finish(),
+                );
+            if let Some((u, p)) = &self.credentials {
+                req = req.basic_auth(u, Some(p));
+            }
+            let text = req.send().await.unwrap().text().await.unwrap();
+            serde_json::from_str(&text).unwrap()
+        });
+        answer["response"]["docs"]
+            .as_array()
+            .expect("docs")
+            .iter()
+            .map(|d| {
+                (
+                    self.short(d["id"].as_str().unwrap()).to_owned(),
+                    d["_version_"].as_i64().unwrap(),
+                )
+            })
+            .collect()
     }
 
     /// Deletes documents by their short ids, without a commit.
@@ -384,8 +456,8 @@ pub fn long(doc: &Map<String, Value>, field: &str) -> Option<i64> {
     doc.get(field).and_then(Value::as_i64)
 }
 
-/// Declares a scenario that runs against the fake always and against a real Solr when `SOLR_URL` is
-/// set.
+/// Declares a scenario that runs against the fake (`::fake`), the real standalone core (`::real`) and
+/// the real SolrCloud collection (`::cloud`).
 macro_rules! solr_test {
     ($name:ident, $body:expr) => {
         mod $name {
@@ -399,9 +471,22 @@ macro_rules! solr_test {
             }
 
             #[test]
-            #[cfg_attr(not(real_solr), ignore = "set SOLR_URL to run against a real Solr")]
+            #[cfg_attr(
+                not(real_solr),
+                ignore = "needs Java 17 and Maven for a real Solr (tests/solr), or SOLR_DEDUP_TEST_SOLR_URL"
+            )]
             fn real() {
                 let t = $crate::scenarios::harness::Target::real(stringify!($name));
+                ($body)(&t);
+            }
+
+            #[test]
+            #[cfg_attr(
+                not(real_solr),
+                ignore = "needs Java 17 and Maven for a real SolrCloud (tests/solr), or SOLR_DEDUP_TEST_SOLRCLOUD_URL"
+            )]
+            fn cloud() {
+                let t = $crate::scenarios::harness::Target::cloud(stringify!($name));
                 ($body)(&t);
             }
         }

@@ -1,5 +1,6 @@
 //! Integration scenarios against Solr: every one runs against the fake Solr (`tests/support`), and the
-//! ones declared with `solr_test!` also against a real core when `SOLR_URL` is set.
+//! ones declared with `solr_test!` also against a real standalone core and a real two-shard SolrCloud
+//! collection (`tests/support/real_solr.rs`). Faults and kills need the fake's hooks and run only there.
 //!
 //! Each scenario prints how many values it checked (`cargo test -- --nocapture` shows them).
 

@@ -4,6 +4,7 @@
 //! The races run the engine in-process with a store wrapper that changes the core just before the
 //! first write, so they run against a real Solr too. Faults and kills need the fake.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -19,10 +20,16 @@ use solr_dedup::store::{
 use super::harness::{assert_fresh, assert_settled, corpus, long, solr_test, Target};
 use crate::support::fake_solr::{Fault, FaultRule};
 
-/// A store that runs `hook` once, just before the first update reaches the core.
+/// A hook on the updates a run sends.
+type Hook<'t> = Box<dyn FnOnce(&[AtomicUpdate]) + Send + 't>;
+/// Which batch of updates the hook runs before.
+type When<'t> = Box<dyn Fn(&[AtomicUpdate]) -> bool + Send + Sync + 't>;
+
+/// A store that runs `hook` once, just before the first update for which `when` holds reaches the core.
 struct Hooked<'t, S> {
     inner: S,
-    hook: Mutex<Option<Box<dyn FnOnce() + Send + 't>>>,
+    when: When<'t>,
+    hook: Mutex<Option<Hook<'t>>>,
 }
 
 impl<S: Store> Store for Hooked<'_, S> {
@@ -42,9 +49,13 @@ impl<S: Store> Store for Hooked<'_, S> {
         self.inner.get(ids, fields).await
     }
     async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
-        let hook = self.hook.lock().unwrap().take();
+        let hook = if (self.when)(batch) {
+            self.hook.lock().unwrap().take()
+        } else {
+            None
+        };
         if let Some(hook) = hook {
-            hook();
+            hook(batch);
         }
         self.inner.update(batch).await
     }
@@ -61,17 +72,32 @@ impl<S: Store> Store for Hooked<'_, S> {
 
 /// Runs the engine in-process against the target, with `hook` before the first write.
 fn run_with_hook<'t>(t: &'t Target, full: bool, hook: impl FnOnce() + Send + 't) -> engine::Report {
+    run_with_hook_when(t, full, |_| true, move |_| hook())
+}
+
+/// A Solr store on the target's core, as the command line makes it.
+fn solr_store(t: &Target) -> SolrStore {
     let mut cc = ClientConfig::new(&t.core_url).unwrap();
     cc.retries = 2;
     cc.backoff_min = Duration::from_millis(10);
-    if let (Ok(u), Ok(p)) = (std::env::var("SOLR_USER"), std::env::var("SOLR_PASSWORD")) {
-        if matches!(t.backend, crate::scenarios::harness::Backend::Real) {
-            cc.credentials = Some(Credentials::new(u, p));
-        }
+    if let Some((u, p)) = t.credentials() {
+        cc.credentials = Some(Credentials::new(u.clone(), p.clone()));
     }
     let client = Client::new(&cc).unwrap();
+    SolrStore::new(client, "id", "_version_", CommitMode::Hard, true)
+}
+
+/// Runs the engine in-process against the target, with `hook` before the first write for which
+/// `when` holds.
+fn run_with_hook_when<'t>(
+    t: &'t Target,
+    full: bool,
+    when: impl Fn(&[AtomicUpdate]) -> bool + Send + Sync + 't,
+    hook: impl FnOnce(&[AtomicUpdate]) + Send + 't,
+) -> engine::Report {
     let store = Hooked {
-        inner: SolrStore::new(client, "id", "_version_", CommitMode::Hard, true),
+        inner: solr_store(t),
+        when: Box::new(when),
         hook: Mutex::new(Some(Box::new(hook))),
     };
     let cfg = EngineConfig {
@@ -173,6 +199,158 @@ solr_test!(
         assert_eq!(long(&after[&b], "exact_signature_copycount_i"), Some(2));
         let checked = assert_settled(t, dir.path());
         eprintln!("checked {checked} values; {b} is one of two again after {a} was re-indexed");
+    }
+);
+
+solr_test!(
+    a_document_reindexed_between_signing_and_flagging_is_decided_again,
+    |t: &Target| {
+        // On SolrCloud the documents to re-index are those the core URL's node forwards to the other
+        // shard: `adds` gives them version 0, so their flag update must learn the version their
+        // signature update produced some other way (before, it was sent with `_version_: 1`, "must
+        // exist", and a re-indexed document took flags decided from its old text).
+        let dir = tempfile::tempdir().unwrap();
+        let docs = corpus(150, 24);
+        t.load(&docs);
+        let short: Vec<&str> = docs.iter().map(|d| d["id"].as_str().unwrap()).collect();
+        let forwarded = t.forwarded(&short);
+        assert_eq!(forwarded.is_empty(), !t.is_cloud(), "{forwarded:?}");
+        let picked: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let is_flag_write = |batch: &[AtomicUpdate]| {
+            batch
+                .iter()
+                .any(|u| u.set.iter().any(|(f, _)| f.ends_with("_unique_b")))
+        };
+        let report = run_with_hook_when(t, false, is_flag_write, |batch| {
+            // The page these flags were decided on is read; re-crawl some of its documents.
+            let chosen: Vec<String> = batch
+                .iter()
+                .map(|u| t.short(&u.id).to_owned())
+                .filter(|id| forwarded.is_empty() || forwarded.contains(id))
+                .step_by(2)
+                .take(6)
+                .collect();
+            let recrawled: Vec<Value> = chosen
+                .iter()
+                .map(|id| {
+                    let mut d = docs.iter().find(|d| d["id"] == json!(id)).unwrap().clone();
+                    d["text_t"] = json!(format!("Re-crawled {id}: a text no other page has."));
+                    d
+                })
+                .collect();
+            t.load(&recrawled);
+            *picked.lock().unwrap() = chosen;
+        });
+        let picked = picked.into_inner().unwrap();
+        assert!(!picked.is_empty(), "the hook re-crawled nothing");
+        assert!(
+            report.documents.conflicts >= picked.len() as u64,
+            "every re-crawled document is a conflict: {picked:?} {report:?}"
+        );
+        let after = t.docs();
+        for id in &picked {
+            assert_eq!(
+                after[id]["text_t"],
+                json!(format!("Re-crawled {id}: a text no other page has."))
+            );
+            assert_fresh(id, &after[id]);
+        }
+        let checked = assert_settled(t, dir.path());
+        eprintln!(
+            "checked {checked} values; {} documents re-crawled between signing and flagging",
+            picked.len()
+        );
+    }
+);
+
+solr_test!(
+    a_conflict_in_a_batch_costs_only_that_document,
+    |t: &Target| {
+        // A batch of atomic updates in which some documents changed since they were read. On SolrCloud
+        // it mixes the documents of both shards: the receiving node applies its own documents after a
+        // conflict on the other shard, and its 409 wraps the other leader's message.
+        let docs = corpus(40, 25);
+        t.load(&docs);
+        let short: Vec<&str> = docs.iter().map(|d| d["id"].as_str().unwrap()).collect();
+        let read = t.versions(&short);
+        // A change since the read: the probe's own atomic update.
+        let forwarded = t.forwarded(&short);
+        let now = t.versions(&short);
+        let (mut local, mut remote): (Vec<&str>, Vec<&str>) =
+            short.iter().partition(|id| !forwarded.contains(**id));
+        if remote.is_empty() {
+            // A single core: every other document stands in for the other shard.
+            remote = local.iter().copied().skip(1).step_by(2).collect();
+            local = local.iter().copied().step_by(2).collect();
+        }
+        // Alternate the shards; every third document is stale (guarded by the version read before the
+        // probe), the others current.
+        let mut order: Vec<&str> = Vec::new();
+        for i in 0..local.len().max(remote.len()).min(8) {
+            order.extend(local.get(i));
+            order.extend(remote.get(i));
+        }
+        let mut stale = std::collections::BTreeSet::new();
+        let batch: Vec<AtomicUpdate> = order
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let old = i % 3 == 1;
+                if old {
+                    stale.insert(id.to_string());
+                }
+                AtomicUpdate {
+                    id: t.id(id),
+                    version: Some(if old { read[*id] } else { now[*id] }),
+                    set: vec![("exact_signature_copycount_i".into(), json!(7))],
+                }
+            })
+            .collect();
+        let store = solr_store(t);
+        let outcome = t
+            .block(store.update(&batch))
+            .expect("the update goes through");
+        let conflicts: std::collections::BTreeSet<String> = outcome
+            .conflicts
+            .iter()
+            .map(|id| t.short(id).to_owned())
+            .collect();
+        assert_eq!(
+            conflicts, stale,
+            "exactly the stale documents are conflicts"
+        );
+        assert_eq!(outcome.applied, order.len() - stale.len(), "{outcome:?}");
+        // Every applied document's new version is known, and is the one the core has.
+        let after = t.versions(&short);
+        let versions: BTreeMap<String, i64> = outcome
+            .versions
+            .iter()
+            .map(|(id, v)| (t.short(id).to_owned(), *v))
+            .collect();
+        let applied: Vec<&str> = order
+            .iter()
+            .copied()
+            .filter(|id| !stale.contains(*id))
+            .collect();
+        assert_eq!(versions.len(), applied.len(), "{outcome:?}");
+        for id in applied {
+            assert_eq!(versions.get(id), Some(&after[id]), "{id}");
+        }
+        let stored = t.docs();
+        for id in &order {
+            let want = (!stale.contains(*id)).then_some(7);
+            assert_eq!(
+                long(&stored[*id], "exact_signature_copycount_i"),
+                want,
+                "{id}"
+            );
+        }
+        eprintln!(
+        "{} updates ({} forwarded to the other shard), {} conflicts, each applied version known",
+        order.len(),
+        order.iter().filter(|id| forwarded.contains(**id)).count(),
+        stale.len()
+    );
     }
 );
 

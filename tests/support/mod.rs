@@ -1,6 +1,8 @@
-//! Test support shared by the scenario modules: the in-process fake Solr.
+//! Test support shared by the scenario modules: the in-process fake Solr, and a real Solr (standalone
+//! and SolrCloud) from Solr's own test framework.
 //!
 //! Not every scenario uses every helper, so unused-code warnings are off for this tree.
 #![allow(dead_code)]
 
 pub mod fake_solr;
+pub mod real_solr;

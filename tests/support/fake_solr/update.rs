@@ -47,9 +47,10 @@ pub fn update(core: &mut Core, req: &Req) -> Resp {
             Map::new(),
         );
     }
+    let mut versions = Versions::default();
     let result = match mime.as_deref() {
         None => Err(SolrError::new(415, "Missing ContentType")),
-        Some("application/json") | Some("text/json") => load_json(core, req, &p),
+        Some("application/json") | Some("text/json") => load_json(core, req, &p, &mut versions),
         Some("application/xml") | Some("text/xml") => {
             let text = String::from_utf8_lossy(&req.body);
             match text.trim_start().chars().next() {
@@ -61,7 +62,7 @@ pub fn update(core: &mut Core, req: &Req) -> Resp {
                     c as u32
                 ))
                 .root("com.ctc.wstx.exc.WstxUnexpectedCharException")),
-                None => Ok(Versions::default()),
+                None => Ok(()),
             }
         }
         Some(m) if SUPPORTED.contains(m) => Err(SolrError::bad_request(format!(
@@ -73,13 +74,36 @@ pub fn update(core: &mut Core, req: &Req) -> Resp {
         )),
     };
     match result {
-        Ok(v) => {
+        Ok(()) => {
             if commit_param {
                 core.commit();
             }
-            ok(p.bool("versions").then_some(v))
+            ok(p.bool("versions").then_some(versions))
         }
-        Err(e) => error_resp(&e, None, Map::new()),
+        // Solr 9 keeps what `versions=true` collected before the error in the error answer: a 409
+        // lists the documents applied before the conflict in `adds` (seen on Solr 9.10; the
+        // transcripts were recorded without `versions`, so they do not show it).
+        Err(e) => {
+            let mut partial = Map::new();
+            if p.bool("versions") {
+                versions.put(&mut partial);
+            }
+            error_resp(&e, None, partial)
+        }
+    }
+}
+
+impl Versions {
+    fn put(self, body: &mut Map<String, Value>) {
+        if !self.adds.is_empty() {
+            body.insert("adds".into(), Value::Array(self.adds));
+        }
+        if !self.deletes.is_empty() {
+            body.insert("deletes".into(), Value::Array(self.deletes));
+        }
+        if !self.by_query.is_empty() {
+            body.insert("deleteByQuery".into(), Value::Array(self.by_query));
+        }
     }
 }
 
@@ -87,15 +111,7 @@ fn ok(versions: Option<Versions>) -> Resp {
     let mut body = Map::new();
     body.insert("responseHeader".into(), json!({"status": 0, "QTime": 0}));
     if let Some(v) = versions {
-        if !v.adds.is_empty() {
-            body.insert("adds".into(), Value::Array(v.adds));
-        }
-        if !v.deletes.is_empty() {
-            body.insert("deletes".into(), Value::Array(v.deletes));
-        }
-        if !v.by_query.is_empty() {
-            body.insert("deleteByQuery".into(), Value::Array(v.by_query));
-        }
+        v.put(&mut body);
     }
     json_resp(200, &Value::Object(body))
 }
@@ -112,21 +128,25 @@ fn opts_from(p: &Params) -> UpdateOpts {
     }
 }
 
-fn load_json(core: &mut Core, req: &Req, p: &Params) -> Result<Versions, SolrError> {
+fn load_json(
+    core: &mut Core,
+    req: &Req,
+    p: &Params,
+    versions: &mut Versions,
+) -> Result<(), SolrError> {
     let text = String::from_utf8_lossy(&req.body).to_string();
     let (values, parse_error) = json::parse_stream(&text);
     let opts = opts_from(p);
-    let mut versions = Versions::default();
     for v in &values {
         match v {
             JVal::Arr(docs) => {
                 for d in docs {
-                    add_one(core, d, &opts, &mut versions)?;
+                    add_one(core, d, &opts, versions)?;
                 }
             }
             JVal::Obj(commands) => {
                 for (cmd, arg) in commands {
-                    command(core, &text, cmd, arg, &opts, p, &mut versions)?;
+                    command(core, &text, cmd, arg, &opts, p, versions)?;
                 }
             }
             _ => {}
@@ -138,7 +158,7 @@ fn load_json(core: &mut Core, req: &Req, p: &Params) -> Result<Versions, SolrErr
             e.message
         )));
     }
-    Ok(versions)
+    Ok(())
 }
 
 fn add_one(

@@ -1,0 +1,175 @@
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.solr.client.solrj.request.CollectionAdminRequest;
+import org.apache.solr.cloud.MiniSolrCloudCluster;
+import org.apache.solr.embedded.JettyConfig;
+import org.apache.solr.embedded.JettySolrRunner;
+
+/**
+ * Starts a real Solr for solr-dedup's tests, from Solr's own test framework: a standalone node with
+ * the project's configset as core {@code collection1}, and a SolrCloud of two nodes (embedded
+ * ZooKeeper) with a two-shard collection {@code collection1} made from the same configset. Both
+ * listen on 127.0.0.1 on free ports; their data lives in a temporary folder that is removed at the
+ * end.
+ *
+ * <p>When both are ready it prints one JSON line on standard output:
+ * {@code {"standalone":"http://127.0.0.1:P/solr/collection1","cloud":"http://127.0.0.1:Q/solr/collection1"}}.
+ * It stops when its standard input closes, so that a test process that ends, however it ends,
+ * leaves no JVM behind.
+ *
+ * <p>Usage: {@code java -cp CLASSPATH SolrLauncher CONFIGSET_DIR [standalone|cloud|both]}, where
+ * CONFIGSET_DIR holds {@code conf/solrconfig.xml} and {@code conf/managed-schema.xml}.
+ */
+public final class SolrLauncher {
+  private static final String CORE = "collection1";
+
+  public static void main(String[] args) throws Exception {
+    if (args.length < 1 || args.length > 2) {
+      System.err.println("usage: SolrLauncher CONFIGSET_DIR [standalone|cloud|both]");
+      System.exit(2);
+    }
+    Path configset = Paths.get(args[0]).toAbsolutePath();
+    String what = args.length == 2 ? args[1] : "both";
+    if (!Files.isRegularFile(configset.resolve("conf/solrconfig.xml"))) {
+      System.err.println("SolrLauncher: no conf/solrconfig.xml under " + configset);
+      System.exit(2);
+    }
+    // Node names, ZooKeeper and Jetty on the loopback interface only.
+    System.setProperty("host", "127.0.0.1");
+    System.setProperty("jetty.host", "127.0.0.1");
+    System.setProperty("solr.zkHost.bind", "127.0.0.1");
+    // Nothing of this test Solr needs to survive the run.
+    System.setProperty("solr.autoCommit.maxTime", "15000");
+    System.setProperty("solr.directoryFactory", "solr.NRTCachingDirectoryFactory");
+
+    Path work = Files.createTempDirectory("solr-dedup-test-solr-");
+    JettySolrRunner node = null;
+    MiniSolrCloudCluster cluster = null;
+    try {
+      String standaloneUrl = null;
+      String cloudUrl = null;
+      if (!what.equals("cloud")) {
+        node = startStandalone(configset, work.resolve("standalone"));
+        standaloneUrl = node.getBaseUrl() + "/" + CORE;
+      }
+      if (!what.equals("standalone")) {
+        cluster = startCloud(configset, work.resolve("cloud"));
+        cloudUrl = cluster.getJettySolrRunner(0).getBaseUrl() + "/" + CORE;
+      }
+      StringBuilder line = new StringBuilder("{");
+      if (standaloneUrl != null) {
+        line.append("\"standalone\":\"").append(standaloneUrl).append('"');
+      }
+      if (cloudUrl != null) {
+        if (line.length() > 1) {
+          line.append(',');
+        }
+        line.append("\"cloud\":\"").append(cloudUrl).append('"');
+      }
+      line.append('}');
+      System.out.println(line);
+      System.out.flush();
+      waitForEndOfInput(System.in);
+    } finally {
+      if (cluster != null) {
+        try {
+          cluster.shutdown();
+        } catch (Exception e) {
+          System.err.println("SolrLauncher: stopping the cloud: " + e);
+        }
+      }
+      if (node != null) {
+        try {
+          node.stop();
+        } catch (Exception e) {
+          System.err.println("SolrLauncher: stopping the node: " + e);
+        }
+      }
+      deleteTree(work);
+    }
+    // Solr and ZooKeeper leave non-daemon threads behind.
+    System.exit(0);
+  }
+
+  private static JettySolrRunner startStandalone(Path configset, Path home) throws Exception {
+    Path coreDir = home.resolve(CORE);
+    copyTree(configset.resolve("conf"), coreDir.resolve("conf"));
+    Files.writeString(coreDir.resolve("core.properties"), "name=" + CORE + "\n");
+    Files.writeString(home.resolve("solr.xml"), "<solr/>\n");
+    JettyConfig config =
+        JettyConfig.builder().setPort(0).setContext("/solr").stopAtShutdown(true).build();
+    JettySolrRunner node = new JettySolrRunner(home.toString(), config);
+    node.start();
+    if (node.getCoreContainer().getCore(CORE) == null) {
+      throw new IllegalStateException("core " + CORE + " did not load: "
+          + node.getCoreContainer().getCoreInitFailures());
+    }
+    node.getCoreContainer().getCore(CORE).close();
+    return node;
+  }
+
+  private static MiniSolrCloudCluster startCloud(Path configset, Path base) throws Exception {
+    MiniSolrCloudCluster cluster =
+        new MiniSolrCloudCluster.Builder(2, base)
+            .addConfig("solr-dedup", configset.resolve("conf"))
+            .build();
+    CollectionAdminRequest.createCollection(CORE, "solr-dedup", 2, 1)
+        .process(cluster.getSolrClient());
+    cluster.waitForActiveCollection(CORE, 120, TimeUnit.SECONDS, 2, 2);
+    return cluster;
+  }
+
+  private static void waitForEndOfInput(InputStream in) {
+    byte[] buf = new byte[256];
+    try {
+      while (in.read(buf) != -1) {
+        // Anything written is ignored: only the end of input counts.
+      }
+    } catch (IOException e) {
+      // A broken pipe is an end too.
+    }
+  }
+
+  private static void copyTree(Path from, Path to) throws IOException {
+    Files.createDirectories(to);
+    try (Stream<Path> files = Files.list(from)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        if (Files.isDirectory(f)) {
+          copyTree(f, to.resolve(f.getFileName().toString()));
+        } else {
+          Files.copy(f, to.resolve(f.getFileName().toString()), StandardCopyOption.REPLACE_EXISTING);
+        }
+      }
+    }
+  }
+
+  private static void deleteTree(Path root) {
+    try {
+      Files.walkFileTree(root, new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+          Files.delete(file);
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+          Files.delete(dir);
+          return FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      System.err.println("SolrLauncher: could not remove " + root + ": " + e);
+    }
+  }
+}
