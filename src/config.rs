@@ -208,7 +208,6 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
                 prefer_www: args.prefer_www,
             },
             batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
-            progress: !args.quiet,
             ..EngineConfig::default()
         },
         verbosity: args.verbose,

@@ -7,9 +7,10 @@ use anyhow::{anyhow, Context};
 use tracing::{info, warn};
 use tracing_subscriber::EnvFilter;
 
+use super::progress::Spinner;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, SolrConfig, Source};
-use crate::engine::{self, EngineConfig, EngineError, Report};
+use crate::engine::{self, EngineConfig, EngineError, Mode, Report};
 use crate::solr::schema::SchemaInfo;
 use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::{FileStore, Output};
@@ -191,11 +192,8 @@ async fn execute<S: Store>(
     c: &JobConfig,
     engine: &EngineConfig,
 ) -> Result<Report, EngineError> {
-    if c.check {
-        engine::check(store, engine).await
-    } else {
-        engine::run(store, engine).await
-    }
+    let mode = if c.check { Mode::Check } else { Mode::Run };
+    engine::execute(store, engine, mode, &Spinner::new(c.quiet)).await
 }
 
 fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Failure> {

@@ -7,6 +7,7 @@
 //! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
 
 pub mod job;
+mod progress;
 pub mod schema;
 pub mod signature;
 

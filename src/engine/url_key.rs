@@ -169,6 +169,35 @@ pub fn compare_full(
         .then_with(|| a.2.cmp(b.2))
 }
 
+/// The URL as stored and the normalised spellings of every URL that shares its www or http key:
+/// with and without one leading `www.`, under `http:` and `https:`.
+pub fn spellings(raw: &str, out: &mut Vec<String>) {
+    out.push(raw.to_owned());
+    let Some(normalized) = UrlKeys::new(Some(raw)).normalized else {
+        return;
+    };
+    let Ok(url) = Url::parse(&normalized) else {
+        return;
+    };
+    let Some(host) = url.host_str() else {
+        out.push(normalized);
+        return;
+    };
+    let bare = host.strip_prefix("www.").unwrap_or(host).to_owned();
+    let schemes: Vec<&str> = match url.scheme() {
+        "http" | "https" => vec!["http", "https"],
+        other => vec![other],
+    };
+    for scheme in schemes {
+        for host in [bare.clone(), format!("www.{bare}")] {
+            let mut u = url.clone();
+            if u.set_scheme(scheme).is_ok() && u.set_host(Some(&host)).is_ok() {
+                out.push(u.to_string());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,12 +42,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 
+use rayon::prelude::*;
 use rustc_hash::FxHasher;
 use serde_json::Value;
 use tracing::debug;
 
 use super::{
-    par_map, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery,
+    id_hash, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery,
     StatsBucket, StatsQuery, Store, StoreError, UpdateOutcome,
 };
 
@@ -581,8 +582,11 @@ impl FileStore {
                     eof = batch
                         .read(&mut reader, &mut unused, room.min(BATCH_LINES))
                         .map_err(|e| read_err(pos.1 + 1, e))?;
-                    let parsed =
-                        par_map(batch.lines.len(), |i| self.parse_light(batch.line(i), keep));
+                    let parsed = (0..batch.lines.len())
+                        .into_par_iter()
+                        .with_min_len(32)
+                        .map(|i| self.parse_light(batch.line(i), keep))
+                        .collect::<Vec<_>>();
                     left = parsed.into_iter().collect::<Result<_, _>>()?;
                 }
                 while let Some((doc, id, _, after)) = left.pop_front() {
@@ -620,14 +624,18 @@ impl FileStore {
                 .read(&mut reader, &mut pos, room.min(BATCH_LINES))
                 .map_err(|e| read_err(pos.1 + 1, e))?;
             let light_fields = state.light.building_fields().filter(|_| builds);
-            let parsed = par_map(batch.lines.len(), |i| {
-                let (at, after, _) = batch.lines[i];
-                let parsed = self.parse_line(batch.line(i), after.1, keep)?;
-                Ok::<_, StoreError>(parsed.map(|(doc, id)| {
-                    let record = light_fields.map(|f| record_line(&doc, f, at, after));
-                    (doc, id, at, after, record)
-                }))
-            });
+            let parsed = (0..batch.lines.len())
+                .into_par_iter()
+                .with_min_len(32)
+                .map(|i| {
+                    let (at, after, _) = batch.lines[i];
+                    let parsed = self.parse_line(batch.line(i), after.1, keep)?;
+                    Ok::<_, StoreError>(parsed.map(|(doc, id)| {
+                        let record = light_fields.map(|f| record_line(&doc, f, at, after));
+                        (doc, id, at, after, record)
+                    }))
+                })
+                .collect::<Vec<_>>();
             let taken = parsed.len();
             for (i, p) in parsed.into_iter().enumerate() {
                 let Some((doc, id, at, after, record)) = p? else {
@@ -691,10 +699,14 @@ impl FileStore {
                 if docs.is_empty() {
                     break;
                 }
-                let texts = par_map(docs.len(), |i| {
-                    serde_json::to_vec(&merge_updates(&docs[i].1)?)
-                        .map_err(|e| StoreError::Unsupported(e.to_string()))
-                });
+                let texts = (0..docs.len())
+                    .into_par_iter()
+                    .with_min_len(32)
+                    .map(|i| {
+                        serde_json::to_vec(&merge_updates(&docs[i].1)?)
+                            .map_err(|e| StoreError::Unsupported(e.to_string()))
+                    })
+                    .collect::<Vec<_>>();
                 for text in texts {
                     out.write_all(&text?).map_err(werr)?;
                     out.write_all(b"\n").map_err(werr)?;
@@ -740,19 +752,23 @@ impl FileStore {
                     }
                 }
             }
-            let texts = par_map(batch.lines.len(), |i| {
-                let (_, after, _) = batch.lines[i];
-                let Some((mut doc, _)) = self.parse_line(batch.line(i), after.1, None)? else {
-                    return Ok::<_, StoreError>(None);
-                };
-                if let Some(lines) = &updates[i] {
-                    let update = merge_updates(lines)?;
-                    apply(&mut doc, &update, &self.id_field, &self.version_field);
-                }
-                Ok(Some(
-                    serde_json::to_string(&doc).expect("a JSON object serialises"),
-                ))
-            });
+            let texts = (0..batch.lines.len())
+                .into_par_iter()
+                .with_min_len(32)
+                .map(|i| {
+                    let (_, after, _) = batch.lines[i];
+                    let Some((mut doc, _)) = self.parse_line(batch.line(i), after.1, None)? else {
+                        return Ok::<_, StoreError>(None);
+                    };
+                    if let Some(lines) = &updates[i] {
+                        let update = merge_updates(lines)?;
+                        apply(&mut doc, &update, &self.id_field, &self.version_field);
+                    }
+                    Ok(Some(
+                        serde_json::to_string(&doc).expect("a JSON object serialises"),
+                    ))
+                })
+                .collect::<Vec<_>>();
             for text in texts {
                 let Some(text) = text? else { continue };
                 writeln!(out, "{text}")
@@ -977,16 +993,6 @@ impl<'de> serde::de::Visitor<'de> for Projection<'_> {
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
         Ok(None)
     }
-}
-
-/// A stable 64-bit hash of an id (FNV-1a): in-memory only, never persisted.
-pub fn id_hash(id: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in id.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 fn temp_beside(path: &Path) -> PathBuf {

@@ -21,8 +21,6 @@ pub mod file;
 pub mod filter;
 pub mod solr;
 
-use std::sync::OnceLock;
-
 use serde_json::{Map, Value};
 
 pub use filter::Filter;
@@ -281,27 +279,15 @@ pub trait Store {
     fn describe(&self) -> String;
 }
 
-/// Runs `f` over `0..n` on every core, results in order: parsing lines and signing pages. Small inputs
-/// stay on the calling thread, where a thread would cost more than it saves.
-pub(crate) fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
-    static THREADS: OnceLock<usize> = OnceLock::new();
-    let threads =
-        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let chunk = n.div_ceil(threads).max(32);
-    if n <= chunk {
-        return (0..n).map(f).collect();
+/// A stable 64-bit hash of a document's id (FNV-1a), by which the engine's records and the file
+/// store's index key documents: in memory only, never persisted.
+pub fn id_hash(id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .step_by(chunk)
-            .map(|lo| s.spawn(move || (lo..(lo + chunk).min(n)).map(f).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("workers do not panic"))
-            .collect()
-    })
+    h
 }
 
 #[cfg(test)]

@@ -1,0 +1,144 @@
+//! Pass C: read the stored flags and counts of the documents to decide, and write those that differ
+//! from the decision, guarded by the version it was based on.
+
+use serde_json::Value;
+use tracing::debug;
+
+use super::doc::{get_bool, get_i64};
+use super::group::Groups;
+use super::pages::{Finder, Rereads};
+use super::{Best, Dimension, EngineError, Filter, Mode, Rec, Report, Round, Todo};
+use crate::store::{id_hash, AtomicUpdate, Store};
+
+impl<S: Store> Round<'_, S> {
+    // ---------------------------------------------------------------- pass C
+
+    pub(super) async fn pass_c(
+        &self,
+        report: &mut Report,
+        recs: &[Rec],
+        by_hash: &[(u64, u32)],
+        todo: &Todo<'_>,
+        best: &[Vec<Option<Best>>],
+        reads: &[Filter],
+    ) -> Result<u64, EngineError> {
+        let Todo { groups, open } = *todo;
+        let f = &self.cfg.fields;
+        let mut unsettled = 0u64;
+        let mut batch: Vec<AtomicUpdate> = Vec::new();
+        let mut seen = vec![false; recs.len()];
+        let mut find = Finder::new(recs, by_hash);
+        // Documents whose signature update already counted them as written.
+        let mut already: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut pages = Rereads::new(self.write_query(), reads, self.progress);
+        while let Some(page) = pages.next(self.store, report).await? {
+            for doc in &page.docs {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some(idx) = find.index(id_hash(&id)) else {
+                    // Added after pass A: the next run takes it in.
+                    continue;
+                };
+                let rec = &recs[idx];
+                // Lookups may find a document twice; it is decided once.
+                if !open.docs[idx] || seen[idx] {
+                    continue;
+                }
+                seen[idx] = true;
+                if !self.same_version(doc, rec) {
+                    report.documents.changed_during_run += 1;
+                    unsettled += 1;
+                    continue;
+                }
+                let mut set = Vec::new();
+                for d in Dimension::ALL {
+                    let Some(g) = &groups[d.index()] else {
+                        continue;
+                    };
+                    let gi = g.group_of[idx];
+                    if !open.decides(self, d, gi, rec) {
+                        continue;
+                    }
+                    let (unique, count) = if gi == Groups::ALONE {
+                        (true, 1)
+                    } else {
+                        let winner = best[d.index()][gi as usize].as_ref();
+                        (winner.is_some_and(|b| *b.id == *id), g.sizes[gi as usize])
+                    };
+                    let mut changed = false;
+                    if get_bool(doc, f.unique(d)) != Some(unique) {
+                        set.push((f.unique(d).to_owned(), Value::Bool(unique)));
+                        changed = true;
+                    }
+                    if let Some(cf) = f.count(d) {
+                        if get_i64(doc, cf) != Some(i64::from(count)) {
+                            set.push((cf.to_owned(), Value::from(count)));
+                            changed = true;
+                        }
+                    }
+                    if changed {
+                        let r = report.dimensions.entry(d.name()).or_default();
+                        r.changed += 1;
+                        if self.mode == Mode::Check && r.examples.len() < 5 {
+                            r.examples.push(id.clone().into_owned());
+                        }
+                    }
+                }
+                if set.is_empty() {
+                    continue;
+                }
+                if !self.writes() {
+                    if !rec.counted {
+                        report.documents.written += 1;
+                    }
+                    continue;
+                }
+                if rec.counted {
+                    already.insert(id.clone().into_owned());
+                }
+                batch.push(AtomicUpdate {
+                    id: id.into_owned(),
+                    version: Some(if rec.version != 0 { rec.version } else { 1 }),
+                    set,
+                });
+                if batch.len() >= self.cfg.batch_size.max(1) {
+                    unsettled += self.flush(&mut batch, &mut already, report).await?;
+                }
+            }
+        }
+        unsettled += self.flush(&mut batch, &mut already, report).await?;
+        let gone = seen
+            .iter()
+            .zip(&open.docs)
+            .filter(|(s, n)| **n && !**s)
+            .count() as u64;
+        if gone > 0 {
+            // Deleted (or moved out of the filter) during the run: their groups shrank.
+            debug!(gone, "documents disappeared during the run");
+            report.documents.changed_during_run += gone;
+            unsettled += gone;
+        }
+        Ok(unsettled)
+    }
+
+    pub(super) async fn flush(
+        &self,
+        batch: &mut Vec<AtomicUpdate>,
+        already: &mut std::collections::HashSet<String>,
+        report: &mut Report,
+    ) -> Result<u64, EngineError> {
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        let outcome = self.store.update(batch).await?;
+        let conflicts = outcome.conflicts.len() as u64;
+        report.documents.conflicts += conflicts;
+        let rejected: std::collections::HashSet<&String> = outcome.conflicts.iter().collect();
+        report.documents.written += batch
+            .iter()
+            .filter(|u| !rejected.contains(&u.id) && !already.contains(&u.id))
+            .count() as u64;
+        already.clear();
+        batch.clear();
+        Ok(conflicts)
+    }
+}

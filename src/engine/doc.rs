@@ -1,0 +1,49 @@
+//! Reading typed values out of a stored document, and the 64-bit key hash.
+
+use serde_json::Value;
+
+use crate::signature::md5_long;
+use crate::store::Doc;
+
+/// A 64-bit key for a string: the first 8 bytes of its MD5. Never persisted; collisions are detected
+/// in pass B.
+pub(super) fn key_hash(s: &str) -> u64 {
+    md5_long(s.as_bytes()) as u64
+}
+
+pub(super) fn has(doc: &Doc, field: &str) -> bool {
+    !matches!(doc.get(field), None | Some(Value::Null))
+}
+
+pub(super) fn get_i64(doc: &Doc, field: &str) -> Option<i64> {
+    match doc.get(field)? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse().ok(),
+        Value::Array(a) => a.first().and_then(|v| v.as_i64()),
+        _ => None,
+    }
+}
+
+pub(super) fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
+    match doc.get(field)? {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => Some(s.starts_with(['t', 'T', '1'])),
+        _ => None,
+    }
+}
+
+pub(super) fn get_str<'d>(doc: &'d Doc, field: &str) -> Option<&'d str> {
+    match doc.get(field)? {
+        Value::String(s) => Some(s),
+        Value::Array(a) => a.first().and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+pub(super) fn get_strings<'d>(doc: &'d Doc, field: &str) -> Vec<&'d str> {
+    match doc.get(field) {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,93 @@
+//! The reads of passes B and C: everything, or lookups of the documents to decide by id, content
+//! signature and URL spelling, split to the store's limit.
+
+use tracing::debug;
+
+use super::group::Groups;
+use super::open::{Keep, Open};
+use super::url_key::spellings;
+use super::{Dimension, Filter, Rec, Round, Scope};
+use crate::store::Store;
+
+impl<S: Store> Round<'_, S> {
+    /// The reads that passes B and C make: the user's filter alone (everything), or that filter
+    /// with lookups of the documents to decide by id, content signature and URL, split to the
+    /// store's limit. Lookups are used when they are likely cheaper than reading everything.
+    pub(super) fn lookups(
+        &self,
+        recs: &[Rec],
+        groups: &[Option<Groups>],
+        open: &Open,
+        keep: Keep,
+        needed: usize,
+    ) -> Vec<Filter> {
+        let everything = vec![self.cfg.filter.clone()];
+        // Under host scope content keys are hashes of host and signature: no stored value to look up.
+        let max = self.store.max_lookup_values();
+        if max == 0
+            || open.all
+            || keep.everything
+            || self.cfg.scope == Scope::Host
+            || needed * 4 > recs.len()
+        {
+            return everything;
+        }
+        let f = &self.cfg.fields;
+        let mut lookups: Vec<(String, Vec<String>)> = Vec::new();
+        let ids = keep.ids.into_iter().filter(|(i, _)| open.docs[*i as usize]);
+        lookups.push((f.id.clone(), ids.map(|(_, id)| id.into()).collect()));
+        for d in Dimension::ALL {
+            let (Some(g), Some(field)) = (&groups[d.index()], f.signature(d)) else {
+                continue;
+            };
+            let bit = 1u8 << d.index();
+            let values = recs
+                .iter()
+                .enumerate()
+                .filter(|&(i, r)| {
+                    open.docs[i] && r.mask & bit != 0 && open.decides(self, d, g.group_of[i], r)
+                })
+                .map(|(_, r)| (r.keys[d.index()] as i64).to_string())
+                .collect();
+            lookups.push((field.to_owned(), values));
+        }
+        let mut urls = Vec::new();
+        for (i, raw) in keep.urls {
+            if open.docs[i as usize] {
+                spellings(&raw, &mut urls);
+            }
+        }
+        lookups.push((f.url.clone(), urls));
+
+        let values: usize = lookups.iter().map(|(_, v)| v.len()).sum();
+        if values > Keep::CAP {
+            // Hundreds of lookup reads would cost more than one read of everything.
+            return everything;
+        }
+        let mut reads = Vec::new();
+        let mut chunk: Vec<Filter> = Vec::new();
+        let mut size = 0;
+        for (field, mut values) in lookups {
+            values.sort_unstable();
+            values.dedup();
+            for part in values.chunks(max) {
+                if size + part.len() > max {
+                    reads.push(
+                        self.cfg
+                            .filter
+                            .clone()
+                            .and(Filter::Or(std::mem::take(&mut chunk))),
+                    );
+                    size = 0;
+                }
+                chunk.push(Filter::any_of(field.clone(), part.to_vec()));
+                size += part.len();
+            }
+        }
+        if !chunk.is_empty() {
+            reads.push(self.cfg.filter.clone().and(Filter::Or(chunk)));
+        }
+        debug!(reads = reads.len(), "documents to decide are looked up");
+        reads
+    }
+}

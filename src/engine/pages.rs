@@ -1,0 +1,115 @@
+//! Page walkers: the cursor handling and progress of every pass, and the record finder.
+
+use super::progress::Progress;
+use super::{Rec, Report};
+use crate::store::{Filter, Page, ReadQuery, Store, StoreError};
+
+/// Walks a read page by page: the cursor handling and progress of every pass.
+pub(super) struct Pages<'p> {
+    pub(super) cursor: Option<String>,
+    pub(super) done: bool,
+    pub(super) progress: &'p dyn Progress,
+}
+
+impl<'p> Pages<'p> {
+    pub(super) fn new(progress: &'p dyn Progress) -> Self {
+        Pages {
+            cursor: None,
+            done: false,
+            progress,
+        }
+    }
+
+    /// The next page of `query` (which may change between pages, over the same documents), or
+    /// `None` once the store said the read is complete.
+    pub(super) async fn next<S: Store>(
+        &mut self,
+        store: &S,
+        query: &ReadQuery,
+    ) -> Result<Option<Page>, StoreError> {
+        if self.done {
+            return Ok(None);
+        }
+        let page = store.read_page(query, self.cursor.as_deref()).await?;
+        self.progress.advance(page.docs.len() as u64);
+        match &page.next {
+            Some(next) => self.cursor = Some(next.clone()),
+            None => self.done = true,
+        }
+        Ok(Some(page))
+    }
+}
+
+/// Walks the reads of passes B and C one after the other (the user's filter alone, or its lookups),
+/// counting the documents read again.
+pub(super) struct Rereads<'p> {
+    pub(super) queries: Vec<ReadQuery>,
+    pub(super) at: usize,
+    pub(super) pages: Pages<'p>,
+}
+
+impl<'p> Rereads<'p> {
+    pub(super) fn new(base: ReadQuery, reads: &[Filter], progress: &'p dyn Progress) -> Self {
+        let queries = reads
+            .iter()
+            .map(|filter| ReadQuery {
+                filter: filter.clone(),
+                ..base.clone()
+            })
+            .collect();
+        Rereads {
+            queries,
+            at: 0,
+            pages: Pages::new(progress),
+        }
+    }
+
+    pub(super) async fn next<S: Store>(
+        &mut self,
+        store: &S,
+        report: &mut Report,
+    ) -> Result<Option<Page>, StoreError> {
+        while let Some(query) = self.queries.get(self.at) {
+            if let Some(page) = self.pages.next(store, query).await? {
+                report.documents.reread += page.docs.len() as u64;
+                return Ok(Some(page));
+            }
+            self.at += 1;
+            self.pages = Pages::new(self.pages.progress);
+        }
+        Ok(None)
+    }
+}
+
+/// Finds a document's record by id hash. A store normally returns the documents in the same order
+/// in every pass, so the record after the last one found is tried first; any other order falls back to
+/// a binary search and gives the same answers.
+pub(super) struct Finder<'r> {
+    pub(super) recs: &'r [Rec],
+    pub(super) by_hash: &'r [(u64, u32)],
+    pub(super) next: usize,
+}
+
+impl<'r> Finder<'r> {
+    pub(super) fn new(recs: &'r [Rec], by_hash: &'r [(u64, u32)]) -> Self {
+        Finder {
+            recs,
+            by_hash,
+            next: 0,
+        }
+    }
+
+    pub(super) fn index(&mut self, h: u64) -> Option<usize> {
+        let idx = match self.recs.get(self.next) {
+            // Id hashes are unique (checked after pass A), so an equal hash is the record.
+            Some(r) if r.id_hash == h => self.next,
+            _ => self
+                .by_hash
+                .binary_search_by(|(k, _)| k.cmp(&h))
+                .ok()
+                .map(|i| self.by_hash[i].1 as usize)?,
+        };
+        self.next = idx + 1;
+        Some(idx)
+    }
+}

@@ -1,0 +1,134 @@
+//! Pass B: read id, URL and version of the documents to decide and keep the best member of each open
+//! group under the one preference order.
+
+use super::doc::{get_i64, get_str};
+use super::group::Groups;
+use super::pages::{Finder, Rereads};
+use super::{
+    compare_full, Best, Dimension, EngineError, Filter, Plan, Rec, Report, Round, Scope, Todo,
+    UrlKeys,
+};
+use crate::store::{id_hash, Doc, Store, StoreError};
+
+/// Pass B's answer: the best member of each group, and how many documents to decide its lookups
+/// did not find (`None` when it read everything).
+pub(super) struct Ranked {
+    pub(super) best: Vec<Vec<Option<Best>>>,
+    pub(super) missed: Option<usize>,
+}
+
+impl<S: Store> Round<'_, S> {
+    pub(super) async fn pass_b(
+        &self,
+        report: &mut Report,
+        recs: &[Rec],
+        by_hash: &[(u64, u32)],
+        todo: &Todo<'_>,
+        reads: &[Filter],
+    ) -> Result<Ranked, EngineError> {
+        let Todo { groups, open } = *todo;
+        let mut best: Vec<Vec<Option<Best>>> = groups
+            .iter()
+            .map(|g| {
+                g.as_ref()
+                    .map_or_else(Vec::new, |g| (0..g.count()).map(|_| None).collect())
+            })
+            .collect();
+        // Only lookups can miss a document; a full read that does not see one saw it deleted.
+        let lookups = reads.len() != 1 || reads[0] != self.cfg.filter;
+        if best.iter().all(Vec::is_empty) && !lookups {
+            return Ok(Ranked { best, missed: None });
+        }
+        let mut find = Finder::new(recs, by_hash);
+        let mut seen = vec![false; recs.len()];
+        let mut pages = Rereads::new(self.rank_query(), reads, self.progress);
+        while let Some(page) = pages.next(self.store, report).await? {
+            for doc in &page.docs {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some(idx) = find.index(id_hash(&id)) else {
+                    continue;
+                };
+                let rec = &recs[idx];
+                if !open.docs[idx] {
+                    continue;
+                }
+                seen[idx] = true;
+                if !self.same_version(doc, rec) {
+                    continue;
+                }
+                // Most documents are alone in every dimension and need no URL parsing here.
+                let grouped = groups.iter().zip(&open.groups).any(|(g, decide)| {
+                    g.as_ref().is_some_and(|g| {
+                        let gi = g.group_of[idx];
+                        gi != Groups::ALONE && (open.all || decide[gi as usize])
+                    })
+                });
+                if !grouped {
+                    continue;
+                }
+                let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
+                for d in Dimension::ALL {
+                    let Some(g) = &groups[d.index()] else {
+                        continue;
+                    };
+                    let gi = g.group_of[idx];
+                    if gi == Groups::ALONE || !open.decides(self, d, gi, rec) {
+                        continue;
+                    }
+                    let check = self.key_material(d, &url);
+                    let slot = &mut best[d.index()][gi as usize];
+                    let better = match slot {
+                        None => true,
+                        Some(b) => {
+                            if *b.check != *check {
+                                return Err(EngineError::Store(StoreError::Unsupported(format!(
+                            "two different {d} keys share a 64-bit hash ({:?} and {:?}); please report this",
+                            b.check, check
+                        ))));
+                            }
+                            compare_full(
+                                (rec.prefix, url.normalized.as_deref(), &id),
+                                (b.prefix, b.url.as_deref(), &b.id),
+                            )
+                            .is_lt()
+                        }
+                    };
+                    if better {
+                        *slot = Some(Best {
+                            prefix: rec.prefix,
+                            url: url.normalized.as_deref().map(Into::into),
+                            id: id.as_ref().into(),
+                            check: check.into(),
+                        });
+                    }
+                }
+            }
+        }
+        let missed = lookups.then(|| {
+            open.docs
+                .iter()
+                .zip(&seen)
+                .filter(|(n, s)| **n && !**s)
+                .count()
+        });
+        Ok(Ranked { best, missed })
+    }
+}
+
+impl Plan<'_> {
+    /// What must be equal across a group besides its 64-bit key: the URL key for the URL dimensions,
+    /// the host for content dimensions under host scope. Content signatures are their own keys.
+    pub(super) fn key_material(&self, d: Dimension, url: &UrlKeys) -> String {
+        match d {
+            Dimension::Www => url.www_key.clone().unwrap_or_default(),
+            Dimension::Http => url.http_key.clone().unwrap_or_default(),
+            _ if self.cfg.scope == Scope::Host => url.host_key.clone().unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
+    pub(super) fn same_version(&self, doc: &Doc, rec: &Rec) -> bool {
+        let v = get_i64(doc, &self.cfg.fields.version).unwrap_or(0);
+        v == rec.read_version || v == rec.version
+    }
+}

@@ -1,0 +1,439 @@
+//! Pass A: stream the light fields of every document, sign the unsigned ones from their text, write
+//! their signature updates, and build one fixed-size record per document.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde_json::Value;
+use tracing::warn;
+
+use super::doc::{get_bool, get_i64, get_str, get_strings, has, key_hash};
+use super::open::{counted_slot, Keep};
+use super::pages::Pages;
+use super::{
+    Dimension, EngineError, Exclusion, Mode, Plan, RankPrefix, Rec, Report, Round, Scheme, Scope,
+    Sigs, UrlKeys,
+};
+use crate::store::{id_hash, AtomicUpdate, Doc, Store};
+
+impl<S: Store> Round<'_, S> {
+    /// Returns the records, how many documents were signed, and how many signature updates met a
+    /// version conflict.
+    pub(super) async fn pass_a(
+        &self,
+        report: &mut Report,
+    ) -> Result<(Vec<Rec>, u64, u64, Keep), EngineError> {
+        let mut keep = Keep {
+            everything: self.full || self.mode == Mode::Check,
+            ..Keep::default()
+        };
+        let light = self.query();
+        // When most documents need their text (a first run, --full), reading it inline is cheaper
+        // than a real-time get per document; the run switches on what the last page needed.
+        let mut wide = self.query();
+        for f in self.content_fields() {
+            if !wide.fields.contains(&f) {
+                wide.fields.push(f);
+            }
+        }
+        let mut inline = self.full;
+        let mut recs = Vec::new();
+        let mut pages = Pages::new(self.progress);
+        let mut signed_total = 0;
+        let mut conflicts = 0u64;
+        let count_reads = report.rounds == 1;
+        while let Some(page) = pages
+            .next(self.store, if inline { &wide } else { &light })
+            .await?
+        {
+            let need: Vec<bool> = page.docs.iter().map(|d| self.needs_content(d)).collect();
+            let needed = need.iter().filter(|n| **n).count();
+            let was_inline = inline;
+            inline = needed * 2 > page.docs.len();
+            // The text to sign each document from: the document itself when it was read inline,
+            // else its real-time copy (`None`: deleted since the page was read).
+            let mut fetched: HashMap<String, Doc> = HashMap::new();
+            if !was_inline && needed > 0 {
+                let ids: Vec<String> = page
+                    .docs
+                    .iter()
+                    .zip(&need)
+                    .filter(|(_, n)| **n)
+                    .filter_map(|(d, _)| self.id_of(d).map(Cow::into_owned))
+                    .collect();
+                for doc in self.store.get(&ids, &self.content_fields()).await? {
+                    if let Some(id) = self.id_of(&doc) {
+                        let id = id.into_owned();
+                        fetched.insert(id, doc);
+                    }
+                }
+            }
+            let content: Vec<Option<&Doc>> = page
+                .docs
+                .iter()
+                .zip(&need)
+                .map(|(d, &n)| match (n, was_inline) {
+                    (false, _) => None,
+                    (true, true) => Some(d),
+                    (true, false) => self.id_of(d).and_then(|id| fetched.get(id.as_ref())),
+                })
+                .collect();
+            let mut updates = Vec::new();
+            let mut pending: Vec<(Cow<'_, str>, Rec, Option<&str>)> =
+                Vec::with_capacity(page.docs.len());
+            // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
+            // URL parsing and key hashing the next.
+            let plan = &self.plan;
+            let signed = (0..page.docs.len())
+                .into_par_iter()
+                .with_min_len(32)
+                .map(|i| {
+                    let doc = &page.docs[i];
+                    let signed = sign_one(plan, doc, need[i].then_some(content[i]))?;
+                    let id = plan.id_of(doc)?;
+                    let (mut rec, excluded) = plan.record(
+                        doc,
+                        id_hash(&id),
+                        &signed.sigs,
+                        signed.blank,
+                        signed.version,
+                    );
+                    rec.dirty |= signed.computed || signed.update.is_some();
+                    Some((signed, rec, excluded))
+                })
+                .collect::<Vec<_>>();
+            for (doc, outcome) in page.docs.iter().zip(signed) {
+                let Some(id) = self.id_of(doc) else { continue };
+                let Some((outcome, rec, excluded)) = outcome else {
+                    // Deleted between the page and the get: it takes no part.
+                    continue;
+                };
+                if count_reads {
+                    report.documents.read += 1;
+                }
+                if outcome.computed {
+                    signed_total += 1;
+                    report.documents.signed += 1;
+                }
+                if let Some(u) = outcome.update {
+                    if self.mode == Mode::Check {
+                        report.documents.missing_signatures += 1;
+                    } else {
+                        updates.push(u);
+                    }
+                }
+                if count_reads {
+                    for d in Dimension::ALL {
+                        if let Some(reason) = excluded[d.index()] {
+                            *report
+                                .dimensions
+                                .entry(d.name())
+                                .or_default()
+                                .excluded
+                                .entry(reason.name())
+                                .or_default() += 1;
+                        }
+                    }
+                }
+                pending.push((id, rec, get_str(doc, &self.cfg.fields.url)));
+            }
+            let mut new_versions: HashMap<String, i64> = HashMap::new();
+            let signed_ids: std::collections::HashSet<String> =
+                updates.iter().map(|u| u.id.clone()).collect();
+            if self.writes() && !updates.is_empty() {
+                let written = updates.len();
+                let outcome = self.store.update(&updates).await?;
+                for id in &outcome.conflicts {
+                    // Changed or deleted since it was read: leave it to the next round, unsigned.
+                    warn!(id = %id, "document changed while it was being signed; it will be signed again");
+                    new_versions.insert(id.clone(), i64::MIN);
+                }
+                report.documents.conflicts += outcome.conflicts.len() as u64;
+                conflicts += outcome.conflicts.len() as u64;
+                report.documents.written += (written - outcome.conflicts.len()) as u64;
+                for (id, v) in outcome.versions {
+                    new_versions.entry(id).or_insert(v);
+                }
+            }
+            for (id, mut rec, url) in pending {
+                match new_versions.get(id.as_ref()) {
+                    Some(&i64::MIN) => continue,
+                    Some(&v) => rec.version = v,
+                    None => {}
+                }
+                rec.counted = signed_ids.contains(id.as_ref());
+                keep.note(self, recs.len(), &rec, &id, url);
+                recs.push(rec);
+            }
+        }
+        Ok((recs, signed_total, conflicts, keep))
+    }
+}
+
+impl Plan<'_> {
+    /// The unique key; borrowed, as most documents are only looked up by it.
+    pub(super) fn id_of<'d>(&self, doc: &'d Doc) -> Option<Cow<'d, str>> {
+        match doc.get(&self.cfg.fields.id)? {
+            Value::String(s) => Some(Cow::Borrowed(s)),
+            Value::Number(n) => Some(Cow::Owned(n.to_string())),
+            _ => None,
+        }
+    }
+
+    pub(super) fn content_fields(&self) -> Vec<String> {
+        let f = &self.cfg.fields;
+        let mut fl = vec![
+            f.id.clone(),
+            f.version.clone(),
+            f.text.clone(),
+            f.title.clone(),
+            f.description.clone(),
+            f.exact_signature.clone(),
+            f.fuzzy_signature.clone(),
+            f.title_signature.clone(),
+            f.description_signature.clone(),
+        ];
+        if self.full && self.cfg.write_fuzzy_text {
+            fl.push(f.fuzzy_signature_text.clone());
+        }
+        fl
+    }
+
+    pub(super) fn stored_sigs(&self, doc: &Doc) -> Sigs {
+        let f = &self.cfg.fields;
+        Sigs {
+            exact: get_i64(doc, &f.exact_signature),
+            fuzzy: get_i64(doc, &f.fuzzy_signature),
+            title: get_i64(doc, &f.title_signature),
+            description: get_i64(doc, &f.description_signature),
+        }
+    }
+
+    /// Whether a document's text, title or description must be read: to sign it, or to tell whether a
+    /// stored signature stands for an empty text.
+    pub(super) fn needs_content(&self, doc: &Doc) -> bool {
+        if self.full {
+            return self.enabled[..4].iter().any(|&e| e);
+        }
+        let s = self.stored_sigs(doc);
+        let content = self.on(Dimension::Exact) || self.on(Dimension::Fuzzy);
+        if content && (s.exact.is_none() || s.fuzzy.is_none()) {
+            return true;
+        }
+        if self.on(Dimension::Exact) && s.fuzzy == Some(self.empty_profile) {
+            // An empty profile may mean an empty text, which the exact dimension leaves out.
+            return true;
+        }
+        let dirty = self.cfg.dimensions.iter().any(|&d| {
+            !has(doc, self.cfg.fields.unique(d))
+                || self.cfg.fields.count(d).is_some_and(|c| !has(doc, c))
+        });
+        dirty
+            && ((self.on(Dimension::Title) && s.title.is_none())
+                || (self.on(Dimension::Description) && s.description.is_none()))
+    }
+
+    /// Builds the compact record of a document from its light fields and final signatures, with the
+    /// reason it takes no part in each dimension where it takes none.
+    pub(super) fn record(
+        &self,
+        doc: &Doc,
+        id_hash: u64,
+        sigs: &Sigs,
+        blank: bool,
+        version: i64,
+    ) -> (Rec, [Option<Exclusion>; 6]) {
+        let mut excluded = [None; 6];
+        let f = &self.cfg.fields;
+        let url = UrlKeys::new(get_str(doc, &f.url));
+        let read_version = get_i64(doc, &f.version).unwrap_or(0);
+        let mut rec = Rec {
+            id_hash,
+            read_version,
+            version: if version != 0 { version } else { read_version },
+            prefix: RankPrefix::new(&url, self.cfg.preference),
+            keys: [0; 6],
+            mask: 0,
+            counted: false,
+            stored_true: 0,
+            dirty: false,
+            stored_counts: [0; 2],
+        };
+        for d in Dimension::ALL.into_iter().filter(|&d| self.on(d)) {
+            match get_bool(doc, f.unique(d)) {
+                Some(true) => rec.stored_true |= 1 << d.index(),
+                Some(false) => {}
+                None => rec.dirty = true,
+            }
+            if let Some(c) = f.count(d) {
+                match get_i64(doc, c).and_then(|n| u32::try_from(n).ok()) {
+                    Some(n) => rec.stored_counts[counted_slot(d)] = n,
+                    None => rec.dirty = true,
+                }
+            }
+        }
+        let host = if self.cfg.scope == Scope::Host {
+            url.host_key.as_deref()
+        } else {
+            None
+        };
+        for d in Dimension::ALL {
+            if !self.on(d) {
+                continue;
+            }
+            let key: Result<u64, Exclusion> = match d {
+                Dimension::Exact => match sigs.exact {
+                    Some(s) if !blank => Ok(s as u64),
+                    _ => Err(Exclusion::EmptyText),
+                },
+                Dimension::Fuzzy => match sigs.fuzzy {
+                    Some(s) if s != self.empty_profile => Ok(s as u64),
+                    _ => Err(Exclusion::EmptyProfile),
+                },
+                Dimension::Title => sigs.title.map(|s| s as u64).ok_or(Exclusion::NoTitle),
+                Dimension::Description => sigs
+                    .description
+                    .map(|s| s as u64)
+                    .ok_or(Exclusion::NoDescription),
+                Dimension::Www => url.www_key.as_deref().map(key_hash).ok_or(Exclusion::NoUrl),
+                Dimension::Http => match (&url.normalized, &url.http_key) {
+                    (None, _) => Err(Exclusion::NoUrl),
+                    (Some(_), None) => Err(Exclusion::NotHttp),
+                    (Some(_), Some(k)) => Ok(key_hash(k)),
+                },
+            };
+            let key = key.and_then(|k| {
+                if d.is_content() && self.cfg.scope == Scope::Host {
+                    let host = host.ok_or(Exclusion::NoUrl)?;
+                    Ok(key_hash(&format!("{host} {k}")))
+                } else {
+                    Ok(k)
+                }
+            });
+            match key {
+                Ok(k) => {
+                    rec.keys[d.index()] = k;
+                    rec.mask |= 1 << d.index();
+                }
+                Err(reason) => excluded[d.index()] = Some(reason),
+            }
+        }
+        (rec, excluded)
+    }
+}
+
+/// The result of signing one document in pass A.
+pub(super) struct Signed {
+    pub(super) sigs: Sigs,
+    pub(super) blank: bool,
+    pub(super) computed: bool,
+    pub(super) version: i64,
+    pub(super) update: Option<AtomicUpdate>,
+}
+
+/// Signs one document from `content` (`Some(None)`: its content vanished), or, given `None`, keeps the
+/// signatures it has.
+pub(super) fn sign_one(
+    round: &Plan<'_>,
+    doc: &Doc,
+    content: Option<Option<&Doc>>,
+) -> Option<Signed> {
+    let cfg = round.cfg;
+    let f = &cfg.fields;
+    let id = round.id_of(doc)?;
+    let stored = round.stored_sigs(doc);
+    let read_version = get_i64(doc, &f.version).unwrap_or(0);
+    let Some(content) = content else {
+        return Some(Signed {
+            sigs: stored,
+            blank: false,
+            computed: false,
+            version: read_version,
+            update: None,
+        });
+    };
+    // Sign from the real-time copy: it is the current text, and its version guards the update.
+    let content = content?;
+    let version = get_i64(content, &f.version).unwrap_or(read_version);
+    let current = round.stored_sigs(content);
+    let text = get_str(content, &f.text).unwrap_or("");
+    let blank = text.chars().all(char::is_whitespace);
+    let titles = get_strings(content, &f.title);
+    let descriptions = get_strings(content, &f.description);
+    let signer = &cfg.signer;
+    let mut sigs = current.clone();
+    let mut set: Vec<(String, Value)> = Vec::new();
+    let recompute = |have: Option<i64>| round.full || have.is_none();
+    let mut computed = false;
+    let content_dims = round.on(Dimension::Exact) || round.on(Dimension::Fuzzy);
+    if content_dims && recompute(current.exact) {
+        sigs.exact = Some(signer.exact(text));
+        computed = true;
+    }
+    if content_dims && recompute(current.fuzzy) {
+        let profile = signer.profile(text);
+        sigs.fuzzy = Some(profile.signature());
+        computed = true;
+        if cfg.write_fuzzy_text && signer.scheme == Scheme::Yacy {
+            let text_t = profile.text_t();
+            let value = if text_t.is_empty() {
+                Value::Null
+            } else {
+                Value::String(text_t)
+            };
+            let stored_text = content
+                .get(&f.fuzzy_signature_text)
+                .cloned()
+                .unwrap_or(Value::Null);
+            if value != stored_text {
+                set.push((f.fuzzy_signature_text.clone(), value));
+            }
+        }
+    }
+    // A title counts when its first value is not empty; a description when any value is not.
+    let has_title = titles.first().is_some_and(|t| !t.is_empty());
+    let has_description = descriptions.iter().any(|d| !d.is_empty());
+    if round.on(Dimension::Title) && (round.full || current.title.is_none()) {
+        sigs.title = if has_title {
+            signer.title(&titles[..1])
+        } else {
+            None
+        };
+        computed |= has_title;
+    }
+    if round.on(Dimension::Description) && (round.full || current.description.is_none()) {
+        sigs.description = if has_description {
+            signer.description(&descriptions)
+        } else {
+            None
+        };
+        computed |= has_description;
+    }
+    for (field, new, old) in [
+        (&f.exact_signature, sigs.exact, current.exact),
+        (&f.fuzzy_signature, sigs.fuzzy, current.fuzzy),
+        (&f.title_signature, sigs.title, current.title),
+        (
+            &f.description_signature,
+            sigs.description,
+            current.description,
+        ),
+    ] {
+        if new != old {
+            set.push((field.clone(), new.map_or(Value::Null, Value::from)));
+        }
+    }
+    let update = (!set.is_empty()).then(|| AtomicUpdate {
+        id: id.into_owned(),
+        version: Some(if version != 0 { version } else { 1 }),
+        set,
+    });
+    Some(Signed {
+        sigs,
+        blank,
+        computed,
+        version,
+        update,
+    })
+}
