@@ -8,6 +8,7 @@ use tracing::{info, warn};
 use tracing_subscriber::EnvFilter;
 
 use super::progress::Spinner;
+use super::schema_fit::inspect;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, SolrConfig, Source};
 use crate::engine::{self, EngineConfig, EngineError, Mode, Report};
@@ -165,7 +166,7 @@ fn prepare(
     allow_lossy: bool,
     core_url: &str,
 ) -> Result<(), Failure> {
-    let report = schema.inspect(engine);
+    let report = inspect(schema, engine);
     let problems = report.problems(core_url, writes && !allow_lossy);
     if !problems.is_empty() {
         return Err(anyhow!(

@@ -9,6 +9,7 @@
 pub mod job;
 mod progress;
 pub mod schema;
+pub mod schema_fit;
 pub mod signature;
 
 use std::fmt;

@@ -5,9 +5,10 @@ use std::io::Write;
 use anyhow::{anyhow, Context};
 
 use super::job::{connect, init_logging, solr_failure};
+use super::schema_fit::{add_commands, inspect, SchemaReport};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
-use crate::solr::schema::{SchemaInfo, SchemaReport};
+use crate::solr::schema::SchemaInfo;
 
 /// Runs `schema check` or `schema apply`.
 pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
@@ -24,12 +25,12 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         let schema = SchemaInfo::fetch(&client)
             .await
             .map_err(|e| solr_failure(e, "cannot read the schema"))?;
-        let report = schema.inspect(&c.engine);
+        let report = inspect(&schema, &c.engine);
         let mut out = std::io::stdout().lock();
         let missing = report.missing_required();
         let to_add: Vec<_> = missing.iter().copied().filter(|n| n.written).collect();
         if c.apply && !to_add.is_empty() {
-            let commands = schema.add_commands(&to_add);
+            let commands = add_commands(&schema, &to_add);
             if c.dry_run {
                 writeln!(
                     out,
@@ -50,7 +51,7 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
             let schema = SchemaInfo::fetch(&client)
                 .await
                 .map_err(|e| solr_failure(e, "cannot read the schema again"))?;
-            let report = schema.inspect(&c.engine);
+            let report = inspect(&schema, &c.engine);
             return verdict(&report, &mut out, client.core_url());
         }
         if c.apply {

@@ -1,21 +1,18 @@
-//! What the worker needs of a core's schema, read through the Schema API, and how to add what is
-//! missing.
+//! A core's schema as the Schema API gives it: its fields and dynamic-field rules with their types'
+//! classes, copyField destinations and the unique key; which field a name resolves to, and which
+//! fields an atomic update would empty.
 //!
-//! Two things are checked before a run writes:
-//! - **The fields it reads and writes exist**, with a fitting type: signatures `plong`, flags
-//!   `boolean`, counts `pint` (any type of the same Solr class will do). Missing ones are named with
-//!   the `schema apply` command that adds them.
-//! - **No atomic update loses data.** Solr rebuilds a document from its stored fields and docValues
-//!   on every atomic update; a field that is neither (and is not filled by a `copyField`) is silently
-//!   emptied. Such a schema is refused unless the user accepts the loss.
+//! **No atomic update loses data** is the one rule that is Solr's own: Solr rebuilds a document from
+//! its stored fields and docValues on every atomic update, so a field that is neither (and is not
+//! filled by a `copyField`) is silently emptied. What a run needs of the schema, and the advice when
+//! it is not met, is `commands::schema_fit`'s.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::client::Client;
 use super::error::SolrError;
-use crate::engine::{Dimension, EngineConfig};
 
 /// One field or dynamic-field rule, with its properties resolved (`showDefaults=true`).
 #[derive(Debug, Clone, PartialEq)]
@@ -47,118 +44,6 @@ pub struct SchemaInfo {
     pub copy_dests: Vec<String>,
     /// Field type name to its class (`solr.LongPointField`).
     pub types: BTreeMap<String, String>,
-}
-
-/// What a field must hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A 64-bit integer (signatures).
-    Long,
-    /// A 32-bit integer (copy counts).
-    Int,
-    /// A boolean (flags).
-    Bool,
-    /// Analysed text (`fuzzy_signature_text_t`).
-    Text,
-    /// Anything (fields that are only read).
-    Any,
-}
-
-impl Kind {
-    fn classes(self) -> &'static [&'static str] {
-        match self {
-            Kind::Long => &["solr.LongPointField", "solr.TrieLongField"],
-            Kind::Int => &["solr.IntPointField", "solr.TrieIntField"],
-            Kind::Bool => &["solr.BoolField"],
-            Kind::Text => &["solr.TextField"],
-            Kind::Any => &[],
-        }
-    }
-
-    /// The conventional type name (YaCy's and Solr's default configset's).
-    fn type_name(self) -> &'static str {
-        match self {
-            Kind::Long => "plong",
-            Kind::Int => "pint",
-            Kind::Bool => "boolean",
-            Kind::Text => "text_general",
-            Kind::Any => "string",
-        }
-    }
-}
-
-/// A field the run needs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Need {
-    /// The field name (after `--field` renames).
-    pub name: String,
-    /// What it holds.
-    pub kind: Kind,
-    /// Written by the worker (as opposed to only read).
-    pub written: bool,
-    /// The run works without it (`fuzzy_signature_text_t`).
-    pub optional: bool,
-}
-
-/// What is wrong with a schema for a run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SchemaReport {
-    /// Needed fields that do not exist.
-    pub missing: Vec<Need>,
-    /// Needed fields whose type holds something else: the field, and its type.
-    pub wrong_type: Vec<(Need, String)>,
-    /// Fields an atomic update would empty.
-    pub lossy: Vec<String>,
-    /// The unique key differs from the configured id field: (configured, schema's).
-    pub unique_key: Option<(String, String)>,
-    /// `fuzzy_signature_text_t` (or its rename) exists, so it can be written.
-    pub has_fuzzy_text: bool,
-}
-
-impl SchemaReport {
-    /// Required fields that are missing (optional ones are left out).
-    pub fn missing_required(&self) -> Vec<&Need> {
-        self.missing.iter().filter(|n| !n.optional).collect()
-    }
-
-    /// What stops a run, one line each, with what to do; `core_url` (without credentials) goes into
-    /// the `schema apply` command. Lossy fields count only when `lossy` is set: they matter to a run
-    /// that writes and has not accepted the loss.
-    pub fn problems(&self, core_url: &str, lossy: bool) -> Vec<String> {
-        let mut out = Vec::new();
-        if let Some((ours, theirs)) = &self.unique_key {
-            out.push(format!(
-                "the unique key is '{theirs}', not '{ours}': run with --field id={theirs}"
-            ));
-        }
-        for n in self.missing_required() {
-            if n.written {
-                out.push(format!(
-                    "missing output field {} ({:?}): add it with solr-dedup schema apply --solr {core_url}",
-                    n.name, n.kind
-                ));
-            } else {
-                out.push(format!(
-                    "missing field {}: if yours has another name, map it with --field NAME=FIELD",
-                    n.name
-                ));
-            }
-        }
-        for (n, type_name) in &self.wrong_type {
-            out.push(format!(
-                "field {} has type {type_name}, which cannot hold {:?} values: give the worker another field with --field",
-                n.name, n.kind
-            ));
-        }
-        if lossy && !self.lossy.is_empty() {
-            out.push(format!(
-                "atomic updates would empty {}: neither stored nor docValues, and no copyField fills them; \
-                 make them stored or docValues (and reindex), or accept the loss with --allow-lossy-atomic-updates",
-                self.lossy.join(", ")
-            ));
-        }
-        out
-    }
 }
 
 impl SchemaInfo {
@@ -242,62 +127,14 @@ impl SchemaInfo {
             .collect()
     }
 
-    /// Checks the schema against what a run with `cfg` reads and writes.
-    pub fn inspect(&self, cfg: &EngineConfig) -> SchemaReport {
-        let mut report = SchemaReport {
-            lossy: self.lossy_fields(),
-            ..SchemaReport::default()
-        };
-        if self.unique_key != cfg.fields.id {
-            report.unique_key = Some((cfg.fields.id.clone(), self.unique_key.clone()));
-        }
-        report.has_fuzzy_text = self.find(&cfg.fields.fuzzy_signature_text).is_some();
-        for need in needs(cfg) {
-            match self.find(&need.name) {
-                None => report.missing.push(need),
-                Some(f) => {
-                    let class = self.types.get(&f.type_name).map(String::as_str);
-                    let fits = need.kind == Kind::Any
-                        || class.is_none_or(|c| need.kind.classes().contains(&c));
-                    if !fits || (need.written && f.multi_valued && need.kind != Kind::Text) {
-                        report.wrong_type.push((need, f.type_name.clone()));
-                    }
-                }
-            }
-        }
-        report
+    /// The class of a field's type (`solr.LongPointField`), when the schema declares the type.
+    pub fn class_of(&self, field: &FieldInfo) -> Option<&str> {
+        self.types.get(&field.type_name).map(String::as_str)
     }
 
-    /// The Schema API commands that add the written fields among `missing` (one `add-field` list; all
-    /// or nothing), with the schema's own type for each kind. Fields that are only read are the
-    /// crawler's, under some other name: `--field` maps them, adding them would not help.
-    pub fn add_commands(&self, missing: &[&Need]) -> Value {
-        let fields: Vec<Value> = missing
-            .iter()
-            .filter(|n| n.written)
-            .map(|n| {
-                let type_name = self.type_for(n.kind);
-                let mut f = json!({
-                    "name": n.name,
-                    "type": type_name,
-                    "indexed": true,
-                    "stored": true,
-                    "multiValued": false,
-                });
-                if n.kind != Kind::Text {
-                    f["docValues"] = json!(true);
-                }
-                f
-            })
-            .collect();
-        json!({ "add-field": fields })
-    }
-
-    /// A type of the schema for a kind: the conventional name when it has the right class, else the
-    /// first type of that class, else the conventional name (Solr will say if it is missing).
-    fn type_for(&self, kind: Kind) -> String {
-        let conventional = kind.type_name();
-        let classes = kind.classes();
+    /// A type of the schema of one of `classes`: `conventional` when it has such a class, else the
+    /// first type that does, else `conventional` (Solr says so if it is missing).
+    pub fn type_with_class(&self, conventional: &str, classes: &[&str]) -> String {
         if self
             .types
             .get(conventional)
@@ -311,54 +148,6 @@ impl SchemaInfo {
             .map(|(n, _)| n.clone())
             .unwrap_or_else(|| conventional.to_owned())
     }
-}
-
-/// The fields a run with `cfg` reads and writes.
-pub fn needs(cfg: &EngineConfig) -> Vec<Need> {
-    let f = &cfg.fields;
-    let on = |d: Dimension| cfg.dimensions.contains(&d);
-    let read = |name: &str| Need {
-        name: name.to_owned(),
-        kind: Kind::Any,
-        written: false,
-        optional: false,
-    };
-    let write = |name: &str, kind: Kind| Need {
-        name: name.to_owned(),
-        kind,
-        written: true,
-        optional: false,
-    };
-    let mut out = vec![read(&f.id), read(&f.url)];
-    let content = on(Dimension::Exact) || on(Dimension::Fuzzy);
-    if content {
-        out.push(read(&f.text));
-        out.push(write(&f.exact_signature, Kind::Long));
-        out.push(write(&f.fuzzy_signature, Kind::Long));
-        if cfg.write_fuzzy_text {
-            out.push(Need {
-                optional: true,
-                ..write(&f.fuzzy_signature_text, Kind::Text)
-            });
-        }
-    }
-    if on(Dimension::Title) {
-        out.push(read(&f.title));
-        out.push(write(&f.title_signature, Kind::Long));
-    }
-    if on(Dimension::Description) {
-        out.push(read(&f.description));
-        out.push(write(&f.description_signature, Kind::Long));
-    }
-    for d in &cfg.dimensions {
-        out.push(write(f.unique(*d), Kind::Bool));
-        if let Some(c) = f.count(*d) {
-            out.push(write(c, Kind::Int));
-        }
-    }
-    let mut seen = HashSet::new();
-    out.retain(|n| seen.insert(n.name.clone()));
-    out
 }
 
 fn str_of(v: &Value, key: &str) -> Option<String> {
@@ -454,54 +243,6 @@ mod tests {
     }
 
     #[test]
-    fn a_core_without_a_title_field_misses_it() {
-        let s = yacy_like();
-        let report = s.inspect(&EngineConfig::default());
-        let missing: Vec<&str> = report.missing.iter().map(|n| n.name.as_str()).collect();
-        // description_txt is covered by the *_txt rule.
-        assert_eq!(missing, ["title"]);
-        assert!(report.wrong_type.is_empty());
-        assert!(report.lossy.is_empty(), "{:?}", report.lossy);
-        assert!(report.has_fuzzy_text);
-        // The crawler's own fields are not the worker's to add.
-        let cmds = s.add_commands(&report.missing_required());
-        assert_eq!(cmds["add-field"], json!([]));
-    }
-
-    #[test]
-    fn missing_output_fields_are_added_with_the_right_types() {
-        let mut s = yacy_like();
-        s.dynamic.retain(|d| d.name != "*_b" && d.name != "*_l");
-        let report = s.inspect(&EngineConfig::default());
-        let cmds = s.add_commands(&report.missing_required());
-        let added: Vec<(&str, &str)> = cmds["add-field"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| (f["name"].as_str().unwrap(), f["type"].as_str().unwrap()))
-            .collect();
-        assert_eq!(
-            added,
-            [
-                ("fuzzy_signature_l", "plong"),
-                ("title_exact_signature_l", "plong"),
-                ("description_exact_signature_l", "plong"),
-                ("exact_signature_unique_b", "boolean"),
-                ("fuzzy_signature_unique_b", "boolean"),
-                ("title_unique_b", "boolean"),
-                ("description_unique_b", "boolean"),
-                ("www_unique_b", "boolean"),
-                ("http_unique_b", "boolean"),
-            ]
-        );
-        assert!(cmds["add-field"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|f| f["docValues"] == true && f["stored"] == true));
-    }
-
-    #[test]
     fn an_indexed_only_field_is_lossy_unless_a_copy_field_fills_it() {
         let mut s = yacy_like();
         s.fields
@@ -510,23 +251,5 @@ mod tests {
         assert_eq!(s.lossy_fields(), ["content_idx", "*_idx"]);
         s.copy_dests.push("*_idx".into());
         assert!(s.lossy_fields().is_empty());
-    }
-
-    #[test]
-    fn a_flag_with_the_wrong_type_is_reported() {
-        let mut s = yacy_like();
-        s.fields.push(field("www_unique_b", "pint", true, true));
-        let report = s.inspect(&EngineConfig::default());
-        assert_eq!(report.wrong_type.len(), 1);
-        assert_eq!(report.wrong_type[0].0.name, "www_unique_b");
-    }
-
-    #[test]
-    fn types_follow_the_schema_when_names_differ() {
-        let mut s = yacy_like();
-        s.types.remove("plong");
-        s.types.insert("long".into(), "solr.TrieLongField".into());
-        assert_eq!(s.type_for(Kind::Long), "long");
-        assert_eq!(s.type_for(Kind::Bool), "boolean");
     }
 }

@@ -1,0 +1,268 @@
+//! Whether a core's schema fits a run: every field the run reads and writes exists with a type
+//! that holds its values (signatures `plong`, flags `boolean`, counts `pint`; any type of the same
+//! Solr class will do), the unique key is the id field, and no atomic update would empty a field.
+//! What is wrong comes back one line each with what to do, and `schema apply` gets the Schema API
+//! commands that add the missing output fields.
+//!
+//! It joins the engine's [`needs`] with the Solr client's [`SchemaInfo`], so it lives above both.
+
+use serde_json::{json, Value};
+
+use crate::engine::{needs, EngineConfig, FieldKind, Need};
+use crate::solr::schema::SchemaInfo;
+
+/// The Solr classes that hold a kind of value.
+fn classes(kind: FieldKind) -> &'static [&'static str] {
+    match kind {
+        FieldKind::Long => &["solr.LongPointField", "solr.TrieLongField"],
+        FieldKind::Int => &["solr.IntPointField", "solr.TrieIntField"],
+        FieldKind::Bool => &["solr.BoolField"],
+        FieldKind::Text => &["solr.TextField"],
+        FieldKind::Any => &[],
+    }
+}
+
+/// The conventional type name of a kind (YaCy's and Solr's default configset's).
+fn type_name(kind: FieldKind) -> &'static str {
+    match kind {
+        FieldKind::Long => "plong",
+        FieldKind::Int => "pint",
+        FieldKind::Bool => "boolean",
+        FieldKind::Text => "text_general",
+        FieldKind::Any => "string",
+    }
+}
+
+/// What is wrong with a schema for a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SchemaReport {
+    /// Needed fields that do not exist.
+    pub missing: Vec<Need>,
+    /// Needed fields whose type holds something else: the field, and its type.
+    pub wrong_type: Vec<(Need, String)>,
+    /// Fields an atomic update would empty.
+    pub lossy: Vec<String>,
+    /// The unique key differs from the configured id field: (configured, schema's).
+    pub unique_key: Option<(String, String)>,
+    /// `fuzzy_signature_text_t` (or its rename) exists, so it can be written.
+    pub has_fuzzy_text: bool,
+}
+
+impl SchemaReport {
+    /// Required fields that are missing (optional ones are left out).
+    pub fn missing_required(&self) -> Vec<&Need> {
+        self.missing.iter().filter(|n| !n.optional).collect()
+    }
+
+    /// What stops a run, one line each, with what to do; `core_url` (without credentials) goes into
+    /// the `schema apply` command. Lossy fields count only when `lossy` is set: they matter to a run
+    /// that writes and has not accepted the loss.
+    pub fn problems(&self, core_url: &str, lossy: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some((ours, theirs)) = &self.unique_key {
+            out.push(format!(
+                "the unique key is '{theirs}', not '{ours}': run with --field id={theirs}"
+            ));
+        }
+        for n in self.missing_required() {
+            if n.written {
+                out.push(format!(
+                    "missing output field {} ({:?}): add it with solr-dedup schema apply --solr {core_url}",
+                    n.name, n.kind
+                ));
+            } else {
+                out.push(format!(
+                    "missing field {}: if yours has another name, map it with --field NAME=FIELD",
+                    n.name
+                ));
+            }
+        }
+        for (n, type_name) in &self.wrong_type {
+            out.push(format!(
+                "field {} has type {type_name}, which cannot hold {:?} values: give the worker another field with --field",
+                n.name, n.kind
+            ));
+        }
+        if lossy && !self.lossy.is_empty() {
+            out.push(format!(
+                "atomic updates would empty {}: neither stored nor docValues, and no copyField fills them; \
+                 make them stored or docValues (and reindex), or accept the loss with --allow-lossy-atomic-updates",
+                self.lossy.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// Checks the schema against what a run with `cfg` reads and writes.
+pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
+    let mut report = SchemaReport {
+        lossy: schema.lossy_fields(),
+        ..SchemaReport::default()
+    };
+    if schema.unique_key != cfg.fields.id {
+        report.unique_key = Some((cfg.fields.id.clone(), schema.unique_key.clone()));
+    }
+    report.has_fuzzy_text = schema.find(&cfg.fields.fuzzy_signature_text).is_some();
+    for need in needs(cfg) {
+        match schema.find(&need.name) {
+            None => report.missing.push(need),
+            Some(f) => {
+                let fits = need.kind == FieldKind::Any
+                    || schema
+                        .class_of(f)
+                        .is_none_or(|c| classes(need.kind).contains(&c));
+                if !fits || (need.written && f.multi_valued && need.kind != FieldKind::Text) {
+                    report.wrong_type.push((need, f.type_name.clone()));
+                }
+            }
+        }
+    }
+    report
+}
+
+/// The Schema API commands that add the written fields among `missing` (one `add-field` list; all
+/// or nothing), with the schema's own type for each kind. Fields that are only read are the
+/// crawler's, under some other name: `--field` maps them, adding them would not help.
+pub fn add_commands(schema: &SchemaInfo, missing: &[&Need]) -> Value {
+    let fields: Vec<Value> = missing
+        .iter()
+        .filter(|n| n.written)
+        .map(|n| {
+            let mut f = json!({
+                "name": n.name,
+                "type": type_for(schema, n.kind),
+                "indexed": true,
+                "stored": true,
+                "multiValued": false,
+            });
+            if n.kind != FieldKind::Text {
+                f["docValues"] = json!(true);
+            }
+            f
+        })
+        .collect();
+    json!({ "add-field": fields })
+}
+
+/// A type of the schema for a kind.
+fn type_for(schema: &SchemaInfo, kind: FieldKind) -> String {
+    schema.type_with_class(type_name(kind), classes(kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solr::schema::FieldInfo;
+
+    fn field(name: &str, type_name: &str, stored: bool, dv: bool) -> FieldInfo {
+        FieldInfo {
+            name: name.into(),
+            type_name: type_name.into(),
+            indexed: true,
+            stored,
+            doc_values: dv,
+            multi_valued: false,
+        }
+    }
+
+    fn yacy_like() -> SchemaInfo {
+        SchemaInfo {
+            unique_key: "id".into(),
+            fields: vec![
+                field("id", "string", true, true),
+                field("sku", "string", true, true),
+                field("text_t", "text_general", true, false),
+                field("_root_", "string", false, false),
+                field("exact_signature_l", "plong", true, true),
+            ],
+            dynamic: vec![
+                field("*_l", "plong", true, true),
+                field("*_b", "boolean", true, true),
+                field("*_i", "pint", true, true),
+                field("*_t", "text_general", true, false),
+                FieldInfo {
+                    multi_valued: true,
+                    ..field("*_txt", "text_general", true, false)
+                },
+            ],
+            copy_dests: vec![],
+            types: [
+                ("string", "solr.StrField"),
+                ("plong", "solr.LongPointField"),
+                ("pint", "solr.IntPointField"),
+                ("boolean", "solr.BoolField"),
+                ("text_general", "solr.TextField"),
+            ]
+            .into_iter()
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+            .collect(),
+        }
+    }
+
+    #[test]
+    fn a_core_without_a_title_field_misses_it() {
+        let s = yacy_like();
+        let report = inspect(&s, &EngineConfig::default());
+        let missing: Vec<&str> = report.missing.iter().map(|n| n.name.as_str()).collect();
+        // description_txt is covered by the *_txt rule.
+        assert_eq!(missing, ["title"]);
+        assert!(report.wrong_type.is_empty());
+        assert!(report.lossy.is_empty(), "{:?}", report.lossy);
+        assert!(report.has_fuzzy_text);
+        // The crawler's own fields are not the worker's to add.
+        let cmds = add_commands(&s, &report.missing_required());
+        assert_eq!(cmds["add-field"], json!([]));
+    }
+
+    #[test]
+    fn missing_output_fields_are_added_with_the_right_types() {
+        let mut s = yacy_like();
+        s.dynamic.retain(|d| d.name != "*_b" && d.name != "*_l");
+        let report = inspect(&s, &EngineConfig::default());
+        let cmds = add_commands(&s, &report.missing_required());
+        let added: Vec<(&str, &str)> = cmds["add-field"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["name"].as_str().unwrap(), f["type"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            added,
+            [
+                ("fuzzy_signature_l", "plong"),
+                ("title_exact_signature_l", "plong"),
+                ("description_exact_signature_l", "plong"),
+                ("exact_signature_unique_b", "boolean"),
+                ("fuzzy_signature_unique_b", "boolean"),
+                ("title_unique_b", "boolean"),
+                ("description_unique_b", "boolean"),
+                ("www_unique_b", "boolean"),
+                ("http_unique_b", "boolean"),
+            ]
+        );
+        assert!(cmds["add-field"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["docValues"] == true && f["stored"] == true));
+    }
+
+    #[test]
+    fn a_flag_with_the_wrong_type_is_reported() {
+        let mut s = yacy_like();
+        s.fields.push(field("www_unique_b", "pint", true, true));
+        let report = inspect(&s, &EngineConfig::default());
+        assert_eq!(report.wrong_type.len(), 1);
+        assert_eq!(report.wrong_type[0].0.name, "www_unique_b");
+    }
+
+    #[test]
+    fn types_follow_the_schema_when_names_differ() {
+        let mut s = yacy_like();
+        s.types.remove("plong");
+        s.types.insert("long".into(), "solr.TrieLongField".into());
+        assert_eq!(type_for(&s, FieldKind::Long), "long");
+        assert_eq!(type_for(&s, FieldKind::Bool), "boolean");
+    }
+}
