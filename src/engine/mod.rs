@@ -66,6 +66,7 @@ pub mod dimension;
 mod doc;
 pub mod fields;
 pub mod group;
+mod guard;
 mod lookup;
 mod needs;
 mod open;
@@ -86,6 +87,7 @@ use crate::store::{CommitMode, Filter, ReadQuery, Store, StoreError};
 pub use dimension::{Dimension, Exclusion};
 pub use fields::FieldNames;
 use group::Groups;
+pub use guard::{SchemeMismatch, SchemeSettings};
 pub use needs::{needs, FieldKind, Need};
 use open::Todo;
 pub use progress::{Progress, Silent};
@@ -169,6 +171,26 @@ pub enum EngineError {
     /// Documents kept changing under the run.
     #[error("documents kept changing during {0} rounds; run again when the index is quieter")]
     Unstable(u32),
+    /// The index was signed with another scheme or other profile parameters (the scheme guard).
+    #[error("{0}")]
+    SchemeMismatch(SchemeMismatch),
+    /// Two records share an id hash: an id listed twice in the input, or (never seen) two ids with
+    /// one 64-bit hash. No decision would be safe.
+    #[error("two documents share an id hash ({hash:016x}); is an id listed twice in the input?")]
+    DuplicateId {
+        /// The hash.
+        hash: u64,
+    },
+    /// Two different keys of a dimension share a 64-bit hash (never seen; it would merge groups).
+    #[error("two different {dimension} keys share a 64-bit hash ({first:?} and {second:?}); please report this")]
+    KeyCollision {
+        /// The dimension.
+        dimension: Dimension,
+        /// One key.
+        first: String,
+        /// The other.
+        second: String,
+    },
 }
 
 /// `run` and `check` differ only in whether they write.
@@ -212,6 +234,8 @@ pub async fn execute<S: Store>(
         ..Report::default()
     };
     let writes = mode == Mode::Run && !cfg.dry_run;
+    // Before anything is written: is the index signed as this run would sign it?
+    guard::check_scheme(store, cfg).await?;
     let mut full = cfg.full;
     loop {
         report.rounds += 1;
@@ -431,10 +455,7 @@ impl<S: Store> Round<'_, S> {
         if let Some(w) = by_hash.windows(2).find(|w| w[0].0 == w[1].0) {
             // Two ids with one 64-bit hash, or one id twice in the input: either way the records
             // cannot be told apart, so no decision would be safe.
-            return Err(EngineError::Store(StoreError::Unsupported(format!(
-                "two documents share an id hash ({:016x}); is an id listed twice in the input?",
-                w[0].0
-            ))));
+            return Err(EngineError::DuplicateId { hash: w[0].0 });
         }
         let groups: Vec<Option<Groups>> = Dimension::ALL
             .iter()

@@ -8,7 +8,7 @@ use super::{
     compare_full, Best, Dimension, EngineError, Filter, Plan, Rec, Report, Round, Scope, Todo,
     UrlKeys,
 };
-use crate::store::{id_hash, Doc, Store, StoreError};
+use crate::store::{id_hash, Doc, Store};
 
 /// Pass B's answer: the best member of each group, and how many documents to decide its lookups
 /// did not find (`None` when it read everything).
@@ -81,10 +81,11 @@ impl<S: Store> Round<'_, S> {
                         None => true,
                         Some(b) => {
                             if *b.check != *check {
-                                return Err(EngineError::Store(StoreError::Unsupported(format!(
-                            "two different {d} keys share a 64-bit hash ({:?} and {:?}); please report this",
-                            b.check, check
-                        ))));
+                                return Err(EngineError::KeyCollision {
+                                    dimension: d,
+                                    first: b.check.to_string(),
+                                    second: check.to_string(),
+                                });
                             }
                             compare_full(
                                 (rec.prefix, url.normalized.as_deref(), &id),

@@ -241,6 +241,12 @@ pub trait Store {
     /// One page of the documents matching `query`, starting at `cursor` (`None` for the first page).
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError>;
 
+    /// The first page of `query` and nothing more: a sample (the engine's scheme guard reads one).
+    /// Unlike [`Store::read_page`], no next page is read ahead.
+    async fn sample(&self, query: &ReadQuery) -> Result<Vec<Doc>, StoreError> {
+        Ok(self.read_page(query, None).await?.docs)
+    }
+
     /// A hint that `query` is about to be read in full several times. A store may prepare for it (the
     /// file store keeps a light copy of those fields, as Solr keeps docValues); results never depend on
     /// it. By default it does nothing.

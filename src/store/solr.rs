@@ -235,6 +235,10 @@ impl Store for SolrStore {
         500
     }
 
+    async fn sample(&self, query: &ReadQuery) -> Result<Vec<Doc>, StoreError> {
+        Ok(self.fetch(query, "*".to_owned()).await?.docs)
+    }
+
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         let mark = cursor.unwrap_or("*").to_owned();
         let ready = {

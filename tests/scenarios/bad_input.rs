@@ -243,3 +243,36 @@ fn schema_check_says_what_is_wrong() {
         "{stdout}"
     );
 }
+
+solr_test!(
+    an_index_signed_with_another_scheme_is_refused,
+    |t: &Target| {
+        // A core a Solr or Nutch crawler signed with TextProfileSignature's defaults (md5, 2, 0.01).
+        let signer = solr_dedup::signature::Signer::new(solr_dedup::signature::Scheme::Md5);
+        let docs: Vec<serde_json::Value> = corpus(60, 51)
+            .into_iter()
+            .map(|mut d| {
+                let text = d["text_t"].as_str().unwrap_or("").to_owned();
+                d["exact_signature_l"] = serde_json::json!(signer.exact(&text));
+                d["fuzzy_signature_l"] = serde_json::json!(signer.profile(&text).signature());
+                d
+            })
+            .collect();
+        t.load(&docs);
+        let before = t.docs();
+        for args in [&["run"][..], &["check"][..]] {
+            let (code, line) = failed(&t.run(args));
+            assert_eq!(code, Some(2), "{args:?}: {line}");
+            assert!(
+                line.contains("signed with --scheme md5 --min-token-len 2 --quant-rate 0.01"),
+                "{line}"
+            );
+        }
+        assert_eq!(t.docs(), before, "nothing was written");
+        // --full signs everything again with this run's scheme.
+        let dir = tempfile::tempdir().unwrap();
+        t.run_ok(&["run", "--full"], dir.path());
+        let checked = assert_settled(t, dir.path());
+        eprintln!("refused twice with exit 2, then checked {checked} values after --full");
+    }
+);
