@@ -1,0 +1,559 @@
+//! The embedded store: documents in a file, updates to a file. No Solr needed.
+//!
+//! Input is JSON Lines of Solr documents, or a Solr `/select` JSON response (converted once into a
+//! temporary JSON Lines file beside the system's temp dir). Reads stream the file; the only
+//! whole-file structures kept in memory are an index from a 64-bit hash of each id to its byte offset,
+//! which serves real-time gets (about 36 bytes per document), and the input offset of each pending
+//! update (8 bytes). Facets and bucket statistics are counting passes.
+//!
+//! Updates go to a temporary file next to the output and only become the output at [`Store::commit`],
+//! by rename: a run that fails half-way leaves no half-written output. The output holds the atomic
+//! updates as JSON Lines ready to POST to `/update`, or, with [`OutputFormat::Docs`], every input
+//! document with the updates applied (the next run's input).
+//!
+//! The file never changes under the worker, so version conflicts cannot happen here; updates still
+//! carry the version that was read, so the output is safe to POST to a live core later.
+//!
+//! # Reading fast
+//!
+//! A run streams every document three times but needs its text at most once, and a crawled page is
+//! mostly text. Three things keep the streaming cheap:
+//!
+//! - **Projection.** A line is parsed keeping only the requested fields; the others are checked but
+//!   never allocated, which is most of the cost of a 5 KB page.
+//! - **Parallel batches.** A read-ahead thread copies the file out of the kernel while the lines
+//!   read before are parsed, a batch at a time, on every core. A batch never holds more lines than the
+//!   caller can still take, so a page ends exactly where the next one starts.
+//! - **The light copy.** A caller that will stream the same few fields again and again says so with
+//!   [`Store::hint_rereads`]. The first complete sequential read that parses those fields anyway also
+//!   writes them, one small line per document, to a temporary file next to the output; later reads
+//!   whose fields (and filter fields) it covers stream that file instead of the input: a few hundred
+//!   bytes per document instead of several KB. It plays the part docValues play in Solr. The input never
+//!   changes under the store, so the copy cannot go stale; a read it does not cover, or one that does
+//!   not start where the copy's last read stopped, reads the input as before. Nothing depends on it
+//!   but speed.
+
+mod input;
+mod journal;
+mod light;
+mod parse;
+mod plumbing;
+mod store_impl;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::BuildHasherDefault;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex};
+
+use rayon::prelude::*;
+use rustc_hash::FxHasher;
+use serde_json::Value;
+use tracing::debug;
+
+use input::{convert_select_response, looks_like_select_response};
+use journal::{apply, merge_updates, Merged};
+use light::{record_line, Leftover, Light};
+use parse::{project, Projection};
+use plumbing::{temp_beside, Batch, ReadAhead, TempFile};
+
+use super::{
+    id_hash, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery,
+    StatsBucket, StatsQuery, Store, StoreError, UpdateOutcome,
+};
+
+/// What the output file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutputFormat {
+    /// Atomic-update documents, one per changed document.
+    #[default]
+    Updates,
+    /// Every input document with the updates applied.
+    Docs,
+}
+
+/// Where the output goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// A file, written atomically at commit.
+    File(PathBuf),
+    /// Standard output, written at commit.
+    Stdout,
+}
+
+/// A store over a file of Solr documents.
+pub struct FileStore {
+    /// The file the user named (for messages).
+    input: PathBuf,
+    /// The JSON Lines file actually read (the input, or its conversion).
+    lines: PathBuf,
+    /// Keeps a converted input alive until the store is dropped.
+    _converted: Option<TempFile>,
+    output: Output,
+    format: OutputFormat,
+    id_field: String,
+    version_field: String,
+    state: Mutex<State>,
+}
+
+/// A place in the input: byte offset and number of lines before it.
+type Pos = (u64, u64);
+
+type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+struct State {
+    /// id hash → byte offset of the line, for every line read so far.
+    index: FxHashMap<u64, u64>,
+    /// True once a read reached the end of the file, so the index is complete.
+    index_complete: bool,
+    /// A reader left where the last page ended, so sequential pages do not seek.
+    reader: Option<(Pos, ReadAhead)>,
+    light: Light,
+    pending: Option<(TempFile, BufWriter<File>)>,
+    /// The input offset of each pending update's document, in the order written.
+    pending_docs: Vec<u64>,
+    /// Where each run of pending updates in input order starts: index into `pending_docs`, byte
+    /// offset in the pending file.
+    pending_runs: Vec<(usize, u64)>,
+    pending_bytes: u64,
+}
+
+/// A parsed line: the document, its id, its input offset and the input position after it.
+type Parsed = (Doc, String, u64, Pos);
+
+/// Lines per batch when the caller takes every document.
+const BATCH_LINES: usize = 1024;
+
+impl FileStore {
+    /// Opens `input` for reading; fails early (before any work) when the output cannot be written.
+    pub fn open(
+        input: &Path,
+        output: Output,
+        format: OutputFormat,
+        id_field: &str,
+        version_field: &str,
+    ) -> Result<Self, StoreError> {
+        let mut file = File::open(input)
+            .map_err(|e| StoreError::io(format!("cannot read {}", input.display()), e))?;
+        let (lines, converted) = if looks_like_select_response(&mut file, input)? {
+            let tmp = convert_select_response(input)?;
+            (tmp.0.clone(), Some(tmp))
+        } else {
+            (input.to_path_buf(), None)
+        };
+        if let Output::File(path) = &output {
+            // Prove now that the output can be written, not after an hour of work.
+            let probe = temp_beside(path);
+            File::create(&probe).map_err(|e| {
+                StoreError::io(
+                    format!(
+                        "cannot write the output {} (check the directory and permissions)",
+                        path.display()
+                    ),
+                    e,
+                )
+            })?;
+            let _ = std::fs::remove_file(&probe);
+        }
+        Ok(FileStore {
+            input: input.to_path_buf(),
+            lines,
+            _converted: converted,
+            output,
+            format,
+            id_field: id_field.to_owned(),
+            version_field: version_field.to_owned(),
+            state: Mutex::new(State {
+                index: FxHashMap::default(),
+                index_complete: false,
+                reader: None,
+                light: Light::default(),
+                pending: None,
+                pending_docs: Vec::new(),
+                pending_runs: Vec::new(),
+                pending_bytes: 0,
+            }),
+        })
+    }
+
+    fn location(&self, line: u64) -> String {
+        format!("{}:{}", self.input.display(), line)
+    }
+
+    /// A temporary file of this store: next to the output (the user chose that disk), or in the
+    /// system's temp dir when the output is stdout. Unique per store, so that stores in one process
+    /// never share one.
+    fn temp_path(&self, kind: &str) -> PathBuf {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        match &self.output {
+            Output::File(p) => {
+                let name = p
+                    .file_name()
+                    .map_or("output".into(), |n| n.to_string_lossy());
+                p.with_file_name(format!(".{name}.{kind}-{pid}-{seq}"))
+            }
+            Output::Stdout => std::env::temp_dir().join(format!("solr-dedup-{pid}-{seq}.{kind}")),
+        }
+    }
+
+    /// Parses one input line, keeping only `keep` (plus the id) when given: the other values are
+    /// checked but never allocated. `None` for a blank line.
+    fn parse_line(
+        &self,
+        bytes: &[u8],
+        line: u64,
+        keep: Option<&[String]>,
+    ) -> Result<Option<(Doc, String)>, StoreError> {
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            StoreError::io(
+                format!("cannot read {}", self.location(line)),
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ),
+            )
+        })?;
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let seed = Projection {
+            keep,
+            id_field: &self.id_field,
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let parsed = serde::de::DeserializeSeed::deserialize(seed, &mut de)
+            .and_then(|doc| de.end().map(|()| doc));
+        let doc = match parsed {
+            Ok(Some(doc)) => doc,
+            Ok(None) => {
+                return Err(StoreError::Input {
+                    location: self.location(line),
+                    message: "expected a JSON object (one Solr document per line)".to_owned(),
+                })
+            }
+            Err(e) => {
+                return Err(StoreError::Input {
+                    location: self.location(line),
+                    message: format!("broken JSON ({e}); fix or remove the line"),
+                })
+            }
+        };
+        let id = match doc.get(&self.id_field) {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => {
+                return Err(StoreError::Input {
+                    location: self.location(line),
+                    message: format!(
+                        "document has no '{}' (the unique key); every document needs one",
+                        self.id_field
+                    ),
+                })
+            }
+        };
+        Ok(Some((doc, id)))
+    }
+
+    /// Parses one record of the light copy (see [`Light`]).
+    fn parse_light(&self, bytes: &[u8], keep: Option<&[String]>) -> Result<Parsed, StoreError> {
+        let broken = || StoreError::Unsupported("the light copy of the input is damaged".into());
+        let mut parts = bytes.splitn(4, |&b| b == b' ');
+        let mut number = || -> Result<u64, StoreError> {
+            let p = parts.next().ok_or_else(broken)?;
+            std::str::from_utf8(p)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(broken)
+        };
+        let (start, end) = (number()?, (number()?, number()?));
+        let json = parts.next().ok_or_else(broken)?;
+        match self.parse_line(json, end.1, keep)? {
+            Some((doc, id)) => Ok((doc, id, start, end)),
+            None => Err(broken()),
+        }
+    }
+
+    /// Streams documents from `start`, calling `f` with each; `f` returns how many more it can take
+    /// (0: stop), and `room` says how many it can take at first. A batch never holds more lines than
+    /// that, so the read stops right after the last document taken, and the next read can continue
+    /// there without seeking. Returns the position after the last line read and whether it is the end.
+    fn scan<F>(
+        &self,
+        start: Pos,
+        keep: Option<&[String]>,
+        room: usize,
+        mut f: F,
+    ) -> Result<(Pos, bool), StoreError>
+    where
+        F: FnMut(Doc, &str) -> usize,
+    {
+        let mut guard = self.state.lock().expect("file store lock");
+        let state = &mut *guard;
+        let read_err =
+            |line: u64, e| StoreError::io(format!("cannot read {}", self.location(line)), e);
+        let open_err = |e| StoreError::io(format!("cannot read {}", self.input.display()), e);
+        let mut batch = Batch::default();
+        let mut room = room;
+
+        let resumes = |r: &Option<(Pos, Leftover, ReadAhead)>| {
+            matches!(r, Some((p, left, _)) if *p == start
+                && (left.records.is_empty() || left.keep.as_deref() == keep))
+        };
+        if state.light.covers(keep) && (start == (0, 0) || resumes(&state.light.reader)) {
+            let (_, copy, end) = state.light.ready.as_ref().expect("covers() saw it");
+            let end = *end;
+            let (mut left, mut eof, mut reader) = match state.light.reader.take() {
+                Some((p, left, r)) if p == start => (left.records, left.eof, r),
+                _ => (
+                    Default::default(),
+                    false,
+                    ReadAhead::open(&copy.0, 0).map_err(open_err)?,
+                ),
+            };
+            let mut pos = start;
+            loop {
+                if left.is_empty() {
+                    if eof {
+                        return Ok((end, true));
+                    }
+                    batch.clear();
+                    let mut unused = (0, 0);
+                    eof = batch
+                        .read(&mut reader, &mut unused, room.min(BATCH_LINES))
+                        .map_err(|e| read_err(pos.1 + 1, e))?;
+                    let parsed = (0..batch.lines.len())
+                        .into_par_iter()
+                        .with_min_len(32)
+                        .map(|i| self.parse_light(batch.line(i), keep))
+                        .collect::<Vec<_>>();
+                    left = parsed.into_iter().collect::<Result<_, _>>()?;
+                }
+                while let Some((doc, id, _, after)) = left.pop_front() {
+                    pos = after;
+                    room = f(doc, &id);
+                    if room == 0 {
+                        if left.is_empty() && eof {
+                            return Ok((end, true));
+                        }
+                        let keep = keep.map(<[String]>::to_vec);
+                        let rest = Leftover {
+                            keep,
+                            records: left,
+                            eof,
+                        };
+                        state.light.reader = Some((pos, rest, reader));
+                        return Ok((pos, false));
+                    }
+                }
+            }
+        }
+
+        let mut reader = match state.reader.take() {
+            Some((p, r)) if p == start => r,
+            other => {
+                state.reader = other;
+                ReadAhead::open(&self.lines, start.0).map_err(open_err)?
+            }
+        };
+        let builds = state.light.builds(start, keep, || self.temp_path("light"));
+        let mut pos = start;
+        loop {
+            batch.clear();
+            let eof = batch
+                .read(&mut reader, &mut pos, room.min(BATCH_LINES))
+                .map_err(|e| read_err(pos.1 + 1, e))?;
+            let light_fields = state.light.building_fields().filter(|_| builds);
+            let parsed = (0..batch.lines.len())
+                .into_par_iter()
+                .with_min_len(32)
+                .map(|i| {
+                    let (at, after, _) = batch.lines[i];
+                    let parsed = self.parse_line(batch.line(i), after.1, keep)?;
+                    Ok::<_, StoreError>(parsed.map(|(doc, id)| {
+                        let record = light_fields.map(|f| record_line(&doc, f, at, after));
+                        (doc, id, at, after, record)
+                    }))
+                })
+                .collect::<Vec<_>>();
+            let taken = parsed.len();
+            for (i, p) in parsed.into_iter().enumerate() {
+                let Some((doc, id, at, after, record)) = p? else {
+                    continue;
+                };
+                if !state.index_complete {
+                    state.index.insert(id_hash(&id), at);
+                }
+                if let Some(line) = record {
+                    state.light.record(&line, after);
+                }
+                room = f(doc, &id);
+                if room == 0 {
+                    let after_line = after;
+                    if i + 1 == taken {
+                        state.reader = Some((after_line, reader));
+                    }
+                    return Ok((after_line, false));
+                }
+            }
+            if eof {
+                if pos != (0, 0) {
+                    state.index_complete = true;
+                }
+                if builds {
+                    state.light.finish(pos);
+                }
+                return Ok((pos, true));
+            }
+        }
+    }
+
+    fn scan_all<F: FnMut(Doc, &str)>(
+        &self,
+        keep: Option<&[String]>,
+        mut f: F,
+    ) -> Result<(), StoreError> {
+        self.scan((0, 0), keep, usize::MAX, |doc, id| {
+            f(doc, id);
+            usize::MAX
+        })
+        .map(|_| ())
+    }
+
+    fn write_output(&self, mut merged: Merged) -> Result<(), StoreError> {
+        let (target, tmp) = match &self.output {
+            Output::File(path) => (Some(path.clone()), Some(TempFile(temp_beside(path)))),
+            Output::Stdout => (None, None),
+        };
+        let sink: Box<dyn Write> = match &tmp {
+            Some(t) => Box::new(
+                File::create(&t.0).map_err(|e| StoreError::io("cannot write the output", e))?,
+            ),
+            None => Box::new(std::io::stdout().lock()),
+        };
+        let mut out = BufWriter::with_capacity(1 << 20, sink);
+        let werr = |e| StoreError::io("cannot write the output", e);
+        match self.format {
+            OutputFormat::Updates => loop {
+                let docs = merged.next_documents(BATCH_LINES)?;
+                if docs.is_empty() {
+                    break;
+                }
+                let texts = (0..docs.len())
+                    .into_par_iter()
+                    .with_min_len(32)
+                    .map(|i| {
+                        serde_json::to_vec(&merge_updates(&docs[i].1)?)
+                            .map_err(|e| StoreError::Unsupported(e.to_string()))
+                    })
+                    .collect::<Vec<_>>();
+                for text in texts {
+                    out.write_all(&text?).map_err(werr)?;
+                    out.write_all(b"\n").map_err(werr)?;
+                }
+            },
+            OutputFormat::Docs => self.write_docs(&mut merged, &mut out)?,
+        }
+        out.flush().map_err(werr)?;
+        drop(out);
+        if let (Some(target), Some(tmp)) = (target, tmp) {
+            std::fs::rename(&tmp.0, &target).map_err(|e| {
+                StoreError::io(format!("cannot write the output {}", target.display()), e)
+            })?;
+            std::mem::forget(tmp);
+        }
+        Ok(())
+    }
+
+    /// Every input document with its merged update applied, in input order. Parsing and printing a
+    /// whole document is the expensive part, so it runs in parallel batches; the pending updates are a
+    /// sequential stream, so each batch takes its documents' updates from it first.
+    fn write_docs(&self, merged: &mut Merged, out: &mut impl Write) -> Result<(), StoreError> {
+        let mut next = merged.next_document()?;
+        let mut reader = ReadAhead::open(&self.lines, 0)
+            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
+        let mut batch = Batch::default();
+        let mut pos = (0, 0);
+        loop {
+            batch.clear();
+            let eof = batch
+                .read(&mut reader, &mut pos, BATCH_LINES)
+                .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
+            let mut updates = Vec::with_capacity(batch.lines.len());
+            for &(at, _, _) in &batch.lines {
+                match next.take() {
+                    Some((doc_offset, update)) if doc_offset == at => {
+                        updates.push(Some(update));
+                        next = merged.next_document()?;
+                    }
+                    other => {
+                        next = other;
+                        updates.push(None);
+                    }
+                }
+            }
+            let texts = (0..batch.lines.len())
+                .into_par_iter()
+                .with_min_len(32)
+                .map(|i| {
+                    let (_, after, _) = batch.lines[i];
+                    let Some((mut doc, _)) = self.parse_line(batch.line(i), after.1, None)? else {
+                        return Ok::<_, StoreError>(None);
+                    };
+                    if let Some(lines) = &updates[i] {
+                        let update = merge_updates(lines)?;
+                        apply(&mut doc, &update, &self.id_field, &self.version_field);
+                    }
+                    Ok(Some(
+                        serde_json::to_string(&doc).expect("a JSON object serialises"),
+                    ))
+                })
+                .collect::<Vec<_>>();
+            for text in texts {
+                let Some(text) = text? else { continue };
+                writeln!(out, "{text}")
+                    .map_err(|e| StoreError::io("cannot write the output", e))?;
+            }
+            if eof {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The document at `offset` through an open handle of the input.
+    fn read_at(
+        &self,
+        file: &mut File,
+        offset: u64,
+        keep: Option<&[String]>,
+    ) -> Result<Option<(Doc, String)>, StoreError> {
+        let err = |e| StoreError::io(format!("cannot read {}", self.input.display()), e);
+        file.seek(SeekFrom::Start(offset)).map_err(err)?;
+        let mut buf = Vec::new();
+        BufReader::new(&mut *file)
+            .read_until(b'\n', &mut buf)
+            .map_err(err)?;
+        self.parse_line(&buf, 0, keep)
+    }
+}
+
+fn parse_cursor(cursor: Option<&str>) -> Result<(u64, u64), StoreError> {
+    let Some(c) = cursor else { return Ok((0, 0)) };
+    let bad = || StoreError::Unsupported(format!("invalid file cursor {c:?}"));
+    let (a, b) = c.split_once(':').ok_or_else(bad)?;
+    Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
+}
+
+fn as_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}

@@ -1,0 +1,225 @@
+//! The [`Store`] operations of the file store.
+
+use super::*;
+
+impl Store for FileStore {
+    async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
+        evaluable(&query.filter)?;
+        let start = parse_cursor(cursor)?;
+        let rows = query.rows.max(1);
+        let mut docs = Vec::with_capacity(rows.min(4096));
+        let mut keep = query.fields.clone();
+        query.filter.fields(&mut keep);
+        let keep = (!query.fields.iter().any(|f| f == "*")).then_some(keep);
+        let (end, done) = self.scan(start, keep.as_deref(), rows, |doc, _| {
+            if query.filter.matches(&doc) {
+                docs.push(project(doc, &query.fields));
+            }
+            rows - docs.len()
+        })?;
+        Ok(Page {
+            docs,
+            next: (!done).then(|| format!("{}:{}", end.0, end.1)),
+        })
+    }
+
+    fn hint_rereads(&self, query: &ReadQuery) {
+        if query.fields.iter().any(|f| f == "*") {
+            return;
+        }
+        let mut fields = query.fields.clone();
+        query.filter.fields(&mut fields);
+        fields.push(self.id_field.clone());
+        fields.sort_unstable();
+        fields.dedup();
+        let mut state = self.state.lock().expect("file store lock");
+        if state.light.wanted.as_ref() != Some(&fields) {
+            state.light.wanted = Some(fields);
+            state.light.building = None;
+        }
+    }
+
+    async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
+        evaluable(&query.filter)?;
+        let mut counts: HashMap<String, (Value, u64)> = HashMap::new();
+        let mut keep = vec![query.field.clone()];
+        query.filter.fields(&mut keep);
+        self.scan_all(Some(&keep), |doc, _| {
+            if !query.filter.matches(&doc) {
+                return;
+            }
+            let vals: Vec<Value> = match doc.get(&query.field) {
+                Some(Value::Array(a)) => a.clone(),
+                Some(Value::Null) | None => Vec::new(),
+                Some(v) => vec![v.clone()],
+            };
+            for v in vals {
+                counts.entry(v.to_string()).or_insert((v, 0)).1 += 1;
+            }
+        })?;
+        let mut out: Vec<Bucket> = counts
+            .into_values()
+            .filter(|(_, c)| *c >= query.mincount.max(1))
+            .map(|(value, count)| Bucket { value, count })
+            .collect();
+        // Solr's order: count descending, then index order (numeric for numbers).
+        out.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| value_order(&a.value, &b.value))
+        });
+        Ok(out)
+    }
+
+    async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError> {
+        evaluable(&query.filter)?;
+        let mut stats: HashMap<String, StatsBucket> = HashMap::new();
+        let mut keep = vec![query.field.clone(), query.stat_field.clone()];
+        query.filter.fields(&mut keep);
+        self.scan_all(Some(&keep), |doc, _| {
+            if !query.filter.matches(&doc) {
+                return;
+            }
+            let Some(v) = doc.get(&query.field).filter(|v| !v.is_null()) else {
+                return;
+            };
+            let stat = doc.get(&query.stat_field).and_then(as_i64);
+            let e = stats.entry(v.to_string()).or_insert_with(|| StatsBucket {
+                bucket: Bucket {
+                    value: v.clone(),
+                    count: 0,
+                },
+                min: None,
+                max: None,
+            });
+            e.bucket.count += 1;
+            if let Some(s) = stat {
+                e.min = Some(e.min.map_or(s, |m| m.min(s)));
+                e.max = Some(e.max.map_or(s, |m| m.max(s)));
+            }
+        })?;
+        let mut out: Vec<StatsBucket> = stats
+            .into_values()
+            .filter(|s| s.bucket.count >= query.mincount.max(1))
+            .collect();
+        out.sort_by(|a, b| {
+            b.bucket
+                .count
+                .cmp(&a.bucket.count)
+                .then_with(|| value_order(&a.bucket.value, &b.bucket.value))
+        });
+        Ok(out)
+    }
+
+    async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
+        let keep = (!fields.iter().any(|f| f == "*")).then_some(fields);
+        let mut file = File::open(&self.lines)
+            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let find = || {
+                let state = self.state.lock().expect("file store lock");
+                (state.index.get(&id_hash(id)).copied(), state.index_complete)
+            };
+            let mut offset = find();
+            if let (None, false) = offset {
+                // Not read yet (a get before the first full read): index the whole file once.
+                self.scan_all(Some(&[]), |_, _| {})?;
+                offset = find();
+            }
+            if let (Some(off), _) = offset {
+                if let Some((doc, found)) = self.read_at(&mut file, off, keep)? {
+                    if &found == id {
+                        out.push(project(doc, fields));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+        let mut state = self.state.lock().expect("file store lock");
+        if state.pending.is_none() {
+            let path = self.temp_path("pending");
+            let f = File::create(&path)
+                .map_err(|e| StoreError::io("cannot write pending updates", e))?;
+            state.pending = Some((TempFile(path), BufWriter::with_capacity(1 << 20, f)));
+        }
+        for u in batch {
+            let Some(&doc_offset) = state.index.get(&id_hash(&u.id)) else {
+                // Real Solr answers 409 to a versioned update of a document that does not exist.
+                return Err(StoreError::Unsupported(format!(
+                    "update of unknown document '{}'",
+                    u.id
+                )));
+            };
+            let mut line = u.json_bytes(&self.id_field, &self.version_field);
+            line.push(b'\n');
+            if state
+                .pending_docs
+                .last()
+                .is_none_or(|&last| doc_offset < last)
+            {
+                let run = (state.pending_docs.len(), state.pending_bytes);
+                state.pending_runs.push(run);
+            }
+            state.pending_docs.push(doc_offset);
+            state.pending_bytes += line.len() as u64;
+            let (_, w) = state.pending.as_mut().expect("just created");
+            w.write_all(&line)
+                .map_err(|e| StoreError::io("cannot write pending updates", e))?;
+        }
+        Ok(UpdateOutcome {
+            applied: batch.len(),
+            ..UpdateOutcome::default()
+        })
+    }
+
+    async fn commit(&self, _mode: CommitMode) -> Result<(), StoreError> {
+        let (pending, docs, runs) = {
+            let mut state = self.state.lock().expect("file store lock");
+            let docs = std::mem::take(&mut state.pending_docs);
+            let runs = std::mem::take(&mut state.pending_runs);
+            state.pending_bytes = 0;
+            match state.pending.take() {
+                Some((tmp, mut w)) => {
+                    w.flush()
+                        .map_err(|e| StoreError::io("cannot write pending updates", e))?;
+                    (Some(tmp), docs, runs)
+                }
+                None => (None, docs, runs),
+            }
+        };
+        let merged = Merged::new(pending.as_ref().map(|t| t.0.as_path()), docs, runs)?;
+        self.write_output(merged)
+    }
+
+    fn describe(&self) -> String {
+        format!("file {}", self.input.display())
+    }
+}
+
+/// The file store evaluates filters itself; a raw Solr `fq` would match nothing, silently.
+pub(super) fn evaluable(filter: &Filter) -> Result<(), StoreError> {
+    if filter.is_solr_only() {
+        return Err(StoreError::Unsupported(format!(
+            "the file store cannot evaluate the Solr query {:?}; write the filter in the subset file mode understands (see --help)",
+            filter.to_solr()
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn value_order(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => x
+                .as_f64()
+                .partial_cmp(&y.as_f64())
+                .unwrap_or(std::cmp::Ordering::Equal),
+        },
+        _ => a.to_string().cmp(&b.to_string()),
+    }
+}
