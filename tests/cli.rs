@@ -468,3 +468,16 @@ fn run_and_check_refuse_bad_input_in_one_line() {
     let err = usage_failure(&run(&["check", "--input", "/no/such/file.jsonl"], b""));
     assert!(err.contains("cannot read /no/such/file.jsonl"), "{err}");
 }
+
+#[test]
+fn a_filter_nested_too_deeply_is_a_one_line_error() {
+    // The parser recursed once per level and overflowed the stack on input like this (exit 134).
+    // An argument may be 128 KiB at most on Linux, hence 30,000 NOTs rather than 50,000.
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus.jsonl");
+    let parens = format!("{}host_s:x{}", "(".repeat(50_000), ")".repeat(50_000));
+    let nots = format!("{}host_s:x", "NOT ".repeat(30_000));
+    for deep in [parens, nots] {
+        let err = usage_failure(&run(&["run", "--input", corpus, "--filter", &deep], b""));
+        assert!(err.contains("--filter: filter nests too deeply"), "{err}");
+    }
+}

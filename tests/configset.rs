@@ -12,8 +12,12 @@
 //! - `solrconfig.xml` has the update log, an autoCommit that opens no searcher, a mutable managed
 //!   schema and `/select` searching `text_t`;
 //! - the worker's fields resolve in the schema of the real Solr 9.3 core the transcripts were recorded
-//!   on (`shared/solr-transcripts/managed-schema.xml`) to the same types, and every field and dynamic
-//!   rule of that core exists here with the same type.
+//!   on (`tests/fixtures/solr-transcripts/managed-schema.xml`, the checkout's copy of
+//!   `shared/solr-transcripts`) to the same types, and every field and dynamic rule of that core
+//!   exists here with the same type.
+//!
+//! Every file is read from this checkout, never from beside it; a missing one fails the test that
+//! needs it, naming the path.
 //!
 //! The checks are functions that return the problems they find, so the tests at the end can show
 //! that each one does fail on a broken configset.
@@ -571,16 +575,28 @@ fn configset_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("schema")
 }
 
+/// A file of this checkout, by its path from the checkout's root; panics, naming the path, when it
+/// is missing.
+fn checkout_file(relative: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    assert!(
+        path.is_file(),
+        "{} is missing: the configset tests read the checkout's own copy",
+        path.display()
+    );
+    path
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
 fn our_schema_xml() -> String {
-    read(&configset_dir().join("conf/managed-schema.xml"))
+    read(&checkout_file("schema/conf/managed-schema.xml"))
 }
 
 fn our_solrconfig_xml() -> String {
-    read(&configset_dir().join("conf/solrconfig.xml"))
+    read(&checkout_file("schema/conf/solrconfig.xml"))
 }
 
 fn our_schema() -> Schema {
@@ -588,26 +604,11 @@ fn our_schema() -> Schema {
         .unwrap_or_else(|e| panic!("schema/conf/managed-schema.xml: {e}"))
 }
 
-/// The transcripts' schema: `$SOLR_TRANSCRIPTS_DIR`, else `shared/` beside the repository (where
-/// CI has it) or inside it, else a copy under tests/fixtures. Outside CI a missing copy skips the comparison
-/// with a message; in CI (`CI` set) it is an error.
-fn transcripts_schema_path() -> Option<PathBuf> {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = std::env::var_os("SOLR_TRANSCRIPTS_DIR")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([
-            manifest.join("../shared/solr-transcripts"),
-            manifest.join("shared/solr-transcripts"),
-            manifest.join("tests/fixtures/solr-transcripts"),
-        ]);
-    for dir in candidates {
-        let path = dir.join("managed-schema.xml");
-        if path.is_file() {
-            return Some(path);
-        }
-    }
-    None
+/// The schema of the core the transcripts were recorded on: the checkout's copy under
+/// `tests/fixtures/solr-transcripts` (the one the transcript tests replay too), never a directory
+/// outside the checkout.
+fn transcripts_schema_path() -> PathBuf {
+    checkout_file("tests/fixtures/solr-transcripts/managed-schema.xml")
 }
 
 fn assert_none(what: &str, problems: Vec<String>) {
@@ -623,8 +624,10 @@ fn layout_is_what_solr_precreate_copies() {
     // precreate-core copies DIR to /var/solr/data/CORE and adds core.properties: the configuration
     // must be in DIR/conf, and no core.properties may come along (it would name another core).
     let dir = configset_dir();
-    assert!(dir.join("conf/solrconfig.xml").is_file());
-    assert!(dir.join("conf/managed-schema.xml").is_file());
+    for file in ["conf/solrconfig.xml", "conf/managed-schema.xml"] {
+        let path = dir.join(file);
+        assert!(path.is_file(), "{} is missing", path.display());
+    }
     assert!(!dir.join("core.properties").exists());
     assert!(
         !dir.join("conf/schema.xml").exists(),
@@ -677,14 +680,7 @@ fn solrconfig_has_what_solr_dedup_needs() {
 
 #[test]
 fn fields_agree_with_the_transcripts_core() {
-    let Some(path) = transcripts_schema_path() else {
-        let msg = "the transcripts' managed-schema.xml was not found (set SOLR_TRANSCRIPTS_DIR)";
-        if std::env::var_os("CI").is_some() {
-            panic!("{msg}");
-        }
-        eprintln!("skipped: {msg}");
-        return;
-    };
+    let path = transcripts_schema_path();
     let theirs = Schema::parse(&read(&path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_none(
         "configset against the transcripts' core",
@@ -699,6 +695,21 @@ fn fields_agree_with_the_transcripts_core() {
         let eff = theirs.resolve(name).unwrap().unwrap();
         assert_eq!(eff.dynamic_base.as_deref(), Some(rule), "{name}");
     }
+}
+
+#[test]
+fn the_transcripts_schema_is_the_checkouts_own_copy() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(
+        transcripts_schema_path(),
+        manifest.join("tests/fixtures/solr-transcripts/managed-schema.xml")
+    );
+}
+
+#[test]
+#[should_panic(expected = "tests/fixtures/solr-transcripts/no-such-schema.xml is missing")]
+fn a_missing_file_fails_naming_its_path() {
+    checkout_file("tests/fixtures/solr-transcripts/no-such-schema.xml");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ use crate::solr::schema::SchemaInfo;
 use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::{FileStore, Output};
 use crate::store::solr::SolrStore;
-use crate::store::{Filter, Store, StoreError};
+use crate::store::{Filter, FilterError, Store, StoreError};
 
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
@@ -40,8 +40,11 @@ fn run_file(c: &JobConfig, path: &std::path::Path) -> Result<Exit, Failure> {
     }
     let mut engine = c.engine.clone();
     if let Some(text) = &c.filter {
-        engine.filter = Filter::parse(text).map_err(|e| {
-            anyhow!("--filter: {e} (file mode understands a subset of Solr's syntax; see --help)")
+        engine.filter = Filter::parse(text).map_err(|e| match e {
+            FilterError::TooDeep { .. } => anyhow!("--filter: {e}"),
+            _ => anyhow!(
+                "--filter: {e} (file mode understands a subset of Solr's syntax; see --help)"
+            ),
         })?;
     }
     let output = match &c.output {

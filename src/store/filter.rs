@@ -14,7 +14,9 @@
 //! | `x AND y`, `x OR y`, `( )`| AND binds tighter than OR                        |
 //!
 //! A bare list of clauses without operators is rejected rather than guessed, because Solr's meaning of
-//! it depends on `q.op`.
+//! it depends on `q.op`. Parentheses and negations may nest [`MAX_DEPTH`] levels deep: the parser
+//! and the functions that walk the tree recurse, so a deeper filter is refused rather than allowed to
+//! overflow the stack.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -22,6 +24,66 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use super::Doc;
+
+/// How deeply parentheses and negations (`NOT x`, `-x`) may nest in a parsed filter.
+pub const MAX_DEPTH: usize = 100;
+
+/// Why a `--filter` cannot be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    /// A `"` or `[` is not closed.
+    #[error("unclosed quote or range in filter {filter:?}")]
+    Unclosed {
+        /// The whole filter.
+        filter: String,
+    },
+    /// A `(` has no matching `)`.
+    #[error("missing ')' in filter")]
+    MissingParen,
+    /// A `)` has no matching `(`.
+    #[error("unmatched ')' in filter {filter:?}")]
+    UnmatchedParen {
+        /// The whole filter.
+        filter: String,
+    },
+    /// The filter ends after `AND`, `OR`, `NOT` or `(`.
+    #[error("filter ends where a clause was expected")]
+    MissingClause,
+    /// A clause without `field:`.
+    #[error("filter clause {clause:?} has no field: write field:value")]
+    NoField {
+        /// The clause as written.
+        clause: String,
+    },
+    /// A clause with an empty field or value (`:x`, `x:`).
+    #[error("filter clause {clause:?} needs a field and a value")]
+    EmptyFieldOrValue {
+        /// The clause as written.
+        clause: String,
+    },
+    /// A range that is not `[a TO b]`.
+    #[error("range {range:?} must read [a TO b]")]
+    BadRange {
+        /// The range as written.
+        range: String,
+    },
+    /// Clauses side by side without `AND` or `OR`.
+    #[error("unexpected '{token}' in filter {filter:?}: join clauses with AND or OR")]
+    BareClauseList {
+        /// The first clause that follows another without an operator.
+        token: String,
+        /// The whole filter.
+        filter: String,
+    },
+    /// Parentheses and negations nest deeper than [`MAX_DEPTH`].
+    #[error(
+        "filter nests too deeply: at most {limit} levels of parentheses and negations (NOT, -) are allowed"
+    )]
+    TooDeep {
+        /// The limit, [`MAX_DEPTH`].
+        limit: usize,
+    },
+}
 
 /// A filter over documents.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,18 +129,29 @@ pub enum Filter {
 
 impl Filter {
     /// Parses the supported subset of Solr query syntax (see the module doc).
-    pub fn parse(text: &str) -> Result<Filter, String> {
+    pub fn parse(text: &str) -> Result<Filter, FilterError> {
         let tokens = tokenize(text)?;
         if tokens.is_empty() {
             return Ok(Filter::All);
         }
-        let mut p = Parser { tokens, pos: 0 };
+        let mut p = Parser {
+            tokens,
+            pos: 0,
+            depth: 0,
+        };
         let f = p.or()?;
         if p.pos != p.tokens.len() {
-            return Err(format!(
-                "unexpected '{}' in filter {text:?}: join clauses with AND or OR",
-                p.tokens[p.pos]
-            ));
+            let token = p.tokens[p.pos].clone();
+            return Err(if token == ")" {
+                FilterError::UnmatchedParen {
+                    filter: text.to_owned(),
+                }
+            } else {
+                FilterError::BareClauseList {
+                    token,
+                    filter: text.to_owned(),
+                }
+            });
         }
         Ok(f)
     }
@@ -293,7 +366,7 @@ fn compare(v: &Value, lit: &str) -> Option<Ordering> {
     }
 }
 
-fn tokenize(text: &str) -> Result<Vec<String>, String> {
+fn tokenize(text: &str) -> Result<Vec<String>, FilterError> {
     let mut tokens = Vec::new();
     let mut chars = text.chars().peekable();
     while let Some(&c) = chars.peek() {
@@ -330,7 +403,9 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
                 tok.push(c);
             }
             if in_quote || in_range {
-                return Err(format!("unclosed quote or range in filter {text:?}"));
+                return Err(FilterError::Unclosed {
+                    filter: text.to_owned(),
+                });
             }
             tokens.push(tok);
         }
@@ -341,6 +416,8 @@ fn tokenize(text: &str) -> Result<Vec<String>, String> {
 struct Parser {
     tokens: Vec<String>,
     pos: usize,
+    /// Parentheses and negations open around the current token.
+    depth: usize,
 }
 
 impl Parser {
@@ -348,7 +425,16 @@ impl Parser {
         self.tokens.get(self.pos).map(String::as_str)
     }
 
-    fn or(&mut self) -> Result<Filter, String> {
+    /// Enters one more level of parentheses or negation; the caller leaves it with `depth -= 1`.
+    fn enter(&mut self) -> Result<(), FilterError> {
+        if self.depth == MAX_DEPTH {
+            return Err(FilterError::TooDeep { limit: MAX_DEPTH });
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn or(&mut self) -> Result<Filter, FilterError> {
         let mut parts = vec![self.and()?];
         while self.peek() == Some("OR") {
             self.pos += 1;
@@ -361,7 +447,7 @@ impl Parser {
         })
     }
 
-    fn and(&mut self) -> Result<Filter, String> {
+    fn and(&mut self) -> Result<Filter, FilterError> {
         let mut parts = vec![self.unary()?];
         while self.peek() == Some("AND") {
             self.pos += 1;
@@ -374,41 +460,51 @@ impl Parser {
         })
     }
 
-    fn unary(&mut self) -> Result<Filter, String> {
+    fn unary(&mut self) -> Result<Filter, FilterError> {
         let Some(tok) = self.peek().map(str::to_owned) else {
-            return Err("filter ends where a clause was expected".to_owned());
+            return Err(FilterError::MissingClause);
         };
         self.pos += 1;
         if tok == "NOT" {
-            return Ok(Filter::Not(Box::new(self.unary()?)));
+            self.enter()?;
+            let inner = self.unary()?;
+            self.depth -= 1;
+            return Ok(Filter::Not(Box::new(inner)));
         }
         if tok == "(" {
+            self.enter()?;
             let inner = self.or()?;
             if self.peek() != Some(")") {
-                return Err("missing ')' in filter".to_owned());
+                return Err(FilterError::MissingParen);
             }
             self.pos += 1;
+            self.depth -= 1;
             return Ok(inner);
         }
         if let Some(rest) = tok.strip_prefix('-') {
+            // `-` negates one clause and does not recurse, but it is a level of the tree all the same.
+            self.enter()?;
+            self.depth -= 1;
             return Ok(Filter::Not(Box::new(clause(rest)?)));
         }
         clause(&tok)
     }
 }
 
-fn clause(tok: &str) -> Result<Filter, String> {
+fn clause(tok: &str) -> Result<Filter, FilterError> {
     if tok == "*:*" {
         return Ok(Filter::All);
     }
     let Some(colon) = find_unescaped_colon(tok) else {
-        return Err(format!(
-            "filter clause {tok:?} has no field: write field:value"
-        ));
+        return Err(FilterError::NoField {
+            clause: tok.to_owned(),
+        });
     };
     let (field, value) = (&tok[..colon], &tok[colon + 1..]);
     if field.is_empty() || value.is_empty() {
-        return Err(format!("filter clause {tok:?} needs a field and a value"));
+        return Err(FilterError::EmptyFieldOrValue {
+            clause: tok.to_owned(),
+        });
     }
     if value == "*" {
         return Ok(Filter::Present(field.to_owned()));
@@ -416,7 +512,9 @@ fn clause(tok: &str) -> Result<Filter, String> {
     if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
         let parts: Vec<&str> = inner.split(" TO ").collect();
         if parts.len() != 2 {
-            return Err(format!("range {value:?} must read [a TO b]"));
+            return Err(FilterError::BadRange {
+                range: value.to_owned(),
+            });
         }
         let bound = |b: &str| (b.trim() != "*").then(|| unquote(b.trim()));
         let (lo, hi) = (bound(parts[0]), bound(parts[1]));
@@ -506,6 +604,88 @@ mod tests {
         for fq in ["a:1 b:2", "justaword", "a:[1 TO", "a:\"open", "(a:1"] {
             assert!(Filter::parse(fq).is_err(), "{fq}");
         }
+    }
+
+    #[test]
+    fn names_each_problem() {
+        let cases = [
+            ("a:[1 TO", "unclosed quote or range in filter \"a:[1 TO\""),
+            (
+                "a:\"open",
+                "unclosed quote or range in filter \"a:\\\"open\"",
+            ),
+            ("(a:1", "missing ')' in filter"),
+            ("a:1)", "unmatched ')' in filter \"a:1)\""),
+            ("a:1 AND", "filter ends where a clause was expected"),
+            (
+                "justaword",
+                "filter clause \"justaword\" has no field: write field:value",
+            ),
+            ("a:", "filter clause \"a:\" needs a field and a value"),
+            ("a:[1 2]", "range \"[1 2]\" must read [a TO b]"),
+            (
+                "a:1 b:2",
+                "unexpected 'b:2' in filter \"a:1 b:2\": join clauses with AND or OR",
+            ),
+        ];
+        for (fq, want) in cases {
+            let err = Filter::parse(fq).unwrap_err();
+            assert_eq!(err.to_string(), want, "{fq}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_a_filter_nested_too_deeply() {
+        // Each of these overflowed the stack (the process aborted) before the parser had a limit.
+        let parens = format!("{}a:1{}", "(".repeat(50_000), ")".repeat(50_000));
+        let nots = format!("{}a:1", "NOT ".repeat(50_000));
+        let open = "(".repeat(50_000);
+        for deep in [parens, nots, open] {
+            let err = Filter::parse(&deep).unwrap_err();
+            assert_eq!(err, FilterError::TooDeep { limit: MAX_DEPTH });
+            assert_eq!(
+                err.to_string(),
+                "filter nests too deeply: at most 100 levels of parentheses and negations (NOT, -) are allowed"
+            );
+        }
+    }
+
+    #[test]
+    fn the_depth_limit_is_exactly_max_depth() {
+        let d = doc(json!({"a": 1}));
+        let nested = |n: usize, inner: &str| format!("{}{inner}{}", "(".repeat(n), ")".repeat(n));
+        // Parentheses alone, negations alone, and the two mixed, with `-` as the innermost level.
+        let at_limit = [
+            nested(MAX_DEPTH, "a:1"),
+            format!("{}a:1", "NOT ".repeat(MAX_DEPTH)),
+            nested(
+                MAX_DEPTH / 2,
+                &format!("{}-a:1", "NOT ".repeat(MAX_DEPTH / 2 - 1)),
+            ),
+        ];
+        for fq in &at_limit {
+            let f = Filter::parse(fq).unwrap_or_else(|e| panic!("{e}"));
+            assert!(f.matches(&d), "{fq}");
+            assert!(!f.to_solr().is_empty());
+        }
+        let over = [
+            nested(MAX_DEPTH + 1, "a:1"),
+            format!("{}a:1", "NOT ".repeat(MAX_DEPTH + 1)),
+            nested(
+                MAX_DEPTH / 2,
+                &format!("{}-a:1", "NOT ".repeat(MAX_DEPTH / 2)),
+            ),
+        ];
+        for fq in &over {
+            assert_eq!(
+                Filter::parse(fq),
+                Err(FilterError::TooDeep { limit: MAX_DEPTH }),
+                "{fq}"
+            );
+        }
+        // Depth is nesting, not length: many clauses side by side are fine.
+        let wide = vec!["(a:1)"; 10 * MAX_DEPTH].join(" OR ");
+        assert!(Filter::parse(&wide).unwrap().matches(&d));
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub mod solr;
 
 use serde_json::{Map, Value};
 
-pub use filter::Filter;
+pub use filter::{Filter, FilterError};
 
 /// A Solr document as JSON: field name to value.
 pub type Doc = Map<String, Value>;
