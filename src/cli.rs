@@ -395,7 +395,9 @@ pub enum OutputFormatArg {
 pub struct DimensionList(pub Vec<Dimension>);
 
 fn parse_dimensions(s: &str) -> Result<DimensionList, String> {
-    Dimension::parse_list(s).map(DimensionList)
+    Dimension::parse_list(s)
+        .map(DimensionList)
+        .map_err(|e| e.to_string())
 }
 
 fn parse_field(s: &str) -> Result<(String, String), String> {

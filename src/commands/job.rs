@@ -16,7 +16,7 @@ use crate::solr::schema::SchemaInfo;
 use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::{FileStore, Output};
 use crate::store::solr::SolrStore;
-use crate::store::{Filter, FilterError, Store, StoreError};
+use crate::store::{Filter, FilterError, Store};
 
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
@@ -204,7 +204,7 @@ fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Fa
     let report = match result {
         Ok(report) => report,
         Err(e @ EngineError::Unstable(_)) => return Err(Failure::new(Exit::Problems, anyhow!(e))),
-        Err(EngineError::Store(e @ StoreError::Unreachable(_))) => {
+        Err(EngineError::Store(e)) if e.is_unreachable() => {
             return Err(Failure::new(
                 Exit::SolrUnreachable,
                 anyhow!(e)

@@ -64,7 +64,7 @@ impl Dimension {
     }
 
     /// Parses a comma-separated list such as `exact,fuzzy,www`.
-    pub fn parse_list(text: &str) -> Result<Vec<Dimension>, String> {
+    pub fn parse_list(text: &str) -> Result<Vec<Dimension>, DimensionError> {
         let mut out: Vec<Dimension> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let d: Dimension = part.parse()?;
@@ -73,10 +73,7 @@ impl Dimension {
             }
         }
         if out.is_empty() {
-            return Err(
-                "--dimensions needs at least one of exact,fuzzy,title,description,www,http"
-                    .to_owned(),
-            );
+            return Err(DimensionError::Empty);
         }
         out.sort();
         Ok(out)
@@ -89,16 +86,25 @@ impl fmt::Display for Dimension {
     }
 }
 
+/// A dimension list that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DimensionError {
+    /// A name that is no dimension.
+    #[error("unknown dimension '{0}': use a comma-separated list of exact,fuzzy,title,description,www,http")]
+    Unknown(String),
+    /// No dimension at all.
+    #[error("--dimensions needs at least one of exact,fuzzy,title,description,www,http")]
+    Empty,
+}
+
 impl FromStr for Dimension {
-    type Err = String;
+    type Err = DimensionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Dimension::ALL
             .into_iter()
             .find(|d| d.name() == s)
-            .ok_or_else(|| {
-                format!("unknown dimension '{s}': use a comma-separated list of exact,fuzzy,title,description,www,http")
-            })
+            .ok_or_else(|| DimensionError::Unknown(s.to_owned()))
     }
 }
 
@@ -145,7 +151,10 @@ mod tests {
             vec![Dimension::Exact, Dimension::Www]
         );
         let err = Dimension::parse_list("exact,fuzy").unwrap_err();
-        assert!(err.contains("unknown dimension 'fuzy'"), "{err}");
+        assert!(
+            err.to_string().contains("unknown dimension 'fuzy'"),
+            "{err}"
+        );
         assert!(Dimension::parse_list(" , ").is_err());
     }
 }

@@ -84,7 +84,7 @@ use tracing::{debug, info};
 use crate::signature::{Scheme, Signer};
 use crate::store::{CommitMode, Filter, ReadQuery, Store, StoreError};
 
-pub use dimension::{Dimension, Exclusion};
+pub use dimension::{Dimension, DimensionError, Exclusion};
 pub use fields::FieldNames;
 use group::Groups;
 pub use guard::{SchemeMismatch, SchemeSettings};

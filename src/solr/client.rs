@@ -31,12 +31,12 @@ impl Credentials {
     }
 
     /// Parses the one line of an auth file: `user:password` (the password may hold colons).
-    pub fn parse_line(text: &str) -> Result<Self, String> {
+    pub fn parse_line(text: &str) -> Result<Self, ConfigError> {
         let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let line = line.trim_end_matches(['\r', '\n']);
         match line.split_once(':') {
             Some((user, password)) if !user.is_empty() => Ok(Credentials::new(user, password)),
-            _ => Err("expected one line of the form user:password".to_owned()),
+            _ => Err(ConfigError::AuthLine),
         }
     }
 }
@@ -48,6 +48,25 @@ impl fmt::Debug for Credentials {
             .field("password", &"<hidden>")
             .finish()
     }
+}
+
+/// A core URL or an auth file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `--solr` does not parse as a URL.
+    #[error("--solr {url:?} is not a URL ({source}); give a core URL such as http://127.0.0.1:8983/solr/collection1")]
+    NotAUrl {
+        /// What was given (user info and all: it is the user's own input, shown back to them).
+        url: String,
+        /// The parser's reason.
+        source: url::ParseError,
+    },
+    /// Neither http nor https.
+    #[error("--solr must be an http:// or https:// URL, not {0}:")]
+    Scheme(String),
+    /// An auth file without a `user:password` line.
+    #[error("expected one line of the form user:password")]
+    AuthLine,
 }
 
 /// How to reach a core.
@@ -70,14 +89,13 @@ pub struct ClientConfig {
 
 impl ClientConfig {
     /// A configuration with the defaults: 60 s timeout, 5 retries from 200 ms, 4 requests in flight.
-    pub fn new(core_url: &str) -> Result<Self, String> {
-        let mut url = Url::parse(core_url.trim())
-            .map_err(|e| format!("--solr {core_url:?} is not a URL ({e}); give a core URL such as http://127.0.0.1:8983/solr/collection1"))?;
+    pub fn new(core_url: &str) -> Result<Self, ConfigError> {
+        let mut url = Url::parse(core_url.trim()).map_err(|source| ConfigError::NotAUrl {
+            url: core_url.to_owned(),
+            source,
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!(
-                "--solr must be an http:// or https:// URL, not {}:",
-                url.scheme()
-            ));
+            return Err(ConfigError::Scheme(url.scheme().to_owned()));
         }
         let mut credentials = None;
         if !url.username().is_empty() {

@@ -14,5 +14,5 @@ pub mod client;
 pub mod error;
 pub mod schema;
 
-pub use client::{install_crypto_provider, Client, ClientConfig, Credentials};
+pub use client::{install_crypto_provider, Client, ClientConfig, ConfigError, Credentials};
 pub use error::SolrError;

@@ -23,6 +23,8 @@ pub mod solr;
 
 use serde_json::{Map, Value};
 
+use crate::solr::SolrError;
+
 pub use filter::{Filter, FilterError};
 
 /// A Solr document as JSON: field name to value.
@@ -207,13 +209,11 @@ pub enum StoreError {
     /// A request the store cannot serve (for instance a filter the file store does not understand).
     #[error("{0}")]
     Unsupported(String),
-    /// The store's server could not be reached, or kept failing, after retries (exit code 3).
-    #[error("{0}")]
-    Unreachable(String),
-    /// The store's server refused a request: a wrong URL, wrong credentials, a schema that lacks a
-    /// field, a query it rejects.
-    #[error("{0}")]
-    Refused(String),
+    /// Solr failed: it could not be reached or kept failing after retries (exit code 3, see
+    /// [`StoreError::is_unreachable`]), or it refused a request (a wrong URL, wrong credentials, a
+    /// query it rejects). The Solr error, with its URL and status, is kept whole.
+    #[error(transparent)]
+    Solr(#[from] SolrError),
     /// An I/O failure; the cause follows in the error chain.
     #[error("{context}")]
     Io {
@@ -283,6 +283,14 @@ pub trait Store {
 
     /// A short description for logs and reports (never credentials).
     fn describe(&self) -> String;
+}
+
+impl StoreError {
+    /// Whether the store's server could not be reached or kept failing: nothing is lost, and the
+    /// same run may succeed later (exit code 3).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, StoreError::Solr(e) if e.is_unreachable())
+    }
 }
 
 /// A stable 64-bit hash of a document's id (FNV-1a), by which the engine's records and the file

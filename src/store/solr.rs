@@ -41,16 +41,6 @@ use super::{
 use crate::solr::error::parse_adds;
 use crate::solr::{Client, SolrError};
 
-impl From<SolrError> for StoreError {
-    fn from(e: SolrError) -> Self {
-        if e.is_unreachable() {
-            StoreError::Unreachable(e.to_string())
-        } else {
-            StoreError::Refused(e.to_string())
-        }
-    }
-}
-
 /// A Solr core behind the [`Store`] seam.
 pub struct SolrStore {
     client: Client,
@@ -204,10 +194,10 @@ async fn fetch_page(
         .select(select_params(&id_field, &query, &mark))
         .await?;
     let bad = |what: &str| {
-        StoreError::Refused(format!(
-            "{}/select answered without {what}",
-            client.core_url()
-        ))
+        StoreError::Solr(SolrError::BadResponse {
+            url: format!("{}/select", client.core_url()),
+            reason: format!("no {what} in the answer"),
+        })
     };
     let docs: Vec<Doc> = answer
         .pointer("/response/docs")
