@@ -8,4 +8,5 @@ pub mod harness;
 
 mod bad_input;
 mod e2e;
+mod hand_worked;
 mod reliability;
