@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::engine::Dimension;
+use crate::model::{Dimension, YACY_NAMES};
 
 const ABOUT: &str = "Finds the doubles in a Solr core of crawled pages and writes YaCy-compatible \
 signatures, flags and copy counts";
@@ -408,37 +408,14 @@ fn parse_field(s: &str) -> Result<(String, String), String> {
     if field.is_empty() {
         return Err(format!("no new name given for '{name}'"));
     }
-    if !FIELD_NAMES.contains(&name) {
+    if !YACY_NAMES.contains(&name) {
         return Err(format!(
             "unknown field '{name}'; renamable: {}",
-            FIELD_NAMES.join(", ")
+            YACY_NAMES.join(", ")
         ));
     }
     Ok((name.to_string(), field.to_string()))
 }
-
-/// The YaCy names `--field` can rename.
-pub const FIELD_NAMES: &[&str] = &[
-    "id",
-    "sku",
-    "text_t",
-    "title",
-    "description_txt",
-    "_version_",
-    "exact_signature_l",
-    "fuzzy_signature_l",
-    "fuzzy_signature_text_t",
-    "title_exact_signature_l",
-    "description_exact_signature_l",
-    "exact_signature_unique_b",
-    "fuzzy_signature_unique_b",
-    "title_unique_b",
-    "description_unique_b",
-    "www_unique_b",
-    "http_unique_b",
-    "exact_signature_copycount_i",
-    "fuzzy_signature_copycount_i",
-];
 
 const SIGNATURE_LONG_ABOUT: &str = "\
 Print the exact, fuzzy and title signatures of a text, as one JSON object on one line.

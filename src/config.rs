@@ -101,7 +101,7 @@ impl From<SchemaArgs> for SchemaConfig {
     fn from(args: SchemaArgs) -> Self {
         let mut fields = FieldNames::default();
         for (name, field) in &args.fields {
-            rename(&mut fields, name, field.clone());
+            fields.rename(name, field);
         }
         SchemaConfig {
             apply: args.action == SchemaAction::Apply,
@@ -175,7 +175,7 @@ impl From<CheckArgs> for JobConfig {
 fn job(args: JobArgs, check: bool) -> JobConfig {
     let mut fields = FieldNames::default();
     for (name, field) in &args.fields {
-        rename(&mut fields, name, field.clone());
+        fields.rename(name, field);
     }
     let signer = signer(&args.options);
     let source = match (
@@ -213,33 +213,6 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         verbosity: args.verbose,
         quiet: args.quiet,
     }
-}
-
-/// Applies `--field NAME=FIELD`; the names were checked against [`crate::cli::FIELD_NAMES`].
-fn rename(f: &mut FieldNames, name: &str, field: String) {
-    let slot = match name {
-        "id" => &mut f.id,
-        "sku" => &mut f.url,
-        "text_t" => &mut f.text,
-        "title" => &mut f.title,
-        "description_txt" => &mut f.description,
-        "_version_" => &mut f.version,
-        "exact_signature_l" => &mut f.exact_signature,
-        "fuzzy_signature_l" => &mut f.fuzzy_signature,
-        "fuzzy_signature_text_t" => &mut f.fuzzy_signature_text,
-        "title_exact_signature_l" => &mut f.title_signature,
-        "description_exact_signature_l" => &mut f.description_signature,
-        "exact_signature_unique_b" => &mut f.unique[0],
-        "fuzzy_signature_unique_b" => &mut f.unique[1],
-        "title_unique_b" => &mut f.unique[2],
-        "description_unique_b" => &mut f.unique[3],
-        "www_unique_b" => &mut f.unique[4],
-        "http_unique_b" => &mut f.unique[5],
-        "exact_signature_copycount_i" => &mut f.exact_count,
-        "fuzzy_signature_copycount_i" => &mut f.fuzzy_count,
-        _ => return,
-    };
-    *slot = field;
 }
 
 /// Where a command reads its input.
@@ -337,7 +310,7 @@ mod tests {
 
     #[test]
     fn every_renamable_field_renames() {
-        for name in crate::cli::FIELD_NAMES {
+        for name in crate::model::YACY_NAMES {
             let c = job(&["run", "--input", "x", "--field", &format!("{name}=renamed")]);
             assert_ne!(c.engine.fields, FieldNames::default(), "{name}");
         }

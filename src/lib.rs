@@ -3,6 +3,7 @@
 //!
 //! The crate is a library with a thin binary:
 //! - [`signature`]: the pure, bit-exact hash code (no I/O);
+//! - [`model`]: the shared vocabulary: dimensions and the one field-name table (no I/O);
 //! - [`engine`]: sign, group, decide and write, against any [`store::Store`];
 //! - [`store`]: the seam, with the file store and the Solr store;
 //! - [`solr`]: the Solr HTTP client, its errors, retries and the Schema API;
@@ -12,6 +13,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod engine;
+pub mod model;
 pub mod signature;
 pub mod solr;
 pub mod store;

@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use solr_dedup::engine::{self, Dimension, EngineConfig, Preference, Report, Scope};
 use solr_dedup::store::file::{FileStore, Output, OutputFormat};
 use solr_dedup::store::{
-    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, StatsBucket,
-    StatsQuery, Store, StoreError, UpdateOutcome,
+    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store, StoreError,
+    UpdateOutcome,
 };
 
 type Docs = BTreeMap<String, Value>;
@@ -88,9 +88,6 @@ impl Store for Indexed {
     }
     async fn facet(&self, q: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
         self.0.facet(q).await
-    }
-    async fn bucket_stats(&self, q: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError> {
-        self.0.bucket_stats(q).await
     }
     async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
         self.0.get(ids, fields).await

@@ -62,9 +62,7 @@
 //!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
 
 mod decide;
-pub mod dimension;
 mod doc;
-pub mod fields;
 pub mod group;
 mod guard;
 mod lookup;
@@ -84,8 +82,7 @@ use tracing::{debug, info};
 use crate::signature::{Scheme, Signer};
 use crate::store::{CommitMode, Filter, ReadQuery, Store, StoreError};
 
-pub use dimension::{Dimension, DimensionError, Exclusion};
-pub use fields::FieldNames;
+pub use crate::model::{Dimension, DimensionError, Exclusion, FieldNames};
 use group::Groups;
 pub use guard::{SchemeMismatch, SchemeSettings};
 pub use needs::{needs, FieldKind, Need};

@@ -8,7 +8,6 @@
 //! | [`Store::read_page`] | `/select` with `fq`, `fl`, `sort=id asc`, `cursorMark` | one streaming pass, offset cursor |
 //! | [`Store::hint_rereads`] | nothing (docValues are the schema's choice)   | a light copy of the fields read again |
 //! | [`Store::facet`]     | `facet.field` with `facet.mincount`              | a counting pass                    |
-//! | [`Store::bucket_stats`] | `json.facet` terms with `min`/`max` per bucket | a counting pass                    |
 //! | [`Store::get`]       | real-time `/get?ids=`                            | seek through an id-hash index      |
 //! | [`Store::update`]    | atomic updates to `/update`, each with `_version_` | buffered into a temporary file   |
 //! | [`Store::refresh`]   | `softCommit` between rounds                      | nothing                            |
@@ -68,30 +67,6 @@ pub struct Bucket {
     pub value: Value,
     /// How many documents hold it.
     pub count: u64,
-}
-
-/// A `json.facet` terms request with the smallest and largest value of a numeric field per bucket.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatsQuery {
-    /// The field whose values form the buckets.
-    pub field: String,
-    /// Which documents count.
-    pub filter: Filter,
-    /// Buckets with fewer documents are left out.
-    pub mincount: u64,
-    /// The numeric field to take `min` and `max` of in each bucket.
-    pub stat_field: String,
-}
-
-/// One `json.facet` bucket with its statistics.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StatsBucket {
-    /// The bucket's value and size.
-    pub bucket: Bucket,
-    /// `min(stat_field)` over the bucket, `None` when no document has a value.
-    pub min: Option<i64>,
-    /// `max(stat_field)` over the bucket.
-    pub max: Option<i64>,
 }
 
 /// An atomic update: `set` operations on some fields of one document, guarded by a version.
@@ -260,11 +235,10 @@ pub trait Store {
         0
     }
 
-    /// Value counts of a field, leaving out values with fewer than `mincount` documents.
+    /// Value counts of a field, leaving out values with fewer than `mincount` documents. Not called
+    /// by the engine yet: the near-duplicate dimension (issue 12, `neardup.md`) finds the documents
+    /// sharing a band key with it (`mincount=2`).
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError>;
-
-    /// Per-bucket size, `min` and `max` of a numeric field.
-    async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError>;
 
     /// Real-time read of documents by id; missing ids are skipped, order follows `ids`.
     async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError>;

@@ -4,7 +4,6 @@
 //! |---------------|----------------------------------------------------------------------------|
 //! | `read_page`   | `/select` `q=*:*`, `fq`, `fl`, `sort=<id> asc`, `rows`, `cursorMark`        |
 //! | `facet`       | `/select` `rows=0`, `json.facet` terms (typed values, unlike `facet.field`) |
-//! | `bucket_stats`| the same with `min()`/`max()` per bucket                                    |
 //! | `get`         | real-time `/get` with repeated `id`                                         |
 //! | `update`      | `/update?versions=true`, a JSON array of atomic updates with `_version_`    |
 //! | `refresh`     | `/update?softCommit=true`: a new searcher, so a later round reads its writes |
@@ -35,8 +34,8 @@ use tokio::task::JoinHandle;
 use tracing::debug;
 
 use super::{
-    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, StatsBucket,
-    StatsQuery, Store, StoreError, UpdateOutcome,
+    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store, StoreError,
+    UpdateOutcome,
 };
 use crate::solr::error::parse_adds;
 use crate::solr::{Client, SolrError};
@@ -272,27 +271,6 @@ impl Store for SolrStore {
         }});
         let answer = self.json_facet(&query.filter, facet).await?;
         Ok(buckets(&answer).iter().filter_map(bucket).collect())
-    }
-
-    async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError> {
-        let facet = json!({"f": {
-            "type": "terms", "field": query.field, "limit": -1, "mincount": query.mincount.max(1),
-            "facet": {
-                "lo": format!("min({})", query.stat_field),
-                "hi": format!("max({})", query.stat_field),
-            },
-        }});
-        let answer = self.json_facet(&query.filter, facet).await?;
-        Ok(buckets(&answer)
-            .iter()
-            .filter_map(|b| {
-                Some(StatsBucket {
-                    bucket: bucket(b)?,
-                    min: b.get("lo").and_then(Value::as_i64),
-                    max: b.get("hi").and_then(Value::as_i64),
-                })
-            })
-            .collect())
     }
 
     async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {

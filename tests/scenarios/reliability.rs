@@ -13,8 +13,8 @@ use solr_dedup::engine::{self, EngineConfig};
 use solr_dedup::solr::{Client, ClientConfig, Credentials};
 use solr_dedup::store::solr::SolrStore;
 use solr_dedup::store::{
-    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, StatsBucket,
-    StatsQuery, Store, StoreError, UpdateOutcome,
+    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store, StoreError,
+    UpdateOutcome,
 };
 
 use super::harness::{assert_fresh, assert_settled, corpus, long, solr_test, Target};
@@ -41,9 +41,6 @@ impl<S: Store> Store for Hooked<'_, S> {
     }
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
         self.inner.facet(query).await
-    }
-    async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError> {
-        self.inner.bucket_stats(query).await
     }
     async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
         self.inner.get(ids, fields).await

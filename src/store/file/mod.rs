@@ -63,8 +63,8 @@ use parse::{project, Projection};
 use plumbing::{temp_beside, Batch, ReadAhead, TempFile};
 
 use super::{
-    id_hash, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery,
-    StatsBucket, StatsQuery, Store, StoreError, UpdateOutcome,
+    id_hash, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
+    StoreError, UpdateOutcome,
 };
 
 /// What the output file holds.
@@ -548,12 +548,4 @@ fn parse_cursor(cursor: Option<&str>) -> Result<(u64, u64), StoreError> {
     let bad = || StoreError::Unsupported(format!("invalid file cursor {c:?}"));
     let (a, b) = c.split_once(':').ok_or_else(bad)?;
     Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
-}
-
-fn as_i64(v: &Value) -> Option<i64> {
-    match v {
-        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
 }

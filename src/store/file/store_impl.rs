@@ -71,46 +71,6 @@ impl Store for FileStore {
         Ok(out)
     }
 
-    async fn bucket_stats(&self, query: &StatsQuery) -> Result<Vec<StatsBucket>, StoreError> {
-        evaluable(&query.filter)?;
-        let mut stats: HashMap<String, StatsBucket> = HashMap::new();
-        let mut keep = vec![query.field.clone(), query.stat_field.clone()];
-        query.filter.fields(&mut keep);
-        self.scan_all(Some(&keep), |doc, _| {
-            if !query.filter.matches(&doc) {
-                return;
-            }
-            let Some(v) = doc.get(&query.field).filter(|v| !v.is_null()) else {
-                return;
-            };
-            let stat = doc.get(&query.stat_field).and_then(as_i64);
-            let e = stats.entry(v.to_string()).or_insert_with(|| StatsBucket {
-                bucket: Bucket {
-                    value: v.clone(),
-                    count: 0,
-                },
-                min: None,
-                max: None,
-            });
-            e.bucket.count += 1;
-            if let Some(s) = stat {
-                e.min = Some(e.min.map_or(s, |m| m.min(s)));
-                e.max = Some(e.max.map_or(s, |m| m.max(s)));
-            }
-        })?;
-        let mut out: Vec<StatsBucket> = stats
-            .into_values()
-            .filter(|s| s.bucket.count >= query.mincount.max(1))
-            .collect();
-        out.sort_by(|a, b| {
-            b.bucket
-                .count
-                .cmp(&a.bucket.count)
-                .then_with(|| value_order(&a.bucket.value, &b.bucket.value))
-        });
-        Ok(out)
-    }
-
     async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
         let keep = (!fields.iter().any(|f| f == "*")).then_some(fields);
         let mut file = File::open(&self.lines)

@@ -1,0 +1,177 @@
+//! Field names. YaCy's by default; every one can be renamed, as YaCy installations can.
+
+use super::Dimension;
+
+/// The names of every field the worker reads or writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldNames {
+    /// The unique key.
+    pub id: String,
+    /// The URL.
+    pub url: String,
+    /// The page text.
+    pub text: String,
+    /// The title (multi-valued; the first value counts).
+    pub title: String,
+    /// The description (multi-valued; all values count, in order).
+    pub description: String,
+    /// Solr's optimistic-concurrency version.
+    pub version: String,
+    /// `exact_signature_l`.
+    pub exact_signature: String,
+    /// `fuzzy_signature_l`.
+    pub fuzzy_signature: String,
+    /// `fuzzy_signature_text_t` (the `yacy` profile with raw and quantised counts).
+    pub fuzzy_signature_text: String,
+    /// `title_exact_signature_l`.
+    pub title_signature: String,
+    /// `description_exact_signature_l`.
+    pub description_signature: String,
+    /// `*_unique_b` per dimension, in [`Dimension::ALL`] order.
+    pub unique: [String; 6],
+    /// `exact_signature_copycount_i`.
+    pub exact_count: String,
+    /// `fuzzy_signature_copycount_i`.
+    pub fuzzy_count: String,
+}
+
+/// Every field the worker reads or writes, by YaCy's name: the one table behind the defaults,
+/// `--field NAME=FIELD` and the command line's help. In the order of `FieldNames::slots_mut`.
+pub const YACY_NAMES: [&str; 19] = [
+    "id",
+    "sku",
+    "text_t",
+    "title",
+    "description_txt",
+    "_version_",
+    "exact_signature_l",
+    "fuzzy_signature_l",
+    "fuzzy_signature_text_t",
+    "title_exact_signature_l",
+    "description_exact_signature_l",
+    "exact_signature_unique_b",
+    "fuzzy_signature_unique_b",
+    "title_unique_b",
+    "description_unique_b",
+    "www_unique_b",
+    "http_unique_b",
+    "exact_signature_copycount_i",
+    "fuzzy_signature_copycount_i",
+];
+
+impl Default for FieldNames {
+    fn default() -> Self {
+        let mut f = FieldNames {
+            id: String::new(),
+            url: String::new(),
+            text: String::new(),
+            title: String::new(),
+            description: String::new(),
+            version: String::new(),
+            exact_signature: String::new(),
+            fuzzy_signature: String::new(),
+            fuzzy_signature_text: String::new(),
+            title_signature: String::new(),
+            description_signature: String::new(),
+            unique: Default::default(),
+            exact_count: String::new(),
+            fuzzy_count: String::new(),
+        };
+        for (slot, name) in f.slots_mut().into_iter().zip(YACY_NAMES) {
+            *slot = name.to_owned();
+        }
+        f
+    }
+}
+
+impl FieldNames {
+    /// Every name, in [`YACY_NAMES`] order.
+    fn slots_mut(&mut self) -> [&mut String; 19] {
+        let [u0, u1, u2, u3, u4, u5] = &mut self.unique;
+        [
+            &mut self.id,
+            &mut self.url,
+            &mut self.text,
+            &mut self.title,
+            &mut self.description,
+            &mut self.version,
+            &mut self.exact_signature,
+            &mut self.fuzzy_signature,
+            &mut self.fuzzy_signature_text,
+            &mut self.title_signature,
+            &mut self.description_signature,
+            u0,
+            u1,
+            u2,
+            u3,
+            u4,
+            u5,
+            &mut self.exact_count,
+            &mut self.fuzzy_count,
+        ]
+    }
+
+    /// Renames the field YaCy calls `yacy_name` (`--field NAME=FIELD`); false when there is no such
+    /// field in [`YACY_NAMES`].
+    pub fn rename(&mut self, yacy_name: &str, field: &str) -> bool {
+        match YACY_NAMES.iter().position(|n| *n == yacy_name) {
+            Some(i) => {
+                *self.slots_mut()[i] = field.to_owned();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The flag field of a dimension.
+    pub fn unique(&self, d: Dimension) -> &str {
+        &self.unique[d.index()]
+    }
+
+    /// The copy-count field of a dimension, for exact and fuzzy.
+    pub fn count(&self, d: Dimension) -> Option<&str> {
+        match d {
+            Dimension::Exact => Some(&self.exact_count),
+            Dimension::Fuzzy => Some(&self.fuzzy_count),
+            _ => None,
+        }
+    }
+
+    /// The stored signature a content dimension groups by.
+    pub fn signature(&self, d: Dimension) -> Option<&str> {
+        match d {
+            Dimension::Exact => Some(&self.exact_signature),
+            Dimension::Fuzzy => Some(&self.fuzzy_signature),
+            Dimension::Title => Some(&self.title_signature),
+            Dimension::Description => Some(&self.description_signature),
+            Dimension::Www | Dimension::Http => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_yacy_name_is_its_own_default_and_renames_one_field() {
+        let defaults = FieldNames::default();
+        assert_eq!(defaults.id, "id");
+        assert_eq!(defaults.url, "sku");
+        assert_eq!(defaults.unique(Dimension::Www), "www_unique_b");
+        assert_eq!(
+            defaults.count(Dimension::Fuzzy),
+            Some("fuzzy_signature_copycount_i")
+        );
+        for name in YACY_NAMES {
+            let mut f = FieldNames::default();
+            assert!(f.rename(name, "renamed"));
+            assert_ne!(f, defaults, "{name}");
+            assert!(
+                !format!("{f:?}").contains(&format!("\"{name}\"")),
+                "{name} renamed"
+            );
+        }
+        assert!(!FieldNames::default().rename("no_such_field", "x"));
+    }
+}
