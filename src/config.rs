@@ -1,5 +1,5 @@
-//! Plain configuration, converted from the parsed command line: what each command needs to know, with
-//! every default resolved, and no clap types past this point.
+//! Plain configuration: what each command needs to know, with every default resolved, and no clap
+//! types past this point ([`crate::cli`] fills it in; nothing here knows the command line).
 //!
 //! Keeping the commands off clap means they can be driven from tests (or a later config file) by
 //! building these structs directly.
@@ -7,14 +7,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cli::{
-    CheckArgs, Cli, Command, CommitArg, JobArgs, OutputFormatArg, RunArgs, SchemaAction,
-    SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs,
-};
-use crate::engine::{EngineConfig, FieldNames, Preference, Scope};
-use crate::signature::{ProfileParams, Scheme, Signer};
+use crate::engine::EngineConfig;
+use crate::signature::Signer;
 use crate::store::file::OutputFormat;
-use crate::store::CommitMode;
 
 /// What to do: one variant per subcommand.
 #[derive(Debug, Clone)]
@@ -25,17 +20,6 @@ pub enum Config {
     Schema(Box<SchemaConfig>),
     /// `solr-dedup signature`.
     Signature(SignatureConfig),
-}
-
-impl From<Cli> for Config {
-    fn from(cli: Cli) -> Self {
-        match cli.command {
-            Command::Run(args) => Config::Job(Box::new(JobConfig::from(args))),
-            Command::Check(args) => Config::Job(Box::new(JobConfig::from(args))),
-            Command::Schema(args) => Config::Schema(Box::new(SchemaConfig::from(args))),
-            Command::Signature(args) => Config::Signature(SignatureConfig::from(args)),
-        }
-    }
 }
 
 /// Where the documents are.
@@ -64,24 +48,6 @@ pub struct SolrConfig {
     pub concurrency: usize,
 }
 
-impl SolrConfig {
-    /// `--solr`, else `SOLR_URL`; `None` when neither is set.
-    fn from_args(args: &SolrArgs, concurrency: u64) -> Option<SolrConfig> {
-        let url = args.solr.clone().or_else(|| {
-            std::env::var("SOLR_URL")
-                .ok()
-                .filter(|u| !u.trim().is_empty())
-        })?;
-        Some(SolrConfig {
-            url,
-            auth_file: args.auth_file.clone(),
-            timeout: Duration::from_secs(args.timeout),
-            retries: usize::try_from(args.retries).unwrap_or(5),
-            concurrency: usize::try_from(concurrency).unwrap_or(4),
-        })
-    }
-}
-
 /// `solr-dedup schema check|apply`.
 #[derive(Debug, Clone)]
 pub struct SchemaConfig {
@@ -95,26 +61,6 @@ pub struct SchemaConfig {
     pub engine: EngineConfig,
     /// 0 quiet logs, 1 info, 2 debug.
     pub verbosity: u8,
-}
-
-impl From<SchemaArgs> for SchemaConfig {
-    fn from(args: SchemaArgs) -> Self {
-        let mut fields = FieldNames::default();
-        for (name, field) in &args.fields {
-            fields.rename(name, field);
-        }
-        SchemaConfig {
-            apply: args.action == SchemaAction::Apply,
-            dry_run: args.dry_run,
-            solr: SolrConfig::from_args(&args.solr, 1),
-            engine: EngineConfig {
-                fields,
-                dimensions: args.dimensions.0,
-                ..EngineConfig::default()
-            },
-            verbosity: args.verbose,
-        }
-    }
 }
 
 /// `solr-dedup run` or `solr-dedup check` on a file.
@@ -140,79 +86,6 @@ pub struct JobConfig {
     pub verbosity: u8,
     /// No summary on standard error.
     pub quiet: bool,
-}
-
-impl From<RunArgs> for JobConfig {
-    fn from(args: RunArgs) -> Self {
-        let mut c = job(args.job, false);
-        c.output = args.output;
-        c.output_format = match args.output_format {
-            OutputFormatArg::Updates => OutputFormat::Updates,
-            OutputFormatArg::Docs => OutputFormat::Docs,
-        };
-        c.engine.full = args.full;
-        c.engine.dry_run = args.dry_run;
-        c.engine.write_fuzzy_text &= !args.no_fuzzy_text;
-        c.engine.commit = match args.commit {
-            CommitArg::Hard => CommitMode::Hard,
-            CommitArg::Soft => CommitMode::Soft,
-            CommitArg::None => CommitMode::None,
-            CommitArg::Within(ms) => CommitMode::Within(ms),
-        };
-        c.allow_lossy = args.allow_lossy_atomic_updates;
-        c
-    }
-}
-
-impl From<CheckArgs> for JobConfig {
-    fn from(args: CheckArgs) -> Self {
-        let mut c = job(args.job, true);
-        c.engine.full = args.full;
-        c
-    }
-}
-
-fn job(args: JobArgs, check: bool) -> JobConfig {
-    let mut fields = FieldNames::default();
-    for (name, field) in &args.fields {
-        fields.rename(name, field);
-    }
-    let signer = signer(&args.options);
-    let source = match (
-        &args.input,
-        SolrConfig::from_args(&args.solr, args.concurrency),
-    ) {
-        (Some(path), _) => Source::File(path.clone()),
-        (None, Some(solr)) => Source::Solr(solr),
-        (None, None) => Source::Missing,
-    };
-    JobConfig {
-        check,
-        source,
-        filter: args.filter.clone(),
-        allow_lossy: false,
-        output: None,
-        output_format: OutputFormat::Updates,
-        report: args.report.map(Input::from_arg),
-        engine: EngineConfig {
-            fields,
-            write_fuzzy_text: signer.scheme == Scheme::Yacy,
-            signer,
-            dimensions: args.dimensions.0,
-            scope: match args.scope {
-                ScopeArg::Global => Scope::Global,
-                ScopeArg::Host => Scope::Host,
-            },
-            preference: Preference {
-                prefer_https: args.prefer_https,
-                prefer_www: args.prefer_www,
-            },
-            batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
-            ..EngineConfig::default()
-        },
-        verbosity: args.verbose,
-        quiet: args.quiet,
-    }
 }
 
 /// Where a command reads its input.
@@ -252,142 +125,4 @@ pub struct SignatureConfig {
     pub input: Input,
     /// Read JSON Lines of `{"id", "text"}` and write one result line per input line.
     pub batch: bool,
-}
-
-impl From<SignatureArgs> for SignatureConfig {
-    fn from(args: SignatureArgs) -> Self {
-        SignatureConfig {
-            signer: signer(&args.options),
-            input: Input::from_arg(args.input),
-            batch: args.batch,
-        }
-    }
-}
-
-/// The signer the options ask for: each tunable left out takes the scheme's own default, so
-/// `--scheme md5` alone means Solr's 2 / 0.01, not YaCy's 3 / 0.5.
-pub fn signer(options: &SignatureOptions) -> Signer {
-    let scheme = match options.scheme {
-        SchemeArg::Yacy => Scheme::Yacy,
-        SchemeArg::Md5 => Scheme::Md5,
-    };
-    let defaults = ProfileParams::defaults(scheme);
-    Signer {
-        scheme,
-        params: ProfileParams {
-            min_token_len: options.min_token_len.unwrap_or(defaults.min_token_len),
-            quant_rate: options.quant_rate.unwrap_or(defaults.quant_rate),
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::*;
-    use crate::engine::Dimension;
-
-    fn config(args: &[&str]) -> Config {
-        let cli = Cli::try_parse_from(std::iter::once("solr-dedup").chain(args.iter().copied()))
-            .expect("parses");
-        Config::from(cli)
-    }
-
-    fn sig(args: &[&str]) -> SignatureConfig {
-        match config(args) {
-            Config::Signature(c) => c,
-            other => panic!("not signature: {other:?}"),
-        }
-    }
-
-    fn job(args: &[&str]) -> JobConfig {
-        match config(args) {
-            Config::Job(c) => *c,
-            other => panic!("not a job: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn every_renamable_field_renames() {
-        for name in crate::model::YACY_NAMES {
-            let c = job(&["run", "--input", "x", "--field", &format!("{name}=renamed")]);
-            assert_ne!(c.engine.fields, FieldNames::default(), "{name}");
-        }
-    }
-
-    #[test]
-    fn md5_writes_no_fuzzy_text_and_check_is_read_only() {
-        let c = job(&["run", "--input", "x", "--scheme", "md5"]);
-        assert!(!c.engine.write_fuzzy_text);
-        assert!(!c.check);
-        let c = job(&["check", "--input", "x", "--full"]);
-        assert!(c.check && c.engine.full);
-    }
-
-    #[test]
-    fn defaults_follow_the_scheme() {
-        let c = sig(&["signature", "--scheme", "md5", "x"]);
-        assert_eq!(c.signer, Signer::new(Scheme::Md5));
-        assert_eq!(c.signer.params.min_token_len, 2);
-        let c = sig(&["signature", "x"]);
-        assert_eq!(c.signer, Signer::new(Scheme::Yacy));
-        assert_eq!(c.signer.params.quant_rate, 0.5);
-    }
-
-    #[test]
-    fn given_tunables_override_the_scheme_defaults() {
-        let c = sig(&["signature", "--scheme", "md5", "--quant-rate", "0.2", "x"]);
-        assert_eq!(c.signer.params.quant_rate, 0.2);
-        assert_eq!(c.signer.params.min_token_len, 2);
-    }
-
-    #[test]
-    fn the_source_is_the_file_or_the_core() {
-        let c = job(&["run", "--input", "d.jsonl", "--filter", "a:1 b:2"]);
-        assert_eq!(c.source, Source::File(PathBuf::from("d.jsonl")));
-        assert_eq!(c.filter.as_deref(), Some("a:1 b:2"));
-        let c = job(&[
-            "run",
-            "--solr",
-            "http://127.0.0.1:8983/solr/c",
-            "--commit",
-            "soft",
-            "--retries",
-            "2",
-        ]);
-        let Source::Solr(s) = c.source else {
-            panic!("not solr")
-        };
-        assert_eq!(s.url, "http://127.0.0.1:8983/solr/c");
-        assert_eq!((s.retries, s.concurrency), (2, 4));
-        assert_eq!(c.engine.commit, CommitMode::Soft);
-    }
-
-    #[test]
-    fn schema_fields_follow_renames_and_dimensions() {
-        let Config::Schema(c) = config(&[
-            "schema",
-            "check",
-            "--solr",
-            "http://x/solr/c",
-            "--field",
-            "sku=url_s",
-            "--dimensions",
-            "www",
-        ]) else {
-            panic!("not schema")
-        };
-        assert!(!c.apply);
-        assert_eq!(c.engine.fields.url, "url_s");
-        assert_eq!(c.engine.dimensions, vec![Dimension::Www]);
-    }
-
-    #[test]
-    fn a_dash_is_stdin() {
-        let c = sig(&["signature", "-"]);
-        assert_eq!(c.input, Input::Stdin);
-        let c = sig(&["signature", "./-"]);
-        assert_eq!(c.input, Input::File(PathBuf::from("./-")));
-    }
 }

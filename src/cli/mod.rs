@@ -1,6 +1,6 @@
 //! The command line as clap types, and nothing else: no I/O, no defaults that depend on each other.
 //!
-//! [`crate::config`] turns a parsed [`Cli`] into plain structs the commands run on; `main` does the
+//! `to_config` turns a parsed [`Cli`] into the plain structs of [`crate::config`] the commands run on; `main` does the
 //! parsing and maps failures to exit codes. Every subcommand is one variant of [`Command`] with its own
 //! `Args` struct, and options several subcommands share (the signature scheme and its tunables) live in
 //! their own struct that each flattens in, so `run`, `check` and `schema` can be added beside
@@ -11,6 +11,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::model::{Dimension, YACY_NAMES};
+
+mod to_config;
 
 const ABOUT: &str = "Finds the doubles in a Solr core of crawled pages and writes YaCy-compatible \
 signatures, flags and copy counts";
