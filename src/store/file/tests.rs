@@ -1,4 +1,4 @@
-//! Tests of the file store: facets, bucket statistics, real-time get, paging, update merging.
+//! Tests of the file store: facets, real-time get, paging, update merging.
 
 use serde_json::json;
 
