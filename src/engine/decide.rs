@@ -7,8 +7,9 @@ use tracing::debug;
 use super::doc::{get_bool, get_i64};
 use super::group::Groups;
 use super::pages::{Finder, Rereads};
+use super::pending::Pending;
 use super::{Best, Dimension, EngineError, Filter, Mode, Rec, Report, Round, Todo};
-use crate::store::{id_hash, AtomicUpdate, Store};
+use crate::store::{id_hash, AtomicUpdate, Store, StoreError};
 
 impl<S: Store> Round<'_, S> {
     // ---------------------------------------------------------------- pass C
@@ -21,6 +22,7 @@ impl<S: Store> Round<'_, S> {
         todo: &Todo<'_>,
         best: &[Vec<Option<Best>>],
         reads: &[Filter],
+        sigs: &Pending,
     ) -> Result<u64, EngineError> {
         let Todo { groups, open } = *todo;
         let f = &self.cfg.fields;
@@ -28,8 +30,6 @@ impl<S: Store> Round<'_, S> {
         let mut batch: Vec<AtomicUpdate> = Vec::new();
         let mut seen = vec![false; recs.len()];
         let mut find = Finder::new(recs, by_hash);
-        // Documents whose signature update already counted them as written.
-        let mut already: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut pages = Rereads::new(self.write_query(), reads, self.progress);
         while let Some(page) = pages.next(self.store, report).await? {
             for doc in &page.docs {
@@ -49,7 +49,16 @@ impl<S: Store> Round<'_, S> {
                     unsettled += 1;
                     continue;
                 }
-                let mut set = Vec::new();
+                // The signatures pass A computed go in the same update as the flags and counts.
+                let mut set = if rec.pending {
+                    sigs.get(idx)
+                        .map_err(|e| {
+                            StoreError::io("cannot read the signatures kept in pass A", e)
+                        })?
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
                 for d in Dimension::ALL {
                     let Some(g) = &groups[d.index()] else {
                         continue;
@@ -87,25 +96,25 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 if !self.writes() {
-                    if !rec.counted {
-                        report.documents.written += 1;
-                    }
+                    report.documents.written += 1;
                     continue;
-                }
-                if rec.counted {
-                    already.insert(id.clone().into_owned());
                 }
                 batch.push(AtomicUpdate {
                     id: id.into_owned(),
-                    version: Some(if rec.version != 0 { rec.version } else { 1 }),
+                    // Guarded by the version the signatures and the decision were based on.
+                    version: Some(if rec.read_version != 0 {
+                        rec.read_version
+                    } else {
+                        1
+                    }),
                     set,
                 });
                 if batch.len() >= self.cfg.batch_size.max(1) {
-                    unsettled += self.flush(&mut batch, &mut already, report).await?;
+                    unsettled += self.flush(&mut batch, report).await?;
                 }
             }
         }
-        unsettled += self.flush(&mut batch, &mut already, report).await?;
+        unsettled += self.flush(&mut batch, report).await?;
         let gone = seen
             .iter()
             .zip(&open.docs)
@@ -123,21 +132,16 @@ impl<S: Store> Round<'_, S> {
     pub(super) async fn flush(
         &self,
         batch: &mut Vec<AtomicUpdate>,
-        already: &mut std::collections::HashSet<String>,
         report: &mut Report,
     ) -> Result<u64, EngineError> {
         if batch.is_empty() {
             return Ok(0);
         }
+        report.work.written_docs += batch.len() as u64;
         let outcome = self.store.update(batch).await?;
         let conflicts = outcome.conflicts.len() as u64;
         report.documents.conflicts += conflicts;
-        let rejected: std::collections::HashSet<&String> = outcome.conflicts.iter().collect();
-        report.documents.written += batch
-            .iter()
-            .filter(|u| !rejected.contains(&u.id) && !already.contains(&u.id))
-            .count() as u64;
-        already.clear();
+        report.documents.written += batch.len() as u64 - conflicts;
         batch.clear();
         Ok(conflicts)
     }

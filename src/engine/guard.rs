@@ -9,6 +9,9 @@
 //! disagrees, and a few of those must not stop a run. Otherwise it names the scheme and parameters
 //! that fit the most of the sample, when one of the usual ones fits a majority, and the run stops before it
 //! writes. `--full` signs everything again with this run's settings, so it skips the guard.
+//!
+//! The guard runs when pass A first meets a document it must sign, before anything is written (pass
+//! C writes): a run with nothing to sign writes no signature, so a settled index costs no text read.
 
 use std::fmt;
 
@@ -128,15 +131,16 @@ fn agreeing(signer: &Signer, sample: &[Sampled], check_fuzzy: bool) -> usize {
         .count()
 }
 
-/// Reads the sample and checks it; `Ok` when the run may go on.
+/// Reads the sample and checks it; `Ok` with the number of documents read (with their text) when
+/// the run may go on.
 pub(super) async fn check_scheme<S: Store>(
     store: &S,
     cfg: &EngineConfig,
-) -> Result<(), EngineError> {
+) -> Result<usize, EngineError> {
     let f = &cfg.fields;
     let on = |d: Dimension| cfg.dimensions.contains(&d);
     if cfg.full || !(on(Dimension::Exact) || on(Dimension::Fuzzy)) {
-        return Ok(());
+        return Ok(0);
     }
     let query = ReadQuery {
         filter: Filter::And(vec![
@@ -166,7 +170,7 @@ pub(super) async fn check_scheme<S: Store>(
             signed = sample.len(),
             "too few signed documents to check the scheme"
         );
-        return Ok(());
+        return Ok(docs.len());
     }
     let run = SchemeSettings {
         scheme: cfg.signer.scheme,
@@ -175,7 +179,7 @@ pub(super) async fn check_scheme<S: Store>(
     let agree = agreeing(&cfg.signer, &sample, true);
     tracing::debug!(sampled = sample.len(), agree, "scheme guard");
     if agree * 2 >= sample.len() {
-        return Ok(());
+        return Ok(docs.len());
     }
     // The exact signature depends on the scheme alone; the fuzzy one on the parameters too.
     let majority = |n: usize| n * 2 >= sample.len();

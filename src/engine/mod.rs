@@ -69,11 +69,13 @@ mod lookup;
 mod needs;
 mod open;
 mod pages;
+mod pending;
 pub mod progress;
 mod rank;
 pub mod report;
 mod sign;
 pub mod url_key;
+mod work;
 
 use std::time::Instant;
 
@@ -90,6 +92,7 @@ use open::Todo;
 pub use progress::{Progress, Silent};
 pub use report::{DimensionReport, DocumentCounts, Report};
 pub use url_key::{compare_full, Preference, RankPrefix, UrlKeys};
+pub use work::SolrWork;
 
 /// Where a content group may span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -231,17 +234,19 @@ pub async fn execute<S: Store>(
         ..Report::default()
     };
     let writes = mode == Mode::Run && !cfg.dry_run;
-    // Before anything is written: is the index signed as this run would sign it?
-    guard::check_scheme(store, cfg).await?;
+    let requests_before = store.requests();
+    // Whether the scheme guard ran (pass A runs it before the first document it signs).
+    let guarded = std::cell::Cell::new(false);
     let mut full = cfg.full;
     loop {
         report.rounds += 1;
-        let round = Round::new(store, cfg, mode, full, progress);
+        let round = Round::new(store, cfg, mode, full, progress, &guarded);
         let outcome = round.execute(&mut report).await?;
         if !writes || outcome.unsettled == 0 {
             break;
         }
         if report.rounds >= cfg.max_rounds {
+            report.work.requests = store.requests() - requests_before;
             return Err(EngineError::Unstable(report.rounds));
         }
         info!(
@@ -261,6 +266,8 @@ pub async fn execute<S: Store>(
         // Nothing to write still produces the (empty) output a file user asked for.
         store.commit(CommitMode::None).await?;
     }
+    report.work.requests = store.requests() - requests_before;
+    report.work.modelled_solr_ms = report.work.modelled_ms().round() as u64;
     Ok(report)
 }
 
@@ -268,16 +275,15 @@ pub async fn execute<S: Store>(
 #[derive(Debug, Clone)]
 struct Rec {
     id_hash: u64,
-    /// The version read in pass A (0 when the store has none).
+    /// The version read in pass A (0 when the store has none), which guards the document's update:
+    /// its signatures were computed from the text of this version.
     read_version: i64,
-    /// The version to guard updates with: the one read, or the one our signature update produced.
-    version: i64,
     prefix: RankPrefix,
     keys: [u64; 6],
     /// Bit `d`: takes part in dimension `d`.
     mask: u8,
-    /// Already counted as written (its signatures were updated in pass A).
-    counted: bool,
+    /// Has signatures waiting in [`pending::Pending`], to be written with its flags in pass C.
+    pending: bool,
     /// Bit `d`: the stored flag of dimension `d` is true.
     stored_true: u8,
     /// Signed in this round, or missing a flag or count: its groups are decided again.
@@ -287,7 +293,7 @@ struct Rec {
 }
 
 // The module doc's memory figure.
-const _: () = assert!(std::mem::size_of::<Rec>() == 96);
+const _: () = assert!(std::mem::size_of::<Rec>() == 88);
 
 /// The signatures of one document, as stored or as computed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -323,6 +329,7 @@ struct Round<'a, S: Store> {
     store: &'a S,
     plan: Plan<'a>,
     progress: &'a dyn Progress,
+    guarded: &'a std::cell::Cell<bool>,
 }
 
 impl<'a, S: Store> std::ops::Deref for Round<'a, S> {
@@ -340,6 +347,7 @@ impl<'a, S: Store> Round<'a, S> {
         mode: Mode,
         full: bool,
         progress: &'a dyn Progress,
+        guarded: &'a std::cell::Cell<bool>,
     ) -> Self {
         let mut enabled = [false; 6];
         for d in &cfg.dimensions {
@@ -355,6 +363,7 @@ impl<'a, S: Store> Round<'a, S> {
                 empty_profile: cfg.signer.profile("").signature(),
             },
             progress,
+            guarded,
         }
     }
 }
@@ -429,18 +438,18 @@ impl<S: Store> Round<'_, S> {
         self.store.hint_rereads(&self.query());
         let t = Instant::now();
         self.progress.phase("scan");
-        let (recs, signed_docs, conflicts, keep) = self.pass_a(report).await?;
+        let changed_before = report.documents.changed_during_run;
+        let (recs, signed_docs, keep, sigs) = self.pass_a(report).await?;
+        // Re-indexed between the light read and the text read: not in this round's records. The
+        // round decides the rest; the next one takes them in.
+        let skipped = report.documents.changed_during_run - changed_before;
         *report.phases_ms.entry("scan").or_default() += t.elapsed().as_millis() as u64;
-        info!(documents = recs.len(), signed = signed_docs, "scanned");
-        if conflicts > 0 && self.writes() {
-            // Documents whose signature update conflicted are missing from the records, so this
-            // round's groups may be short of them: deciding flags now would only write values the
-            // next round corrects. The next round reads them again.
-            self.progress.finish();
-            return Ok(RoundOutcome {
-                unsettled: conflicts,
-            });
-        }
+        info!(
+            documents = recs.len(),
+            signed = signed_docs,
+            to_write = sigs.len(),
+            "scanned"
+        );
 
         let t = Instant::now();
         let mut by_hash: Vec<(u64, u32)> = recs
@@ -483,7 +492,7 @@ impl<S: Store> Round<'_, S> {
         if needed == 0 {
             // Every group stands as the last run left it: nothing to rank or write.
             self.progress.finish();
-            return Ok(RoundOutcome { unsettled: 0 });
+            return Ok(RoundOutcome { unsettled: skipped });
         }
         let mut reads = self.lookups(&recs, &groups, &open, keep, needed);
         let todo = Todo {
@@ -505,10 +514,12 @@ impl<S: Store> Round<'_, S> {
         let t = Instant::now();
         self.progress.phase("write");
         let unsettled = self
-            .pass_c(report, &recs, &by_hash, &todo, &best, &reads)
+            .pass_c(report, &recs, &by_hash, &todo, &best, &reads, &sigs)
             .await?;
         *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish();
-        Ok(RoundOutcome { unsettled })
+        Ok(RoundOutcome {
+            unsettled: unsettled + skipped,
+        })
     }
 }

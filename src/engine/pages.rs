@@ -46,10 +46,13 @@ pub(super) struct Rereads<'p> {
     pub(super) queries: Vec<ReadQuery>,
     pub(super) at: usize,
     pub(super) pages: Pages<'p>,
+    /// The reads are lookups, not the user's filter alone.
+    pub(super) lookups: bool,
 }
 
 impl<'p> Rereads<'p> {
     pub(super) fn new(base: ReadQuery, reads: &[Filter], progress: &'p dyn Progress) -> Self {
+        let lookups = reads.len() != 1 || reads[0] != base.filter;
         let queries = reads
             .iter()
             .map(|filter| ReadQuery {
@@ -61,6 +64,7 @@ impl<'p> Rereads<'p> {
             queries,
             at: 0,
             pages: Pages::new(progress),
+            lookups,
         }
     }
 
@@ -72,6 +76,11 @@ impl<'p> Rereads<'p> {
         while let Some(query) = self.queries.get(self.at) {
             if let Some(page) = self.pages.next(store, query).await? {
                 report.documents.reread += page.docs.len() as u64;
+                if self.lookups {
+                    report.work.lookup(page.via, page.docs.len());
+                } else {
+                    report.work.light(page.via, page.docs.len());
+                }
                 return Ok(Some(page));
             }
             self.at += 1;

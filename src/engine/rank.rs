@@ -130,6 +130,6 @@ impl Plan<'_> {
 
     pub(super) fn same_version(&self, doc: &Doc, rec: &Rec) -> bool {
         let v = get_i64(doc, &self.cfg.fields.version).unwrap_or(0);
-        v == rec.read_version || v == rec.version
+        v == rec.read_version
     }
 }

@@ -5,6 +5,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::work::SolrWork;
+
 /// Counts per document.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct DocumentCounts {
@@ -65,6 +67,8 @@ pub struct Report {
     pub dimensions: BTreeMap<&'static str, DimensionReport>,
     /// Wall time per phase in milliseconds.
     pub phases_ms: BTreeMap<&'static str, u64>,
+    /// What the run asked of the store, and the Solr time it models.
+    pub work: SolrWork,
 }
 
 impl Report {

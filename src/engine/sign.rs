@@ -6,24 +6,25 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 use serde_json::Value;
-use tracing::warn;
 
 use super::doc::{get_bool, get_i64, get_str, get_strings, has, key_hash};
+use super::guard;
 use super::open::{counted_slot, Keep};
 use super::pages::Pages;
+use super::pending::Pending;
 use super::{
     Dimension, EngineError, Exclusion, Mode, Plan, RankPrefix, Rec, Report, Round, Scheme, Scope,
     Sigs, UrlKeys,
 };
-use crate::store::{id_hash, AtomicUpdate, Doc, Store};
+use crate::store::{id_hash, Doc, Store, StoreError};
 
 impl<S: Store> Round<'_, S> {
-    /// Returns the records, how many documents were signed, and how many signature updates met a
-    /// version conflict.
+    /// Returns the records, how many documents were signed, what pass A keeps for lookups, and the
+    /// signatures to write in pass C.
     pub(super) async fn pass_a(
         &self,
         report: &mut Report,
-    ) -> Result<(Vec<Rec>, u64, u64, Keep), EngineError> {
+    ) -> Result<(Vec<Rec>, u64, Keep, Pending), EngineError> {
         let mut keep = Keep {
             everything: self.full || self.mode == Mode::Check,
             ..Keep::default()
@@ -41,7 +42,7 @@ impl<S: Store> Round<'_, S> {
         let mut recs = Vec::new();
         let mut pages = Pages::new(self.progress);
         let mut signed_total = 0;
-        let mut conflicts = 0u64;
+        let mut sigs = Pending::new();
         let count_reads = report.rounds == 1;
         while let Some(page) = pages
             .next(self.store, if inline { &wide } else { &light })
@@ -49,6 +50,16 @@ impl<S: Store> Round<'_, S> {
         {
             let need: Vec<bool> = page.docs.iter().map(|d| self.needs_content(d)).collect();
             let needed = need.iter().filter(|n| **n).count();
+            if needed > 0 && !self.guarded.replace(true) {
+                // Before the first signature: is the index signed as this run would sign it?
+                let sampled = guard::check_scheme(self.store, self.cfg).await?;
+                report.work.text_docs += sampled as u64;
+            }
+            if inline {
+                report.work.text_docs += page.docs.len() as u64;
+            } else {
+                report.work.light(page.via, page.docs.len());
+            }
             let was_inline = inline;
             inline = needed * 2 > page.docs.len();
             // The text to sign each document from: the document itself when it was read inline,
@@ -62,7 +73,9 @@ impl<S: Store> Round<'_, S> {
                     .filter(|(_, n)| **n)
                     .filter_map(|(d, _)| self.id_of(d).map(Cow::into_owned))
                     .collect();
-                for doc in self.store.get(&ids, &self.content_fields()).await? {
+                let docs = self.store.get(&ids, &self.content_fields()).await?;
+                report.work.text_docs += docs.len() as u64;
+                for doc in docs {
                     if let Some(id) = self.id_of(&doc) {
                         let id = id.into_owned();
                         fetched.insert(id, doc);
@@ -79,9 +92,13 @@ impl<S: Store> Round<'_, S> {
                     (true, false) => self.id_of(d).and_then(|id| fetched.get(id.as_ref())),
                 })
                 .collect();
-            let mut updates = Vec::new();
-            let mut pending: Vec<(Cow<'_, str>, Rec, Option<&str>)> =
-                Vec::with_capacity(page.docs.len());
+            type Entry<'d> = (
+                Cow<'d, str>,
+                Rec,
+                Option<&'d str>,
+                Option<Vec<(String, Value)>>,
+            );
+            let mut pending: Vec<Entry<'_>> = Vec::with_capacity(page.docs.len());
             // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
             // URL parsing and key hashing the next.
             let plan = &self.plan;
@@ -92,13 +109,8 @@ impl<S: Store> Round<'_, S> {
                     let doc = &page.docs[i];
                     let signed = sign_one(plan, doc, need[i].then_some(content[i]))?;
                     let id = plan.id_of(doc)?;
-                    let (mut rec, excluded) = plan.record(
-                        doc,
-                        id_hash(&id),
-                        &signed.sigs,
-                        signed.blank,
-                        signed.version,
-                    );
+                    let (mut rec, excluded) =
+                        plan.record(doc, id_hash(&id), &signed.sigs, signed.blank);
                     rec.dirty |= signed.computed || signed.update.is_some();
                     Some((signed, rec, excluded))
                 })
@@ -116,11 +128,12 @@ impl<S: Store> Round<'_, S> {
                     signed_total += 1;
                     report.documents.signed += 1;
                 }
+                let mut set = None;
                 if let Some(u) = outcome.update {
                     if self.mode == Mode::Check {
                         report.documents.missing_signatures += 1;
                     } else {
-                        updates.push(u);
+                        set = Some(u);
                     }
                 }
                 if count_reads {
@@ -136,38 +149,27 @@ impl<S: Store> Round<'_, S> {
                         }
                     }
                 }
-                pending.push((id, rec, get_str(doc, &self.cfg.fields.url)));
+                if outcome.version != rec.read_version && rec.read_version != 0 {
+                    // Re-indexed between the page and the get: the page's URL and flags are not
+                    // the text's. Left to the next round, which reads it again.
+                    report.documents.changed_during_run += 1;
+                    continue;
+                }
+                let mut rec = rec;
+                rec.pending = set.is_some();
+                pending.push((id, rec, get_str(doc, &self.cfg.fields.url), set));
             }
-            let mut new_versions: HashMap<String, i64> = HashMap::new();
-            let signed_ids: std::collections::HashSet<String> =
-                updates.iter().map(|u| u.id.clone()).collect();
-            if self.writes() && !updates.is_empty() {
-                let written = updates.len();
-                let outcome = self.store.update(&updates).await?;
-                for id in &outcome.conflicts {
-                    // Changed or deleted since it was read: leave it to the next round, unsigned.
-                    warn!(id = %id, "document changed while it was being signed; it will be signed again");
-                    new_versions.insert(id.clone(), i64::MIN);
+            for (id, rec, url, set) in pending {
+                if let Some(set) = set {
+                    sigs.put(recs.len(), &set).map_err(|e| {
+                        StoreError::io("cannot keep the signatures until pass C", e)
+                    })?;
                 }
-                report.documents.conflicts += outcome.conflicts.len() as u64;
-                conflicts += outcome.conflicts.len() as u64;
-                report.documents.written += (written - outcome.conflicts.len()) as u64;
-                for (id, v) in outcome.versions {
-                    new_versions.entry(id).or_insert(v);
-                }
-            }
-            for (id, mut rec, url) in pending {
-                match new_versions.get(id.as_ref()) {
-                    Some(&i64::MIN) => continue,
-                    Some(&v) => rec.version = v,
-                    None => {}
-                }
-                rec.counted = signed_ids.contains(id.as_ref());
                 keep.note(self, recs.len(), &rec, &id, url);
                 recs.push(rec);
             }
         }
-        Ok((recs, signed_total, conflicts, keep))
+        Ok((recs, signed_total, keep, sigs))
     }
 }
 
@@ -242,7 +244,6 @@ impl Plan<'_> {
         id_hash: u64,
         sigs: &Sigs,
         blank: bool,
-        version: i64,
     ) -> (Rec, [Option<Exclusion>; 6]) {
         let mut excluded = [None; 6];
         let f = &self.cfg.fields;
@@ -251,11 +252,10 @@ impl Plan<'_> {
         let mut rec = Rec {
             id_hash,
             read_version,
-            version: if version != 0 { version } else { read_version },
             prefix: RankPrefix::new(&url, self.cfg.preference),
             keys: [0; 6],
             mask: 0,
-            counted: false,
+            pending: false,
             stored_true: 0,
             dirty: false,
             stored_counts: [0; 2],
@@ -329,7 +329,8 @@ pub(super) struct Signed {
     pub(super) blank: bool,
     pub(super) computed: bool,
     pub(super) version: i64,
-    pub(super) update: Option<AtomicUpdate>,
+    /// The signature fields that differ from the stored ones.
+    pub(super) update: Option<Vec<(String, Value)>>,
 }
 
 /// Signs one document from `content` (`Some(None)`: its content vanished), or, given `None`, keeps the
@@ -341,7 +342,7 @@ pub(super) fn sign_one(
 ) -> Option<Signed> {
     let cfg = round.cfg;
     let f = &cfg.fields;
-    let id = round.id_of(doc)?;
+    round.id_of(doc)?;
     let stored = round.stored_sigs(doc);
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
     let Some(content) = content else {
@@ -424,11 +425,7 @@ pub(super) fn sign_one(
             set.push((field.clone(), new.map_or(Value::Null, Value::from)));
         }
     }
-    let update = (!set.is_empty()).then(|| AtomicUpdate {
-        id: id.into_owned(),
-        version: Some(if version != 0 { version } else { 1 }),
-        set,
-    });
+    let update = (!set.is_empty()).then_some(set);
     Some(Signed {
         sigs,
         blank,

@@ -160,6 +160,8 @@ struct Inner {
     retries: usize,
     backoff_min: Duration,
     limit: Semaphore,
+    /// Requests sent, retries included: what Solr was asked to do.
+    sent: std::sync::atomic::AtomicU64,
 }
 
 impl fmt::Debug for Client {
@@ -203,6 +205,7 @@ impl Client {
                 retries: cfg.retries,
                 backoff_min: cfg.backoff_min,
                 limit: Semaphore::new(cfg.concurrency.max(1)),
+                sent: std::sync::atomic::AtomicU64::new(0),
             }),
         })
     }
@@ -315,8 +318,16 @@ impl Client {
         }
     }
 
+    /// How many requests this client (and its clones) sent so far, retries included.
+    pub fn requests_sent(&self) -> u64 {
+        self.inner.sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// One request and its answer, classified.
     async fn once(&self, req: &Request) -> Result<Value, SolrError> {
+        self.inner
+            .sent
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let _permit = self
             .inner
             .limit

@@ -47,6 +47,20 @@ pub struct Page {
     pub docs: Vec<Doc>,
     /// `None` when the read is complete.
     pub next: Option<String>,
+    /// How the store read it (what it cost the store).
+    pub via: Via,
+}
+
+/// How a store read a page: Solr's costs per document differ by an order of magnitude between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Via {
+    /// A `/select` page with `cursorMark`: Solr loads each document's stored fields.
+    #[default]
+    Cursor,
+    /// `/export`: Solr streams docValues, sorted, without loading stored documents.
+    Export,
+    /// A file read line by line (the file store).
+    File,
 }
 
 /// A `facet.field` request: value counts of one field over the filtered documents.
@@ -257,6 +271,11 @@ pub trait Store {
 
     /// A short description for logs and reports (never credentials).
     fn describe(&self) -> String;
+
+    /// Requests sent to a server so far, retries included (0 for stores without one).
+    fn requests(&self) -> u64 {
+        0
+    }
 }
 
 impl StoreError {

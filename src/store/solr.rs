@@ -35,7 +35,7 @@ use tracing::debug;
 
 use super::{
     AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store, StoreError,
-    UpdateOutcome,
+    UpdateOutcome, Via,
 };
 use crate::solr::error::parse_adds;
 use crate::solr::{Client, SolrError};
@@ -215,6 +215,7 @@ async fn fetch_page(
     Ok(Page {
         docs,
         next: (!done).then(|| next_mark.to_owned()),
+        via: Via::Cursor,
     })
 }
 
@@ -389,6 +390,10 @@ impl Store for SolrStore {
 
     fn describe(&self) -> String {
         format!("solr {}", self.client.core_url())
+    }
+
+    fn requests(&self) -> u64 {
+        self.client.requests_sent()
     }
 }
 

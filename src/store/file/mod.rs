@@ -64,7 +64,7 @@ use plumbing::{temp_beside, Batch, ReadAhead, TempFile};
 
 use super::{
     id_hash, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
-    StoreError, UpdateOutcome,
+    StoreError, UpdateOutcome, Via,
 };
 
 /// What the output file holds.

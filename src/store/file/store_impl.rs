@@ -20,6 +20,7 @@ impl Store for FileStore {
         Ok(Page {
             docs,
             next: (!done).then(|| format!("{}:{}", end.0, end.1)),
+            via: Via::File,
         })
     }
 
