@@ -7,7 +7,6 @@ use tracing::debug;
 use super::doc::{get_bool, get_i64};
 use super::group::Groups;
 use super::pages::{Finder, Rereads};
-use super::pending::Pending;
 use super::{Best, Dimension, EngineError, Filter, Mode, Rec, Report, Round, Todo};
 use crate::store::{id_hash, AtomicUpdate, Store, StoreError};
 
@@ -22,9 +21,12 @@ impl<S: Store> Round<'_, S> {
         todo: &Todo<'_>,
         best: &[Vec<Option<Best>>],
         reads: &[Filter],
-        sigs: &Pending,
     ) -> Result<u64, EngineError> {
-        let Todo { groups, open } = *todo;
+        let Todo {
+            groups,
+            open,
+            pending: sigs,
+        } = *todo;
         let f = &self.cfg.fields;
         let mut unsettled = 0u64;
         let mut batch: Vec<AtomicUpdate> = Vec::new();

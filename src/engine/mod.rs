@@ -498,6 +498,7 @@ impl<S: Store> Round<'_, S> {
         let todo = Todo {
             groups: &groups,
             open: &open,
+            pending: &sigs,
         };
         self.progress.phase("rank");
         let mut best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
@@ -514,7 +515,7 @@ impl<S: Store> Round<'_, S> {
         let t = Instant::now();
         self.progress.phase("write");
         let unsettled = self
-            .pass_c(report, &recs, &by_hash, &todo, &best, &reads, &sigs)
+            .pass_c(report, &recs, &by_hash, &todo, &best, &reads)
             .await?;
         *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish();

@@ -2,6 +2,7 @@
 //! and the work list passes B and C share (`Todo`).
 
 use super::group::Groups;
+use super::pending::Pending;
 use super::{Dimension, Mode, Plan, RankPrefix, Rec};
 
 /// The groups a round decides, and the documents it must read again to do so.
@@ -100,6 +101,8 @@ impl Keep {
 pub(super) struct Todo<'r> {
     pub(super) groups: &'r [Option<Groups>],
     pub(super) open: &'r Open,
+    /// The signatures pass A computed, written with the flags in pass C.
+    pub(super) pending: &'r Pending,
 }
 
 /// Where a dimension's stored count sits in [`Rec::stored_counts`].

@@ -26,7 +26,7 @@ impl<S: Store> Round<'_, S> {
         todo: &Todo<'_>,
         reads: &[Filter],
     ) -> Result<Ranked, EngineError> {
-        let Todo { groups, open } = *todo;
+        let Todo { groups, open, .. } = *todo;
         let mut best: Vec<Vec<Option<Best>>> = groups
             .iter()
             .map(|g| {
