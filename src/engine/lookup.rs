@@ -9,6 +9,9 @@ use super::url_key::spellings;
 use super::{Dimension, Filter, Rec, Round, Scope};
 use crate::store::Store;
 
+/// The most bytes of values one lookup read carries.
+const LOOKUP_BYTES: usize = 1 << 20;
+
 impl<S: Store> Round<'_, S> {
     /// The reads that passes B and C make: the user's filter alone (everything), or that filter
     /// with lookups of the documents to decide by id, content signature and URL, split to the
@@ -64,24 +67,31 @@ impl<S: Store> Round<'_, S> {
             // Hundreds of lookup reads would cost more than one read of everything.
             return everything;
         }
+        // Each read ORs the lookups of several fields, so that a document found by several keys is
+        // handed out once: at most `max` values and about a megabyte per read (Solr takes forms of
+        // up to 2 MB).
         let mut reads = Vec::new();
         let mut chunk: Vec<Filter> = Vec::new();
-        let mut size = 0;
+        let (mut size, mut bytes) = (0, 0);
         for (field, mut values) in lookups {
             values.sort_unstable();
             values.dedup();
-            for part in values.chunks(max) {
-                if size + part.len() > max {
-                    reads.push(
-                        self.cfg
-                            .filter
-                            .clone()
-                            .and(Filter::Or(std::mem::take(&mut chunk))),
-                    );
-                    size = 0;
+            let mut part: Vec<String> = Vec::new();
+            for v in values {
+                if size == max || bytes + v.len() > LOOKUP_BYTES {
+                    if !part.is_empty() {
+                        chunk.push(Filter::any_of(field.clone(), std::mem::take(&mut part)));
+                    }
+                    let read = Filter::Or(std::mem::take(&mut chunk));
+                    reads.push(self.cfg.filter.clone().and(read));
+                    (size, bytes) = (0, 0);
                 }
-                chunk.push(Filter::any_of(field.clone(), part.to_vec()));
-                size += part.len();
+                size += 1;
+                bytes += v.len() + 1;
+                part.push(v);
+            }
+            if !part.is_empty() {
+                chunk.push(Filter::any_of(field.clone(), part));
             }
         }
         if !chunk.is_empty() {

@@ -271,16 +271,19 @@ impl Filter {
         parts
             .into_iter()
             .map(|f| {
-                if f.has_lookup() {
-                    format!("{{!cache=false}}{}", f.to_solr())
-                } else {
-                    f.to_solr()
-                }
+                lookup_fq(f).unwrap_or_else(|| {
+                    if f.has_lookup() {
+                        format!("{{!cache=false}}{}", f.to_solr())
+                    } else {
+                        f.to_solr()
+                    }
+                })
             })
             .collect()
     }
 
-    fn has_lookup(&self) -> bool {
+    /// Whether the filter holds a lookup ([`Filter::AnyOf`]).
+    pub fn has_lookup(&self) -> bool {
         match self {
             Filter::AnyOf { .. } => true,
             Filter::Not(f) => f.has_lookup(),
@@ -305,6 +308,63 @@ impl Filter {
             _ => self.to_solr(),
         }
     }
+}
+
+/// A lookup (one [`Filter::AnyOf`], or an OR of several) through Solr's `{!terms}` query parser, which
+/// takes thousands of values as one term-set query instead of as many boolean clauses; several are
+/// the `should` clauses of a `{!bool}` query, so a document found by several keys is handed out once.
+/// No value is ever parsed as query syntax: each `{!terms}` value list is split by a separator that
+/// occurs in none of its values, and a nested query is quoted with `\` and `'` escaped, as local
+/// params quote. `None` when the filter is not such a lookup, or no separator fits.
+fn lookup_fq(f: &Filter) -> Option<String> {
+    match f {
+        Filter::AnyOf { field, values } if !values.is_empty() => terms_fq(field, values, true),
+        Filter::Or(parts) if !parts.is_empty() => {
+            let mut fq = "{!bool".to_owned();
+            for part in parts {
+                let Filter::AnyOf { field, values } = part else {
+                    return None;
+                };
+                if values.is_empty() {
+                    continue;
+                }
+                let terms = terms_fq(field, values, false)?;
+                fq.push_str(" should='");
+                for c in terms.chars() {
+                    if c == '\\' || c == '\'' {
+                        fq.push('\\');
+                    }
+                    fq.push(c);
+                }
+                fq.push('\'');
+            }
+            fq.push_str(" cache=false}");
+            Some(fq)
+        }
+        _ => None,
+    }
+}
+
+/// `{!terms f=… [separator=…] [cache=false]}v1,v2,…`, or `None` when every candidate separator occurs
+/// in some value (or a value is empty).
+fn terms_fq(field: &str, values: &[String], uncached: bool) -> Option<String> {
+    const SEPARATORS: [&str; 6] = [",", "|", "^", "~", "`", "\u{1}"];
+    let sep = SEPARATORS
+        .into_iter()
+        .find(|sep| values.iter().all(|v| !v.contains(sep) && !v.is_empty()))?;
+    let mut fq = format!("{{!terms f={field}");
+    if sep != "," {
+        fq.push_str(" separator=");
+        fq.push_str(sep);
+    }
+    fq.push_str(if uncached { " cache=false}" } else { "}" });
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            fq.push_str(sep);
+        }
+        fq.push_str(v);
+    }
+    Some(fq)
 }
 
 fn join(fs: &[Filter], sep: &str) -> String {
@@ -734,12 +794,31 @@ mod tests {
         assert_eq!(Filter::any_of("id", Vec::new()).to_solr(), "(*:* -*:*)");
         let user = Filter::Solr("{!term f=title}a b".into());
         let looked_up = user.clone().and(Filter::Or(vec![f.clone(), urls.clone()]));
+        // Lookups go through the terms parser; several are the should clauses of one bool query,
+        // with `\\` and `'` escaped inside the quotes.
         assert_eq!(
             looked_up.to_solr_fqs(),
             vec![
                 "{!term f=title}a b".to_owned(),
-                format!("{{!cache=false}}{} OR {}", f.to_solr(), urls.to_solr())
+                r#"{!bool should='{!terms f=exact_signature_l}-12,7' should='{!terms f=sku}http://a.org/"x"' cache=false}"#.to_owned()
             ]
+        );
+        let quoted = Filter::any_of("sku", vec!["http://a.org/it's\\".into(), "b".into()]);
+        assert_eq!(
+            Filter::Or(vec![quoted.clone()]).to_solr_fqs(),
+            vec![r"{!bool should='{!terms f=sku}b,http://a.org/it\'s\\' cache=false}".to_owned()]
+        );
+        // A value with a comma takes the next separator; one alone is a terms query of its own.
+        let commas = Filter::any_of("sku", vec!["http://a.org/a,b".into(), "c".into()]);
+        assert_eq!(
+            commas.to_solr_fqs(),
+            vec!["{!terms f=sku separator=| cache=false}c|http://a.org/a,b".to_owned()]
+        );
+        // No separator fits, or an empty value: quoted phrases, as before.
+        let odd = Filter::any_of("sku", vec!["".into(), "x".into()]);
+        assert_eq!(
+            odd.to_solr_fqs(),
+            vec![r#"{!cache=false}sku:("" OR "x")"#.to_owned()]
         );
         assert!(Filter::All.to_solr_fqs().is_empty());
     }

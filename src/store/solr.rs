@@ -221,8 +221,10 @@ async fn fetch_page(
 
 impl Store for SolrStore {
     fn max_lookup_values(&self) -> usize {
-        // Well under Solr's default maxBooleanClauses of 1024, leaving room for the user's filter.
-        500
+        // A lookup is one `{!terms}` term-set query, which `maxBooleanClauses` does not limit; the
+        // bound keeps a request's form well under Solr's 2 MB `formdataUploadLimitInKB` (URLs of a
+        // few hundred bytes at most).
+        2000
     }
 
     async fn sample(&self, query: &ReadQuery) -> Result<Vec<Doc>, StoreError> {

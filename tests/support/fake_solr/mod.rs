@@ -268,6 +268,75 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     faults: Mutex<Vec<Arc<FaultEntry>>>,
     counter: AtomicU64,
+    work: Mutex<Work>,
+}
+
+/// What the fake was asked to do, counted on its side as issue 11 counts Solr's work, so that tests
+/// can hold the worker's own counts (its report's `work`) against it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Requests to the core's `/select`, `/get`, `/export` and `/update`.
+    pub requests: u64,
+    /// Documents handed out with the text field ([`Work::TEXT_FIELD`] in `fl`, or `fl=*`).
+    pub text_docs: u64,
+    /// Documents handed out light by `/select` pages without a lookup filter.
+    pub light_cursor_docs: u64,
+    /// Documents handed out light by `/select` with a `{!terms}` lookup filter.
+    pub lookup_docs: u64,
+    /// Documents handed out light by `/get` (the worker's checks of what a batch did).
+    pub light_get_docs: u64,
+    /// Documents streamed by `/export`.
+    pub export_docs: u64,
+    /// Documents in `/update` bodies (each one an atomic update Solr applies or rejects).
+    pub written_docs: u64,
+}
+
+impl Work {
+    /// The text field of the YaCy schema.
+    pub const TEXT_FIELD: &'static str = "text_t";
+
+    fn count(&mut self, r: &Req, resp: &Resp) {
+        let counted = ["/select", "/query", "/get", "/export", "/update"];
+        if r.node_level || !counted.contains(&r.path.as_str()) {
+            return;
+        }
+        self.requests += 1;
+        if r.path == "/update" {
+            if let Ok(serde_json::Value::Array(docs)) =
+                serde_json::from_slice::<serde_json::Value>(&r.body)
+            {
+                self.written_docs += docs.len() as u64;
+            }
+            return;
+        }
+        let Ok(answer) = serde_json::from_slice::<serde_json::Value>(&resp.body) else {
+            return;
+        };
+        let docs = answer
+            .pointer("/response/docs")
+            .and_then(serde_json::Value::as_array)
+            .map(Vec::len)
+            .unwrap_or_else(|| usize::from(answer.get("doc").is_some_and(|d| d.is_object())))
+            as u64;
+        let values = |name: &'static str| {
+            r.params
+                .iter()
+                .filter(move |(n, _)| n == name)
+                .map(|(_, v)| v)
+        };
+        let text = values("fl").any(|fl| {
+            fl.split([',', ' '])
+                .any(|f| f == Self::TEXT_FIELD || f == "*")
+        });
+        let lookup = values("fq").any(|fq| fq.contains("{!terms"));
+        match r.path.as_str() {
+            _ if text => self.text_docs += docs,
+            "/export" => self.export_docs += docs,
+            "/get" => self.light_get_docs += docs,
+            _ if lookup => self.lookup_docs += docs,
+            _ => self.light_cursor_docs += docs,
+        }
+    }
 }
 
 impl Shared {
@@ -300,6 +369,7 @@ impl FakeSolr {
             requests: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             counter: AtomicU64::new(0),
+            work: Mutex::new(Work::default()),
         });
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener
@@ -412,6 +482,20 @@ impl FakeSolr {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// What the fake was asked to do since it started or since [`FakeSolr::reset_work`].
+    pub fn work(&self) -> Work {
+        self.shared
+            .work
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Starts counting [`FakeSolr::work`] from zero.
+    pub fn reset_work(&self) {
+        *self.shared.work.lock().unwrap_or_else(|e| e.into_inner()) = Work::default();
     }
 
     pub fn clear_requests(&self) {
@@ -704,6 +788,16 @@ fn not_found() -> Resp {
 /// [`handle`], with a bug in the fake turned into a 500 that names it instead of a dropped
 /// connection.
 fn handle_guarded(shared: &Shared, r: &Req) -> Resp {
+    let resp = handle_caught(shared, r);
+    shared
+        .work
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .count(r, &resp);
+    resp
+}
+
+fn handle_caught(shared: &Shared, r: &Req) -> Resp {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle(shared, r))).unwrap_or_else(
         |panic| {
             let what = panic

@@ -1069,13 +1069,24 @@ pub fn split_local_params(text: &str) -> Option<LocalParams> {
         if i < chars.len() && chars[i] == '=' {
             i += 1;
             let value: String = if i < chars.len() && (chars[i] == '\'' || chars[i] == '"') {
+                // Backslash escapes work within quotes, as in Solr's StrParser.getQuotedString.
                 let q = chars[i];
                 i += 1;
-                let s = i;
+                let mut v = String::new();
                 while i < chars.len() && chars[i] != q {
+                    if chars[i] == '\\' && i + 1 < chars.len() {
+                        i += 1;
+                        v.push(match chars[i] {
+                            'n' => '\n',
+                            't' => '\t',
+                            'r' => '\r',
+                            c => c,
+                        });
+                    } else {
+                        v.push(chars[i]);
+                    }
                     i += 1;
                 }
-                let v: String = chars[s..i.min(chars.len())].iter().collect();
                 i += 1;
                 v
             } else {
@@ -1191,6 +1202,28 @@ fn parse_with_local_params(text: &str, ctx: &QueryCtx) -> Result<Query, SolrErro
                 });
             }
             Ok(Query::Terms { field: f, terms })
+        }
+        "bool" => {
+            // Solr's BoolQParserPlugin: must, must_not, should and filter clauses, each a query
+            // of its own (local params and `$` references included).
+            let mut clauses = Vec::new();
+            for (k, v) in &pairs {
+                let occur = match k.as_str() {
+                    "must" | "filter" => Occur::Must,
+                    "should" => Occur::Should,
+                    "must_not" => Occur::MustNot,
+                    _ => continue,
+                };
+                let text = match v.strip_prefix('$') {
+                    Some(name) => match ctx.params.iter().find(|(n, _)| n == name) {
+                        Some((_, t)) => t.clone(),
+                        None => continue,
+                    },
+                    None => v.clone(),
+                };
+                clauses.push((occur, parse_query(&text, ctx)?));
+            }
+            Ok(Query::Bool(clauses))
         }
         "field" => {
             let f = need_field()?;
