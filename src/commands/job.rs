@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::{anyhow, Context};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 use tracing_subscriber::EnvFilter;
 
 use super::progress::Spinner;
@@ -92,16 +92,55 @@ fn run_solr(c: &JobConfig, solr: &SolrConfig) -> Result<Exit, Failure> {
             c.allow_lossy,
             client.core_url(),
         )?;
-        let store = SolrStore::new(
+        let export = export_fields(&schema, &engine, &client).await;
+        let mut store = SolrStore::new(
             client,
             &engine.fields.id,
             &engine.fields.version,
             engine.commit,
             solr.concurrency > 1,
         );
+        if let Some(fields) = export {
+            store = store.with_export(fields);
+        }
         Ok::<_, Failure>(execute(&store, c, &engine).await)
     })?;
     finish(c, result)
+}
+
+/// The light fields when every one has docValues and the core is standalone: then the scans go
+/// through `/export`, which streams docValues at a small fraction of a `cursorMark` page's cost. On a
+/// SolrCloud collection (Solr marks its answers `zkConnected`) `/export` answers one shard's
+/// documents, so the scans stay on `cursorMark` there.
+async fn export_fields(
+    schema: &SchemaInfo,
+    engine: &EngineConfig,
+    client: &Client,
+) -> Option<Vec<String>> {
+    let fields = engine::light_fields(engine);
+    let missing: Vec<&String> = fields
+        .iter()
+        .filter(|f| !schema.find(f).is_some_and(|i| i.doc_values))
+        .collect();
+    if !missing.is_empty() {
+        info!(fields = ?missing, "no docValues: light reads use cursorMark pages instead of /export");
+        return None;
+    }
+    let probe = vec![
+        ("q".to_owned(), "*:*".to_owned()),
+        ("rows".to_owned(), "0".to_owned()),
+    ];
+    match client.select(probe).await {
+        Ok(answer) if answer.pointer("/responseHeader/zkConnected").is_none() => Some(fields),
+        Ok(_) => {
+            debug!("SolrCloud: light reads use cursorMark pages (/export answers one shard)");
+            None
+        }
+        Err(e) => {
+            debug!(error = %e, "light reads use cursorMark pages");
+            None
+        }
+    }
 }
 
 /// A client for the core, with credentials from `--auth-file`, else `SOLR_USER`/`SOLR_PASSWORD`, else

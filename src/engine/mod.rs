@@ -202,6 +202,13 @@ pub enum Mode {
     Check,
 }
 
+/// The fields a run reads light (every document, once per round; passes B and C read subsets of
+/// them). A store that can stream these cheaply (Solr's `/export`, when all have docValues) serves
+/// the scans that way.
+pub fn light_fields(cfg: &EngineConfig) -> Vec<String> {
+    Plan::new(cfg, Mode::Run, false).light_fields()
+}
+
 /// Runs the postprocessing against a store and returns the report.
 pub async fn run<S: Store>(store: &S, cfg: &EngineConfig) -> Result<Report, EngineError> {
     execute(store, cfg, Mode::Run, &Silent).await
@@ -349,21 +356,27 @@ impl<'a, S: Store> Round<'a, S> {
         progress: &'a dyn Progress,
         guarded: &'a std::cell::Cell<bool>,
     ) -> Self {
+        Round {
+            store,
+            plan: Plan::new(cfg, mode, full),
+            progress,
+            guarded,
+        }
+    }
+}
+
+impl<'a> Plan<'a> {
+    fn new(cfg: &'a EngineConfig, mode: Mode, full: bool) -> Self {
         let mut enabled = [false; 6];
         for d in &cfg.dimensions {
             enabled[d.index()] = true;
         }
-        Round {
-            store,
-            plan: Plan {
-                cfg,
-                mode,
-                full,
-                enabled,
-                empty_profile: cfg.signer.profile("").signature(),
-            },
-            progress,
-            guarded,
+        Plan {
+            cfg,
+            mode,
+            full,
+            enabled,
+            empty_profile: cfg.signer.profile("").signature(),
         }
     }
 }

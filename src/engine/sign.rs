@@ -16,7 +16,7 @@ use super::{
     Dimension, EngineError, Exclusion, Mode, Plan, RankPrefix, Rec, Report, Round, Scheme, Scope,
     Sigs, UrlKeys,
 };
-use crate::store::{id_hash, Doc, Store, StoreError};
+use crate::store::{id_hash, Doc, Store, StoreError, Via};
 
 impl<S: Store> Round<'_, S> {
     /// Returns the records, how many documents were signed, what pass A keeps for lookups, and the
@@ -61,7 +61,9 @@ impl<S: Store> Round<'_, S> {
                 report.work.light(page.via, page.docs.len());
             }
             let was_inline = inline;
-            inline = needed * 2 > page.docs.len();
+            // Not after an `/export` page: its cursor cannot go on as a `cursorMark` read, and the
+            // light scan costs Solr almost nothing, so the texts come by real-time get instead.
+            inline = needed * 2 > page.docs.len() && page.via != Via::Export;
             // The text to sign each document from: the document itself when it was read inline,
             // else its real-time copy (`None`: deleted since the page was read).
             let mut fetched: HashMap<String, Doc> = HashMap::new();

@@ -323,17 +323,8 @@ impl Client {
         self.inner.sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// One request and its answer, classified.
-    async fn once(&self, req: &Request) -> Result<Value, SolrError> {
-        self.inner
-            .sent
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let _permit = self
-            .inner
-            .limit
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
+    /// The HTTP request for `req`, and its URL as messages show it (never with credentials).
+    fn build(&self, req: &Request) -> (String, reqwest::RequestBuilder) {
         let mut url = self.inner.core.clone();
         url.set_path(&format!("{}/{}", self.inner.core.path(), req.handler));
         {
@@ -365,6 +356,70 @@ impl Client {
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(bytes.clone()),
         };
+        (shown, builder)
+    }
+
+    /// `/export` with `params` sent as a form: the answer's head, its body left to stream. Sent again
+    /// on retryable errors until the answer starts; a failure after that is the caller's to report.
+    pub async fn export(
+        &self,
+        params: Vec<(String, String)>,
+    ) -> Result<(String, reqwest::Response), SolrError> {
+        let req = Request {
+            method: Method::POST,
+            handler: "export".into(),
+            query: Vec::new(),
+            body: Body::Form(params),
+        };
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.inner.backoff_min)
+            .with_max_delay(Duration::from_secs(10))
+            .with_max_times(self.inner.retries)
+            .with_jitter();
+        (|| self.export_once(&req))
+            .retry(backoff)
+            .when(SolrError::is_retryable)
+            .await
+    }
+
+    async fn export_once(&self, req: &Request) -> Result<(String, reqwest::Response), SolrError> {
+        self.inner
+            .sent
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (shown, builder) = self.build(req);
+        let transport = |e: reqwest::Error| SolrError::Transport {
+            url: shown.clone(),
+            kind: if e.is_connect() {
+                TransportKind::Connect
+            } else if e.is_timeout() {
+                TransportKind::Timeout
+            } else {
+                TransportKind::Broken
+            },
+            reason: flatten(&e.without_url()),
+        };
+        // The whole answer may take longer than one request's time limit; only its start is timed.
+        let resp = builder.send().await.map_err(transport)?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok((shown, resp));
+        }
+        let bytes = resp.bytes().await.map_err(transport)?;
+        classify(&shown, status, &bytes).map(|_| unreachable!("a failed status is an error"))
+    }
+
+    /// One request and its answer, classified.
+    async fn once(&self, req: &Request) -> Result<Value, SolrError> {
+        self.inner
+            .sent
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _permit = self
+            .inner
+            .limit
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let (shown, builder) = self.build(req);
         let started = Instant::now();
         let transport = |e: reqwest::Error| {
             let kind = if e.is_connect() {

@@ -8,10 +8,12 @@
 //!   connection errors; never on a 4xx.
 //! - [`error`]: what went wrong, whether a retry can help ([`SolrError::is_retryable`]) and whether it
 //!   means "unreachable" (exit code 3).
-//! - [`schema`]: the fields a run needs, the lossy-schema guard and the `add-field` commands.
+//! - [`export`]: the documents of an `/export` answer, cut out of the stream as it arrives.
+//! - [`schema`]: a core's fields as the Schema API gives them, and the `add-field` commands.
 
 pub mod client;
 pub mod error;
+pub mod export;
 pub mod schema;
 
 pub use client::{install_crypto_provider, Client, ClientConfig, ConfigError, Credentials};

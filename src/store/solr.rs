@@ -26,7 +26,7 @@
 //!   the version they have now; the others are sent again after a conflict, or are conflicts
 //!   themselves (changed again) after a success.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use serde_json::{json, Value};
@@ -38,6 +38,7 @@ use super::{
     UpdateOutcome, Via,
 };
 use crate::solr::error::parse_adds;
+use crate::solr::export::Splitter;
 use crate::solr::{Client, SolrError};
 
 /// A Solr core behind the [`Store`] seam.
@@ -50,6 +51,29 @@ pub struct SolrStore {
     /// Read the next page while the current one is being worked on.
     read_ahead: bool,
     prefetch: Mutex<Option<Prefetch>>,
+    /// Fields `/export` can stream (they have docValues); `None`: never use `/export`.
+    export_fields: Option<HashSet<String>>,
+    export: tokio::sync::Mutex<Option<ExportRead>>,
+}
+
+/// An `/export` in progress: a task streams the answer and hands out pages through a channel.
+struct ExportRead {
+    query: ReadQuery,
+    /// Documents handed out so far; the cursor of the next page.
+    served: usize,
+    pages: tokio::sync::mpsc::Receiver<Result<(Vec<Doc>, bool), StoreError>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for ExportRead {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The cursor of an `/export` read after `served` documents.
+fn export_cursor(served: usize) -> String {
+    format!("export:{served}")
 }
 
 struct Prefetch {
@@ -77,6 +101,90 @@ impl SolrStore {
             },
             read_ahead,
             prefetch: Mutex::new(None),
+            export_fields: None,
+            export: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Lets light reads go through `/export` when every field they ask for is one of `fields` (fields
+    /// with docValues) and they hold no lookup. Only for a standalone core: on a SolrCloud collection
+    /// `/export` answers the receiving shard's documents alone.
+    pub fn with_export(mut self, fields: impl IntoIterator<Item = String>) -> Self {
+        self.export_fields = Some(fields.into_iter().collect());
+        self
+    }
+
+    fn exportable(&self, query: &ReadQuery) -> bool {
+        self.export_fields.as_ref().is_some_and(|ok| {
+            !query.filter.has_lookup()
+                && query.fields.iter().all(|f| ok.contains(f))
+                && ok.contains(&self.id_field)
+        })
+    }
+
+    /// The next page of an `/export` read of `query`, starting one when `cursor` is `None`.
+    async fn export_page(
+        &self,
+        query: &ReadQuery,
+        cursor: Option<&str>,
+    ) -> Result<Page, StoreError> {
+        let mut slot = self.export.lock().await;
+        let resume = match (slot.as_ref(), cursor) {
+            (Some(r), Some(c)) => r.query == *query && export_cursor(r.served) == c,
+            _ => false,
+        };
+        if !resume {
+            if cursor.is_some() {
+                return Err(StoreError::Unsupported(format!(
+                    "an /export read cannot resume at {cursor:?}"
+                )));
+            }
+            *slot = Some(self.start_export(query));
+        }
+        let read = slot.as_mut().expect("started above");
+        let (docs, last) = match read.pages.recv().await {
+            Some(page) => page?,
+            None => (Vec::new(), true),
+        };
+        read.served += docs.len();
+        let next = (!last).then(|| export_cursor(read.served));
+        if last {
+            *slot = None;
+        }
+        Ok(Page {
+            docs,
+            next,
+            via: Via::Export,
+        })
+    }
+
+    fn start_export(&self, query: &ReadQuery) -> ExportRead {
+        let mut fields = query.fields.clone();
+        if !fields.contains(&self.id_field) {
+            fields.insert(0, self.id_field.clone());
+        }
+        let mut params = vec![
+            ("q".to_owned(), "*:*".to_owned()),
+            ("fl".to_owned(), fields.join(",")),
+            ("sort".to_owned(), format!("{} asc", self.id_field)),
+        ];
+        for fq in query.filter.to_solr_fqs() {
+            params.push(("fq".to_owned(), fq));
+        }
+        // Two pages ahead at most: the stream waits for the engine, and memory stays bounded.
+        let (tx, rx) = tokio::sync::mpsc::channel(2);
+        let client = self.client.clone();
+        let rows = query.rows.max(1);
+        let task = tokio::spawn(async move {
+            if let Err(e) = stream_export(client, params, rows, &tx).await {
+                let _ = tx.send(Err(e)).await;
+            }
+        });
+        ExportRead {
+            query: query.clone(),
+            served: 0,
+            pages: rx,
+            task,
         }
     }
 
@@ -165,6 +273,68 @@ fn stored_equals(stored: Option<&Value>, want: &Value) -> bool {
     }
 }
 
+/// Streams an `/export` answer into pages of `rows` documents; each page says whether it is the last.
+async fn stream_export(
+    client: Client,
+    params: Vec<(String, String)>,
+    rows: usize,
+    tx: &tokio::sync::mpsc::Sender<Result<(Vec<Doc>, bool), StoreError>>,
+) -> Result<(), StoreError> {
+    let (url, mut resp) = client.export(params).await?;
+    let broken = |reason: String| {
+        StoreError::Solr(SolrError::Transport {
+            url: url.clone(),
+            kind: crate::solr::error::TransportKind::Broken,
+            reason,
+        })
+    };
+    let mut splitter = Splitter::new();
+    let mut page: Vec<Doc> = Vec::with_capacity(rows);
+    let mut full: Option<Vec<Doc>> = None;
+    while let Some(chunk) = resp.chunk().await.map_err(|e| broken(e.to_string()))? {
+        let docs = splitter.feed(&chunk).map_err(|e| {
+            StoreError::Solr(SolrError::BadResponse {
+                url: url.clone(),
+                reason: e.to_string(),
+            })
+        })?;
+        for doc in docs {
+            page.push(doc);
+            if page.len() == rows {
+                // A full page goes out once the next document shows it is not the last.
+                if let Some(done) = full.replace(std::mem::take(&mut page)) {
+                    if tx.send(Ok((done, false))).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            } else if page.len() == 1 {
+                if let Some(done) = full.take() {
+                    if tx.send(Ok((done, false))).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+    if !splitter.finished() {
+        return Err(broken("the /export answer ended early".to_owned()));
+    }
+    match (full, page.is_empty()) {
+        (Some(done), true) => {
+            let _ = tx.send(Ok((done, true))).await;
+        }
+        (Some(done), false) => {
+            if tx.send(Ok((done, false))).await.is_ok() {
+                let _ = tx.send(Ok((page, true))).await;
+            }
+        }
+        (None, _) => {
+            let _ = tx.send(Ok((page, true))).await;
+        }
+    }
+    Ok(())
+}
+
 fn select_params(id_field: &str, query: &ReadQuery, mark: &str) -> Vec<(String, String)> {
     let mut fields = query.fields.clone();
     if !fields.iter().any(|f| f == id_field || f == "*") {
@@ -232,6 +402,9 @@ impl Store for SolrStore {
     }
 
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
+        if self.exportable(query) {
+            return self.export_page(query, cursor).await;
+        }
         let mark = cursor.unwrap_or("*").to_owned();
         let ready = {
             let mut slot = self.prefetch.lock().expect("prefetch lock");

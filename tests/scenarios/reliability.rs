@@ -362,9 +362,22 @@ fn errors_and_dropped_connections_in_the_middle_of_a_run() {
     let faults = [
         fake.fault(FaultRule {
             path: "/select".into(),
-            skip: 2,
+            skip: 0,
             times: 2,
             fault: Fault::Status(503),
+        }),
+        // The light scans stream through /export on this core.
+        fake.fault(FaultRule {
+            path: "/export".into(),
+            skip: 1,
+            times: 1,
+            fault: Fault::Status(503),
+        }),
+        fake.fault(FaultRule {
+            path: "/export".into(),
+            skip: 2,
+            times: 1,
+            fault: Fault::Drop,
         }),
         fake.fault(FaultRule {
             path: "/get".into(),
@@ -391,7 +404,7 @@ fn errors_and_dropped_connections_in_the_middle_of_a_run() {
         assert!(f.hits() > 0, "fault {i} never fired");
     }
     let checked = assert_settled(&t, dir.path());
-    eprintln!("checked {checked} values after 6 injected faults; report: {report}");
+    eprintln!("checked {checked} values after 8 injected faults; report: {report}");
 }
 
 /// Solr keeps failing: the worker gives up with exit 3 and leaves nothing half-done that a later run
