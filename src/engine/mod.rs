@@ -330,6 +330,8 @@ struct Plan<'a> {
     full: bool,
     enabled: [bool; 6],
     empty_profile: i64,
+    /// The exact signature of the empty text.
+    empty_exact: i64,
 }
 
 struct Round<'a, S: Store> {
@@ -377,6 +379,7 @@ impl<'a> Plan<'a> {
             full,
             enabled,
             empty_profile: cfg.signer.profile("").signature(),
+            empty_exact: cfg.signer.exact(""),
         }
     }
 }

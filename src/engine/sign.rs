@@ -53,7 +53,7 @@ impl<S: Store> Round<'_, S> {
             if needed > 0 && !self.guarded.replace(true) {
                 // Before the first signature: is the index signed as this run would sign it?
                 let sampled = guard::check_scheme(self.store, self.cfg).await?;
-                report.work.text_docs += sampled as u64;
+                report.work.sample_docs += sampled as u64;
             }
             if inline {
                 report.work.text_docs += page.docs.len() as u64;
@@ -225,8 +225,12 @@ impl Plan<'_> {
         if content && (s.exact.is_none() || s.fuzzy.is_none()) {
             return true;
         }
-        if self.on(Dimension::Exact) && s.fuzzy == Some(self.empty_profile) {
-            // An empty profile may mean an empty text, which the exact dimension leaves out.
+        if self.on(Dimension::Exact)
+            && s.fuzzy == Some(self.empty_profile)
+            && s.exact != Some(self.empty_exact)
+        {
+            // An empty profile may mean a blank text (whitespace only), which the exact dimension
+            // leaves out; only the text tells. An empty text's own signature says so without it.
             return true;
         }
         let dirty = self.cfg.dimensions.iter().any(|&d| {
@@ -349,8 +353,9 @@ pub(super) fn sign_one(
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
     let Some(content) = content else {
         return Some(Signed {
+            // The empty text's exact signature stands for an empty text (see `needs_content`).
+            blank: stored.exact == Some(round.empty_exact),
             sigs: stored,
-            blank: false,
             computed: false,
             version: read_version,
             update: None,

@@ -45,8 +45,11 @@ pub const REQUEST_MS: f64 = 1.0;
 /// What a run asked of the store.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct SolrWork {
-    /// Documents handed out with their text (to be signed, or in the scheme guard's sample).
+    /// Documents handed out with their text to be signed.
     pub text_docs: u64,
+    /// Signed documents handed out with their text for the scheme guard's sample (at most 64, once
+    /// per run that signs anything).
+    pub sample_docs: u64,
     /// Documents handed out light through `/export`.
     pub light_export_docs: u64,
     /// Documents handed out light through `cursorMark` pages.
@@ -84,7 +87,7 @@ impl SolrWork {
 
     /// Solr's time for this work under the model, in ms.
     pub fn modelled_ms(&self) -> f64 {
-        self.text_docs as f64 * TEXT_MS
+        (self.text_docs + self.sample_docs) as f64 * TEXT_MS
             + self.written_docs as f64 * UPDATE_MS
             + self.light_export_docs as f64 * EXPORT_MS
             + self.light_cursor_docs as f64 * CURSOR_LIGHT_MS
@@ -106,7 +109,8 @@ mod tests {
     #[test]
     fn the_model_adds_each_count_times_its_cost() {
         let w = SolrWork {
-            text_docs: 1000,
+            text_docs: 990,
+            sample_docs: 10,
             written_docs: 1000,
             light_export_docs: 1000,
             light_cursor_docs: 1000,

@@ -10,3 +10,4 @@ mod bad_input;
 mod e2e;
 mod hand_worked;
 mod reliability;
+mod solr_work;
