@@ -14,7 +14,7 @@
 #[allow(dead_code)]
 mod fake_solr;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -37,6 +37,38 @@ struct Args {
     core: String,
 }
 
+/// Adds the documents of a JSON Lines file (their `_version_` dropped, as a crawler sends them) and
+/// commits.
+fn load(fake: &FakeSolr, path: &std::path::Path) -> Result<()> {
+    let started = Instant::now();
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut n = 0u64;
+    fake.with_core(|core| -> Result<()> {
+        for (i, line) in BufReader::with_capacity(1 << 20, file).lines().enumerate() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut doc: serde_json::Value = serde_json::from_str(&line)
+                .with_context(|| format!("{}:{}", path.display(), i + 1))?;
+            if let Some(o) = doc.as_object_mut() {
+                o.remove("_version_");
+            }
+            core.add(doc)
+                .map_err(|e| anyhow!("{}:{}: {e:?}", path.display(), i + 1))?;
+            n += 1;
+        }
+        core.commit();
+        Ok(())
+    })?;
+    eprintln!(
+        "loaded {n} documents in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let args = Args::parse();
     let schema = match &args.schema {
@@ -52,36 +84,38 @@ fn main() -> Result<()> {
         ..FakeOptions::default()
     });
     if let Some(path) = &args.load {
-        let started = Instant::now();
-        let file =
-            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let mut n = 0u64;
-        fake.with_core(|core| -> Result<()> {
-            for (i, line) in BufReader::with_capacity(1 << 20, file).lines().enumerate() {
-                let line = line?;
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let mut doc: serde_json::Value = serde_json::from_str(&line)
-                    .with_context(|| format!("{}:{}", path.display(), i + 1))?;
-                if let Some(o) = doc.as_object_mut() {
-                    o.remove("_version_");
-                }
-                core.add(doc)
-                    .map_err(|e| anyhow!("{}:{}: {e:?}", path.display(), i + 1))?;
-                n += 1;
-            }
-            core.commit();
-            Ok(())
-        })?;
-        eprintln!(
-            "loaded {n} documents in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        load(&fake, path)?;
     }
     println!("{}", fake.core_url());
-    // Serve until standard input closes (Ctrl-D, or the parent process goes away).
-    let mut sink = Vec::new();
-    let _ = std::io::stdin().lock().read_to_end(&mut sink);
+    // Serve until standard input closes (Ctrl-D, or the parent process goes away). Lines on it are
+    // commands for benchmarks: `work` prints what the fake was asked to do since the last `reset`
+    // (one JSON line on standard output), `reset` starts counting again, `load FILE` adds and commits
+    // more documents as a crawler would (without the worker's fields).
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        let line = line.trim();
+        if line == "work" {
+            let w = fake.work();
+            println!(
+                "{}",
+                serde_json::json!({
+                    "requests": w.requests,
+                    "text_docs": w.text_docs,
+                    "light_cursor_docs": w.light_cursor_docs,
+                    "lookup_docs": w.lookup_docs,
+                    "light_get_docs": w.light_get_docs,
+                    "export_docs": w.export_docs,
+                    "written_docs": w.written_docs,
+                })
+            );
+        } else if line == "reset" {
+            fake.reset_work();
+        } else if let Some(path) = line.strip_prefix("load ") {
+            load(&fake, std::path::Path::new(path.trim()))?;
+        } else if !line.is_empty() {
+            eprintln!("unknown command {line:?} (work, reset, load FILE)");
+        }
+    }
     Ok(())
 }

@@ -17,7 +17,7 @@ impl<S: Store> Round<'_, S> {
         &self,
         report: &mut Report,
         recs: &[Rec],
-        by_hash: &[(u64, u32)],
+        by_hash: &[u32],
         todo: &Todo<'_>,
         best: &[Vec<Option<Best>>],
         reads: &[Filter],

@@ -23,16 +23,37 @@ impl Groups {
     /// Builds the groups of `docs` documents from `(key, doc)` pairs.
     pub fn build(docs: usize, mut pairs: Vec<(u64, u32)>) -> Groups {
         pairs.sort_unstable();
+        let keys: Vec<u64> = pairs.iter().map(|p| p.0).collect();
+        let members: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+        let mut at = 0;
+        Groups::build_sorted(docs, &members, |_| {
+            at += 1;
+            keys[at - 1]
+        })
+    }
+
+    /// Builds the groups of `docs` documents from the documents that take part (`members`) and the
+    /// key of each: 4 bytes a member besides the keys the caller already holds.
+    pub fn build_by_key(docs: usize, mut members: Vec<u32>, key: impl Fn(u32) -> u64) -> Groups {
+        members.sort_unstable_by_key(|&d| (key(d), d));
+        Groups::build_sorted(docs, &members, key)
+    }
+
+    /// `members` sorted by key; `key` is called once per member, in order.
+    fn build_sorted(docs: usize, members: &[u32], mut key: impl FnMut(u32) -> u64) -> Groups {
         let mut parent: Vec<u32> = (0..docs as u32).collect();
         let mut touched = vec![false; docs];
-        for run in pairs.chunk_by(|a, b| a.0 == b.0) {
-            if run.len() < 2 {
-                continue;
-            }
-            let first = run[0].1;
-            for &(_, d) in run {
-                touched[d as usize] = true;
-                union(&mut parent, first, d);
+        // Runs of equal keys: the run's first member, and whether a second one joined it.
+        let mut run: Option<(u64, u32)> = None;
+        for &d in members {
+            let k = key(d);
+            match run {
+                Some((rk, first)) if rk == k => {
+                    touched[first as usize] = true;
+                    touched[d as usize] = true;
+                    union(&mut parent, first, d);
+                }
+                _ => run = Some((k, d)),
             }
         }
         let mut group_of = vec![Groups::ALONE; docs];

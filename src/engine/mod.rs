@@ -468,29 +468,29 @@ impl<S: Store> Round<'_, S> {
         );
 
         let t = Instant::now();
-        let mut by_hash: Vec<(u64, u32)> = recs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.id_hash, i as u32))
-            .collect();
-        by_hash.sort_unstable();
-        if let Some(w) = by_hash.windows(2).find(|w| w[0].0 == w[1].0) {
+        // Record indices in id-hash order (4 bytes a document), to find a record by its id's hash.
+        let mut by_hash: Vec<u32> = (0..recs.len() as u32).collect();
+        by_hash.sort_unstable_by_key(|&i| recs[i as usize].id_hash);
+        let hash_at = |i: u32| recs[i as usize].id_hash;
+        if let Some(w) = by_hash.windows(2).find(|w| hash_at(w[0]) == hash_at(w[1])) {
             // Two ids with one 64-bit hash, or one id twice in the input: either way the records
             // cannot be told apart, so no decision would be safe.
-            return Err(EngineError::DuplicateId { hash: w[0].0 });
+            return Err(EngineError::DuplicateId {
+                hash: hash_at(w[0]),
+            });
         }
         let groups: Vec<Option<Groups>> = Dimension::ALL
             .iter()
             .map(|&d| {
                 self.on(d).then(|| {
                     let bit = 1u8 << d.index();
-                    let pairs: Vec<(u64, u32)> = recs
+                    let members: Vec<u32> = recs
                         .iter()
                         .enumerate()
                         .filter(|(_, r)| r.mask & bit != 0)
-                        .map(|(i, r)| (r.keys[d.index()], i as u32))
+                        .map(|(i, _)| i as u32)
                         .collect();
-                    Groups::build(recs.len(), pairs)
+                    Groups::build_by_key(recs.len(), members, |i| recs[i as usize].keys[d.index()])
                 })
             })
             .collect();

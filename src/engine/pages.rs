@@ -95,12 +95,12 @@ impl<'p> Rereads<'p> {
 /// a binary search and gives the same answers.
 pub(super) struct Finder<'r> {
     pub(super) recs: &'r [Rec],
-    pub(super) by_hash: &'r [(u64, u32)],
+    pub(super) by_hash: &'r [u32],
     pub(super) next: usize,
 }
 
 impl<'r> Finder<'r> {
-    pub(super) fn new(recs: &'r [Rec], by_hash: &'r [(u64, u32)]) -> Self {
+    pub(super) fn new(recs: &'r [Rec], by_hash: &'r [u32]) -> Self {
         Finder {
             recs,
             by_hash,
@@ -114,9 +114,9 @@ impl<'r> Finder<'r> {
             Some(r) if r.id_hash == h => self.next,
             _ => self
                 .by_hash
-                .binary_search_by(|(k, _)| k.cmp(&h))
+                .binary_search_by(|&i| self.recs[i as usize].id_hash.cmp(&h))
                 .ok()
-                .map(|i| self.by_hash[i].1 as usize)?,
+                .map(|i| self.by_hash[i] as usize)?,
         };
         self.next = idx + 1;
         Some(idx)

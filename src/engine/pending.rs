@@ -18,8 +18,8 @@ use serde_json::Value;
 
 /// The fields to set on documents, by record index.
 pub(super) struct Pending {
-    /// Per record: offset and length of its entry, or [`Pending::NONE`].
-    slots: Vec<(u64, u32)>,
+    /// Per record: offset (low 40 bits) and length (high 24 bits) of its entry, or [`Pending::NONE`].
+    slots: Vec<u64>,
     /// Entries from `flushed` on, not yet in the file.
     buf: Vec<u8>,
     /// Bytes already in the file.
@@ -41,8 +41,10 @@ impl Drop for Spill {
 
 impl Pending {
     /// Bytes kept in memory before entries go to the temporary file.
-    pub(super) const MEMORY: usize = 32 << 20;
-    const NONE: (u64, u32) = (u64::MAX, 0);
+    pub(super) const MEMORY: usize = 8 << 20;
+    const NONE: u64 = u64::MAX;
+    /// Offsets up to 1 TiB, entries up to 16 MiB (a profile text is far smaller).
+    const OFFSET_BITS: u32 = 40;
 
     pub(super) fn new() -> Self {
         Pending {
@@ -66,8 +68,11 @@ impl Pending {
         }
         let offset = self.flushed + self.buf.len() as u64;
         serde_json::to_writer(&mut self.buf, set).map_err(std::io::Error::other)?;
-        let len = (self.flushed + self.buf.len() as u64 - offset) as u32;
-        self.slots[idx] = (offset, len);
+        let len = self.flushed + self.buf.len() as u64 - offset;
+        if len >= 1 << (64 - Self::OFFSET_BITS) || offset >= 1 << Self::OFFSET_BITS {
+            return Err(std::io::Error::other("a signature entry too large to keep"));
+        }
+        self.slots[idx] = offset | len << Self::OFFSET_BITS;
         self.count += 1;
         if self.buf.len() > Self::MEMORY {
             self.spill()?;
@@ -101,12 +106,14 @@ impl Pending {
 
     /// The fields waiting for record `idx`, if any.
     pub(super) fn get(&self, idx: usize) -> std::io::Result<Option<Vec<(String, Value)>>> {
-        let Some(&(offset, len)) = self.slots.get(idx) else {
+        let Some(&slot) = self.slots.get(idx) else {
             return Ok(None);
         };
-        if (offset, len) == Self::NONE {
+        if slot == Self::NONE {
             return Ok(None);
         }
+        let offset = slot & ((1 << Self::OFFSET_BITS) - 1);
+        let len = slot >> Self::OFFSET_BITS;
         let mut bytes = vec![0u8; len as usize];
         if offset >= self.flushed {
             let start = (offset - self.flushed) as usize;
@@ -132,7 +139,7 @@ mod tests {
     fn entries_come_back_from_memory_and_from_the_file() {
         let mut p = Pending::new();
         let big = "x".repeat(1 << 20);
-        let n = 40; // 40 MiB: past MEMORY, so the first entries are in the file
+        let n = 12; // 12 MiB: past MEMORY, so the first entries are in the file
         for i in 0..n {
             let set = vec![
                 ("exact_signature_l".to_owned(), json!(-(i as i64))),

@@ -22,7 +22,7 @@ impl<S: Store> Round<'_, S> {
         &self,
         report: &mut Report,
         recs: &[Rec],
-        by_hash: &[(u64, u32)],
+        by_hash: &[u32],
         todo: &Todo<'_>,
         reads: &[Filter],
     ) -> Result<Ranked, EngineError> {

@@ -171,6 +171,7 @@ impl<S: Store> Round<'_, S> {
                 recs.push(rec);
             }
         }
+        recs.shrink_to_fit();
         Ok((recs, signed_total, keep, sigs))
     }
 }

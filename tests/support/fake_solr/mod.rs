@@ -281,7 +281,7 @@ pub struct Work {
     pub text_docs: u64,
     /// Documents handed out light by `/select` pages without a lookup filter.
     pub light_cursor_docs: u64,
-    /// Documents handed out light by `/select` with a `{!terms}` lookup filter.
+    /// Documents handed out light by `/select` with a lookup filter (`{!terms}`, or an uncached OR).
     pub lookup_docs: u64,
     /// Documents handed out light by `/get` (the worker's checks of what a batch did).
     pub light_get_docs: u64,
@@ -328,7 +328,9 @@ impl Work {
             fl.split([',', ' '])
                 .any(|f| f == Self::TEXT_FIELD || f == "*")
         });
-        let lookup = values("fq").any(|fq| fq.contains("{!terms"));
+        // `{!terms}` lookups, and the quoted OR lookups of earlier versions (`{!cache=false}f:(…)`).
+        let lookup =
+            values("fq").any(|fq| fq.contains("{!terms") || fq.starts_with("{!cache=false}"));
         match r.path.as_str() {
             _ if text => self.text_docs += docs,
             "/export" => self.export_docs += docs,
