@@ -188,6 +188,8 @@ impl Client {
         install_crypto_provider();
         let http = reqwest::Client::builder()
             .timeout(cfg.timeout)
+            // Also each read: an `/export` answer has no overall limit (below), only this one.
+            .read_timeout(cfg.timeout)
             .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
             .pool_max_idle_per_host(cfg.concurrency.max(1))
             .user_agent(concat!("solr-dedup/", env!("CARGO_PKG_VERSION")))
@@ -398,8 +400,13 @@ impl Client {
             },
             reason: flatten(&e.without_url()),
         };
-        // The whole answer may take longer than one request's time limit; only its start is timed.
-        let resp = builder.send().await.map_err(transport)?;
+        // The whole answer streams for as long as the engine takes to work through it, so it has no
+        // overall limit; a stall longer than the time limit of one request still ends it.
+        let resp = builder
+            .timeout(EXPORT_LIMIT)
+            .send()
+            .await
+            .map_err(transport)?;
         let status = resp.status();
         if status.is_success() {
             return Ok((shown, resp));
@@ -450,6 +457,9 @@ impl Client {
         classify(&shown, status, &bytes)
     }
 }
+
+/// The overall limit of one `/export` answer (its reads are limited like any request's).
+const EXPORT_LIMIT: Duration = Duration::from_secs(24 * 3600);
 
 /// Turns an answer into a JSON value or the error it stands for.
 fn classify(url: &str, status: StatusCode, body: &[u8]) -> Result<Value, SolrError> {
