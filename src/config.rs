@@ -20,6 +20,21 @@ pub enum Config {
     Schema(Box<SchemaConfig>),
     /// `solr-dedup signature`.
     Signature(SignatureConfig),
+    /// `solr-dedup near table`.
+    NearTable(NearTableConfig),
+}
+
+/// `solr-dedup near table`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearTableConfig {
+    /// Hash functions per trial, one column each.
+    pub hashes: Vec<usize>,
+    /// Trials.
+    pub trials: usize,
+    /// Trials that must agree.
+    pub agree: usize,
+    /// Overlaps, one row each.
+    pub overlaps: Vec<f64>,
 }
 
 /// Where the documents are.

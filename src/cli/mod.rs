@@ -80,6 +80,64 @@ pub enum Command {
     /// Print the exact, fuzzy and title signatures of a text, as JSON
     #[command(long_about = SIGNATURE_LONG_ABOUT, after_help = SIGNATURE_EXAMPLES)]
     Signature(SignatureArgs),
+    /// Near-duplicates (MinHash trials): the probability table of their parameters
+    #[command(subcommand)]
+    Near(NearCommand),
+}
+
+/// `solr-dedup near …`.
+#[derive(Debug, Subcommand)]
+pub enum NearCommand {
+    /// Print the chance that a pair with a given shingle overlap is found, per number of hashes
+    #[command(long_about = NEAR_TABLE_LONG_ABOUT, after_help = NEAR_TABLE_EXAMPLES)]
+    Table(NearTableArgs),
+}
+
+const NEAR_TABLE_LONG_ABOUT: &str = "\
+Print the chance that a pair of pages is found as near-duplicates, for shingle overlaps (rows) and \
+numbers of hash functions per trial (columns).
+
+Two pages are near-duplicates when at least A of T trials agree; a trial agrees when all its H min-hashes \
+over the pages' word shingles are equal, which for one hash happens with the Jaccard overlap J of the \
+shingle sets. So the chance is 1 - sum_{k<A} C(T,k) p^k (1-p)^(T-k) with p = J^H. More hashes make the \
+test stricter (fewer pairs with a lower overlap are found); fewer trials that must agree make it looser.";
+
+const NEAR_TABLE_EXAMPLES: &str = "\
+Examples:
+  solr-dedup near table
+      the seed's table: H = 10, 12, …, 20, T = 6, A = 2, overlaps 100 % … 80 %
+  solr-dedup near table --hashes 14 --trials 8 --agree 3 --overlap 0.95 0.9 0.8";
+
+/// Arguments of `solr-dedup near table`.
+#[derive(Debug, Args)]
+pub struct NearTableArgs {
+    /// Hash functions per trial, one column each (1 to 64)
+    #[arg(long, num_args = 1.., value_name = "H", default_values_t = [10, 12, 14, 16, 18, 20],
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub hashes: Vec<u32>,
+    /// Trials per page (1 to 16)
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub trials: u32,
+    /// Trials that must agree (1 to --trials)
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub agree: u32,
+    /// Shingle overlaps (Jaccard, 0 to 1), one row each
+    #[arg(long, num_args = 1.., value_name = "J", value_parser = parse_overlap,
+          default_values_t = [1.0, 0.99, 0.98, 0.97, 0.96, 0.95, 0.94, 0.93, 0.92, 0.91, 0.90, 0.85, 0.80])]
+    pub overlap: Vec<f64>,
+}
+
+fn parse_overlap(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| {
+        format!("not a number: {s:?} (an overlap is a number from 0 to 1, such as 0.9)")
+    })?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{s} is not between 0 and 1 (an overlap is a share, such as 0.9)"
+        ))
+    }
 }
 
 const SCHEMA_LONG_ABOUT: &str = "\

@@ -4,10 +4,12 @@
 use std::time::Duration;
 
 use super::{
-    CheckArgs, Cli, Command, CommitArg, JobArgs, OutputFormatArg, RunArgs, SchemaAction,
-    SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs,
+    CheckArgs, Cli, Command, CommitArg, JobArgs, NearCommand, OutputFormatArg, RunArgs,
+    SchemaAction, SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs,
 };
-use crate::config::{Config, Input, JobConfig, SchemaConfig, SignatureConfig, SolrConfig, Source};
+use crate::config::{
+    Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig, SolrConfig, Source,
+};
 use crate::engine::{EngineConfig, Preference, Scope};
 use crate::model::FieldNames;
 use crate::signature::{ProfileParams, Scheme, Signer};
@@ -21,6 +23,12 @@ impl From<Cli> for Config {
             Command::Check(args) => Config::Job(Box::new(JobConfig::from(args))),
             Command::Schema(args) => Config::Schema(Box::new(SchemaConfig::from(args))),
             Command::Signature(args) => Config::Signature(SignatureConfig::from(args)),
+            Command::Near(NearCommand::Table(args)) => Config::NearTable(NearTableConfig {
+                hashes: args.hashes.iter().map(|&h| h as usize).collect(),
+                trials: args.trials as usize,
+                agree: args.agree as usize,
+                overlaps: args.overlap,
+            }),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
 
 pub mod job;
+pub mod near;
 mod progress;
 pub mod schema;
 pub mod schema_fit;
@@ -91,6 +92,7 @@ pub fn run(config: Config) -> Result<Exit, Failure> {
         Config::Job(c) => job::run(&c),
         Config::Schema(c) => schema::run(&c),
         Config::Signature(c) => signature::run(&c),
+        Config::NearTable(c) => near::table(&c),
     }
 }
 

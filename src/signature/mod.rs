@@ -22,6 +22,7 @@
 mod java_chars;
 pub mod java_hashmap;
 pub mod lookup3;
+pub mod near;
 pub mod profile;
 
 use md5::{Digest, Md5};
