@@ -481,3 +481,20 @@ fn a_filter_nested_too_deeply_is_a_one_line_error() {
         assert!(err.contains("--filter: filter nests too deeply"), "{err}");
     }
 }
+
+#[test]
+fn near_table_prints_the_formula_and_refuses_impossible_parameters() {
+    // T = 6, A = 2, H = 14, J = 0.9: 1 - (1-p)^6 - 6p(1-p)^5 with p = 0.9^14 = 0.2288 is 41.5 %.
+    let out = run(
+        &["near", "table", "--hashes", "14", "--overlap", "0.9", "1"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("| 90 % | 41.5 % |"), "{text}");
+    assert!(text.contains("| 100 % | 100.0 % |"), "{text}");
+    let out = run(&["near", "table", "--agree", "7"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--agree 7 is more than --trials 6"));
+}
