@@ -124,6 +124,21 @@ impl Report {
                 d.conflicts, d.changed_during_run
             );
         }
+        let w = &self.work;
+        if w.requests > 0 {
+            let _ = writeln!(
+                s,
+                "  Solr: {} texts, {} light ({} by /export, {} by cursor), {} looked up, {} written, {} requests; modelled Solr time {:.1} s",
+                w.text_docs + w.sample_docs,
+                w.light_export_docs + w.light_cursor_docs,
+                w.light_export_docs,
+                w.light_cursor_docs,
+                w.lookup_docs,
+                w.written_docs,
+                w.requests,
+                w.modelled_solr_ms as f64 / 1000.0
+            );
+        }
         s
     }
 }
