@@ -93,9 +93,43 @@ fn the_output_has_every_field_with_integers() {
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["exact_l", "fuzzy_l", "profile", "scheme", "text_t", "title_l"]
+        [
+            "exact_l",
+            "fuzzy_l",
+            "near_keys_l",
+            "near_trials_l",
+            "near_version",
+            "profile",
+            "scheme",
+            "text_t",
+            "title_l"
+        ]
     );
     assert!(v["exact_l"].is_i64() && v["fuzzy_l"].is_i64() && v["title_l"].is_i64());
+}
+
+#[test]
+fn the_near_values_are_the_independent_vectors() {
+    // tests/fixtures/near-v1.jsonl, first line: from the Python implementation of the definition.
+    let v = json(&run(
+        &["signature", "-"],
+        b"The quick brown fox jumps over the lazy dog.",
+    ));
+    assert_eq!(v["near_version"], "near1-n2-h14-t6-a2");
+    assert_eq!(
+        v["near_trials_l"],
+        serde_json::json!([
+            2489561148858525666i64,
+            7436538537985030647i64,
+            -4352925154268359442i64,
+            -1613121300387142231i64,
+            3604932968485307685i64,
+            -2831978450824902282i64
+        ])
+    );
+    assert_eq!(v["near_keys_l"].as_array().map(Vec::len), Some(15));
+    let blank = json(&run(&["signature", "-"], b" -- "));
+    assert!(blank["near_trials_l"].is_null() && blank["near_keys_l"].is_null());
 }
 
 #[test]

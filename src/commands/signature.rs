@@ -4,9 +4,13 @@
 //! sign documents outside Solr. The output of one text is one JSON object on one line:
 //!
 //! ```text
-//! {"exact_l":…,"fuzzy_l":…,"profile":"…","scheme":"yacy","text_t":"…","title_l":…}
+//! {"exact_l":…,"fuzzy_l":…,"near_keys_l":[…],"near_trials_l":[…],"near_version":"near1-n2-h14-t6-a2",
+//!  "profile":"…","scheme":"yacy","text_t":"…","title_l":…}
 //! ```
 //!
+//! - `near_trials_l` and `near_keys_l` are the near-duplicate trial values and combination keys
+//!   ([`crate::signature::near`], default parameters, named by `near_version`); `null` for a text
+//!   without a word.
 //! - `text_t` is YaCy's `fuzzy_signature_text_t`; it is `null` for the `md5` scheme (YaCy's field has
 //!   no md5 counterpart) and when the profile is empty (YaCy writes no value then).
 //! - `title_l` is the exact signature of the first line, without its `\n` or `\r\n`.
@@ -25,6 +29,7 @@ use serde_json::Value;
 
 use super::{Exit, Failure};
 use crate::config::{Input, SignatureConfig};
+use crate::signature::near::{self, NearParams};
 use crate::signature::{Scheme, Signer};
 
 /// Every signature of one text, in the shape the command prints (fields in alphabetical order).
@@ -34,6 +39,12 @@ pub struct Signatures {
     pub exact_l: i64,
     /// `fuzzy_signature_l`.
     pub fuzzy_l: i64,
+    /// The near-duplicate combination keys; `None` for a text without a word.
+    pub near_keys_l: Option<Vec<i64>>,
+    /// The near-duplicate trial values; `None` for a text without a word.
+    pub near_trials_l: Option<Vec<i64>>,
+    /// The definition and parameters of the near-duplicate values.
+    pub near_version: String,
     /// The profile string `fuzzy_l` hashes.
     pub profile: String,
     /// `yacy` or `md5`.
@@ -52,9 +63,14 @@ impl Signatures {
             Scheme::Yacy if !profile.is_empty() => Some(profile.text_t()),
             _ => None,
         };
+        let params = NearParams::default();
+        let near = near::signature(text, &params);
         Signatures {
             exact_l: signer.exact(text),
             fuzzy_l: profile.signature(),
+            near_keys_l: near.as_ref().map(|n| n.keys.clone()),
+            near_trials_l: near.map(|n| n.trials),
+            near_version: params.version(),
             profile: profile.profile_string(),
             scheme: signer.scheme.name(),
             text_t,
