@@ -78,7 +78,7 @@ impl<S: Store> Round<'_, S> {
             values.dedup();
             let mut part: Vec<String> = Vec::new();
             for v in values {
-                if size == max || bytes + v.len() > LOOKUP_BYTES {
+                if size > 0 && (size == max || bytes + v.len() > LOOKUP_BYTES) {
                     if !part.is_empty() {
                         chunk.push(Filter::any_of(field.clone(), std::mem::take(&mut part)));
                     }
