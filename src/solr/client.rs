@@ -294,6 +294,16 @@ impl Client {
 
     /// Sends a request, again on retryable errors with jittered exponential backoff.
     async fn send(&self, req: Request) -> Result<Value, SolrError> {
+        self.retrying(|| self.once(&req)).await
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the retries run out (then the last error
+    /// comes wrapped in [`SolrError::Exhausted`]).
+    async fn retrying<T, F, Fut>(&self, mut attempt: F) -> Result<T, SolrError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, SolrError>>,
+    {
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.inner.backoff_min)
             .with_max_delay(Duration::from_secs(10))
@@ -302,7 +312,7 @@ impl Client {
         let mut attempts = 0usize;
         let result = (|| {
             attempts += 1;
-            self.once(&req)
+            attempt()
         })
         .retry(backoff)
         .when(SolrError::is_retryable)
@@ -325,8 +335,12 @@ impl Client {
         self.inner.sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The HTTP request for `req`, and its URL as messages show it (never with credentials).
+    /// The HTTP request for `req`, and its URL as messages show it (never with credentials). Every
+    /// request built is sent, so this is where they are counted.
     fn build(&self, req: &Request) -> (String, reqwest::RequestBuilder) {
+        self.inner
+            .sent
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut url = self.inner.core.clone();
         url.set_path(&format!("{}/{}", self.inner.core.path(), req.handler));
         {
@@ -373,33 +387,12 @@ impl Client {
             query: Vec::new(),
             body: Body::Form(params),
         };
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(self.inner.backoff_min)
-            .with_max_delay(Duration::from_secs(10))
-            .with_max_times(self.inner.retries)
-            .with_jitter();
-        (|| self.export_once(&req))
-            .retry(backoff)
-            .when(SolrError::is_retryable)
-            .await
+        self.retrying(|| self.export_once(&req)).await
     }
 
     async fn export_once(&self, req: &Request) -> Result<(String, reqwest::Response), SolrError> {
-        self.inner
-            .sent
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (shown, builder) = self.build(req);
-        let transport = |e: reqwest::Error| SolrError::Transport {
-            url: shown.clone(),
-            kind: if e.is_connect() {
-                TransportKind::Connect
-            } else if e.is_timeout() {
-                TransportKind::Timeout
-            } else {
-                TransportKind::Broken
-            },
-            reason: flatten(&e.without_url()),
-        };
+        let transport = |e| transport_error(&shown, e);
         // The whole answer streams for as long as the engine takes to work through it, so it has no
         // overall limit; a stall longer than the time limit of one request still ends it.
         let resp = builder
@@ -417,9 +410,6 @@ impl Client {
 
     /// One request and its answer, classified.
     async fn once(&self, req: &Request) -> Result<Value, SolrError> {
-        self.inner
-            .sent
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let _permit = self
             .inner
             .limit
@@ -428,21 +418,7 @@ impl Client {
             .expect("the semaphore is never closed");
         let (shown, builder) = self.build(req);
         let started = Instant::now();
-        let transport = |e: reqwest::Error| {
-            let kind = if e.is_connect() {
-                TransportKind::Connect
-            } else if e.is_timeout() {
-                TransportKind::Timeout
-            } else {
-                TransportKind::Broken
-            };
-            SolrError::Transport {
-                url: shown.clone(),
-                kind,
-                // The URL is in our message already.
-                reason: flatten(&e.without_url()),
-            }
-        };
+        let transport = |e| transport_error(&shown, e);
         let resp = builder.send().await.map_err(transport)?;
         let status = resp.status();
         let bytes = resp.bytes().await.map_err(transport)?;
@@ -455,6 +431,23 @@ impl Client {
             "solr"
         );
         classify(&shown, status, &bytes)
+    }
+}
+
+/// A failure to send a request or read its answer, classified by what went wrong.
+fn transport_error(url: &str, e: reqwest::Error) -> SolrError {
+    let kind = if e.is_connect() {
+        TransportKind::Connect
+    } else if e.is_timeout() {
+        TransportKind::Timeout
+    } else {
+        TransportKind::Broken
+    };
+    SolrError::Transport {
+        url: url.to_owned(),
+        kind,
+        // The URL is in our message already.
+        reason: flatten(&e.without_url()),
     }
 }
 

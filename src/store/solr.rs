@@ -290,7 +290,6 @@ async fn stream_export(
     };
     let mut splitter = Splitter::new();
     let mut page: Vec<Doc> = Vec::with_capacity(rows);
-    let mut full: Option<Vec<Doc>> = None;
     while let Some(chunk) = resp.chunk().await.map_err(|e| broken(e.to_string()))? {
         let docs = splitter.feed(&chunk).map_err(|e| {
             StoreError::Solr(SolrError::BadResponse {
@@ -299,39 +298,21 @@ async fn stream_export(
             })
         })?;
         for doc in docs {
-            page.push(doc);
             if page.len() == rows {
                 // A full page goes out once the next document shows it is not the last.
-                if let Some(done) = full.replace(std::mem::take(&mut page)) {
-                    if tx.send(Ok((done, false))).await.is_err() {
-                        return Ok(());
-                    }
-                }
-            } else if page.len() == 1 {
-                if let Some(done) = full.take() {
-                    if tx.send(Ok((done, false))).await.is_err() {
-                        return Ok(());
-                    }
+                let done = std::mem::replace(&mut page, Vec::with_capacity(rows));
+                if tx.send(Ok((done, false))).await.is_err() {
+                    return Ok(());
                 }
             }
+            page.push(doc);
         }
     }
     if !splitter.finished() {
         return Err(broken("the /export answer ended early".to_owned()));
     }
-    match (full, page.is_empty()) {
-        (Some(done), true) => {
-            let _ = tx.send(Ok((done, true))).await;
-        }
-        (Some(done), false) => {
-            if tx.send(Ok((done, false))).await.is_ok() {
-                let _ = tx.send(Ok((page, true))).await;
-            }
-        }
-        (None, _) => {
-            let _ = tx.send(Ok((page, true))).await;
-        }
-    }
+    // The last page: full, short or (an empty answer) empty.
+    let _ = tx.send(Ok((page, true))).await;
     Ok(())
 }
 
