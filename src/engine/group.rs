@@ -20,33 +20,27 @@ impl Groups {
     /// Marks a document that shares its key with no other.
     pub const ALONE: u32 = u32::MAX;
 
-    /// Builds the groups of `docs` documents from `(key, doc)` pairs.
+    /// Builds the groups of `docs` documents from `(key, doc)` pairs; a document may have several
+    /// keys (the near-duplicate dimension's combination keys will), which join their groups.
     pub fn build(docs: usize, mut pairs: Vec<(u64, u32)>) -> Groups {
         pairs.sort_unstable();
-        let keys: Vec<u64> = pairs.iter().map(|p| p.0).collect();
-        let members: Vec<u32> = pairs.iter().map(|p| p.1).collect();
-        let mut at = 0;
-        Groups::build_sorted(docs, &members, |_| {
-            at += 1;
-            keys[at - 1]
-        })
+        Groups::build_sorted(docs, pairs.into_iter())
     }
 
-    /// Builds the groups of `docs` documents from the documents that take part (`members`) and the
-    /// key of each: 4 bytes a member besides the keys the caller already holds.
+    /// Builds the groups of `docs` documents from the documents that take part (`members`), one key
+    /// each: 4 bytes a member besides the keys the caller already holds.
     pub fn build_by_key(docs: usize, mut members: Vec<u32>, key: impl Fn(u32) -> u64) -> Groups {
         members.sort_unstable_by_key(|&d| (key(d), d));
-        Groups::build_sorted(docs, &members, key)
+        Groups::build_sorted(docs, members.into_iter().map(|d| (key(d), d)))
     }
 
-    /// `members` sorted by key; `key` is called once per member, in order.
-    fn build_sorted(docs: usize, members: &[u32], mut key: impl FnMut(u32) -> u64) -> Groups {
+    /// `pairs` in key order.
+    fn build_sorted(docs: usize, pairs: impl Iterator<Item = (u64, u32)>) -> Groups {
         let mut parent: Vec<u32> = (0..docs as u32).collect();
         let mut touched = vec![false; docs];
-        // Runs of equal keys: the run's first member, and whether a second one joined it.
+        // The current run of equal keys: its key and its first member, to which the others join.
         let mut run: Option<(u64, u32)> = None;
-        for &d in members {
-            let k = key(d);
+        for (k, d) in pairs {
             match run {
                 Some((rk, first)) if rk == k => {
                     touched[first as usize] = true;

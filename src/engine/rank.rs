@@ -34,14 +34,14 @@ impl<S: Store> Round<'_, S> {
                     .map_or_else(Vec::new, |g| (0..g.count()).map(|_| None).collect())
             })
             .collect();
+        let mut pages = Rereads::new(self.rank_query(), reads, self.progress);
         // Only lookups can miss a document; a full read that does not see one saw it deleted.
-        let lookups = reads.len() != 1 || reads[0] != self.cfg.filter;
+        let lookups = pages.lookups;
         if best.iter().all(Vec::is_empty) && !lookups {
             return Ok(Ranked { best, missed: None });
         }
         let mut find = Finder::new(recs, by_hash);
         let mut seen = vec![false; recs.len()];
-        let mut pages = Rereads::new(self.rank_query(), reads, self.progress);
         while let Some(page) = pages.next(self.store, report).await? {
             for doc in &page.docs {
                 let Some(id) = self.id_of(doc) else { continue };
