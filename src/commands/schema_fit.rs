@@ -153,52 +153,7 @@ fn type_for(schema: &SchemaInfo, kind: FieldKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solr::schema::FieldInfo;
-
-    fn field(name: &str, type_name: &str, stored: bool, dv: bool) -> FieldInfo {
-        FieldInfo {
-            name: name.into(),
-            type_name: type_name.into(),
-            indexed: true,
-            stored,
-            doc_values: dv,
-            multi_valued: false,
-        }
-    }
-
-    fn yacy_like() -> SchemaInfo {
-        SchemaInfo {
-            unique_key: "id".into(),
-            fields: vec![
-                field("id", "string", true, true),
-                field("sku", "string", true, true),
-                field("text_t", "text_general", true, false),
-                field("_root_", "string", false, false),
-                field("exact_signature_l", "plong", true, true),
-            ],
-            dynamic: vec![
-                field("*_l", "plong", true, true),
-                field("*_b", "boolean", true, true),
-                field("*_i", "pint", true, true),
-                field("*_t", "text_general", true, false),
-                FieldInfo {
-                    multi_valued: true,
-                    ..field("*_txt", "text_general", true, false)
-                },
-            ],
-            copy_dests: vec![],
-            types: [
-                ("string", "solr.StrField"),
-                ("plong", "solr.LongPointField"),
-                ("pint", "solr.IntPointField"),
-                ("boolean", "solr.BoolField"),
-                ("text_general", "solr.TextField"),
-            ]
-            .into_iter()
-            .map(|(a, b)| (a.to_owned(), b.to_owned()))
-            .collect(),
-        }
-    }
+    use crate::solr::schema::fixtures::{field, yacy_like};
 
     #[test]
     fn a_core_without_a_title_field_misses_it() {

@@ -177,11 +177,12 @@ fn glob(pattern: &str, name: &str) -> bool {
     }
 }
 
+/// Schemas for the tests of this module and of `commands::schema_fit`.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixtures {
     use super::*;
 
-    fn field(name: &str, type_name: &str, stored: bool, dv: bool) -> FieldInfo {
+    pub(crate) fn field(name: &str, type_name: &str, stored: bool, dv: bool) -> FieldInfo {
         FieldInfo {
             name: name.into(),
             type_name: type_name.into(),
@@ -192,7 +193,7 @@ mod tests {
         }
     }
 
-    fn yacy_like() -> SchemaInfo {
+    pub(crate) fn yacy_like() -> SchemaInfo {
         SchemaInfo {
             unique_key: "id".into(),
             fields: vec![
@@ -225,6 +226,11 @@ mod tests {
             .collect(),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{field, yacy_like};
 
     #[test]
     fn dynamic_rules_cover_fields_and_the_longest_pattern_wins() {
