@@ -100,7 +100,7 @@ impl<S: Store> Round<'_, S> {
                 Option<&'d str>,
                 Option<Vec<(String, Value)>>,
             );
-            let mut pending: Vec<Entry<'_>> = Vec::with_capacity(page.docs.len());
+            let mut entries: Vec<Entry<'_>> = Vec::with_capacity(page.docs.len());
             // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
             // URL parsing and key hashing the next.
             let plan = &self.plan;
@@ -119,7 +119,7 @@ impl<S: Store> Round<'_, S> {
                 .collect::<Vec<_>>();
             for (doc, outcome) in page.docs.iter().zip(signed) {
                 let Some(id) = self.id_of(doc) else { continue };
-                let Some((outcome, rec, excluded)) = outcome else {
+                let Some((outcome, mut rec, excluded)) = outcome else {
                     // Deleted between the page and the get: it takes no part.
                     continue;
                 };
@@ -157,11 +157,10 @@ impl<S: Store> Round<'_, S> {
                     report.documents.changed_during_run += 1;
                     continue;
                 }
-                let mut rec = rec;
                 rec.pending = set.is_some();
-                pending.push((id, rec, get_str(doc, &self.cfg.fields.url), set));
+                entries.push((id, rec, get_str(doc, &self.cfg.fields.url), set));
             }
-            for (id, rec, url, set) in pending {
+            for (id, rec, url, set) in entries {
                 if let Some(set) = set {
                     sigs.put(recs.len(), &set).map_err(|e| {
                         StoreError::io("cannot keep the signatures until pass C", e)
