@@ -89,6 +89,9 @@ pub struct JobConfig {
     pub filter: Option<String>,
     /// Write even when atomic updates would empty fields that are neither stored nor docValues.
     pub allow_lossy: bool,
+    /// `near` is on by default, not asked for: a core without its fields runs the other dimensions
+    /// (with a note on how to add them) instead of refusing.
+    pub near_optional: bool,
     /// Where the updates go; `None` is standard output.
     pub output: Option<PathBuf>,
     /// Updates, or annotated documents.

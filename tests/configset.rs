@@ -245,6 +245,11 @@ fn required_fields() -> Vec<Required> {
         unique,
         exact_count,
         fuzzy_count,
+        near_trials,
+        near_keys,
+        near_version,
+        near_count,
+        near_group,
     } = FieldNames::default();
     let req = |name: String, type_name, multi_valued, role| Required {
         name,
@@ -277,6 +282,16 @@ fn required_fields() -> Vec<Required> {
         ),
         req(exact_count, "pint", false, "exact copy count"),
         req(fuzzy_count, "pint", false, "fuzzy copy count"),
+        req(near_trials, "plongs", true, "near-duplicate trial values"),
+        req(near_keys, "plongs", true, "near-duplicate combination keys"),
+        req(near_version, "string", false, "near-duplicate version"),
+        req(near_count, "pint", false, "near copy count"),
+        req(
+            near_group,
+            "string",
+            false,
+            "near cluster's representative (collapse)",
+        ),
     ];
     out.extend(
         unique

@@ -11,7 +11,8 @@ use crate::config::{
     Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig, SolrConfig, Source,
 };
 use crate::engine::{EngineConfig, Preference, Scope};
-use crate::model::FieldNames;
+use crate::model::{Dimension, FieldNames};
+use crate::signature::near::NearParams;
 use crate::signature::{ProfileParams, Scheme, Signer};
 use crate::store::file::OutputFormat;
 use crate::store::CommitMode;
@@ -120,6 +121,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         source,
         filter: args.filter.clone(),
         allow_lossy: false,
+        near_optional: args.dimensions.is_none(),
         output: None,
         output_format: OutputFormat::Updates,
         report: args.report.map(Input::from_arg),
@@ -127,7 +129,16 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
             fields,
             write_fuzzy_text: signer.scheme == Scheme::Yacy,
             signer,
-            dimensions: args.dimensions.0,
+            dimensions: args
+                .dimensions
+                .as_ref()
+                .map_or_else(|| Dimension::ALL.to_vec(), |d| d.0.clone()),
+            near: NearParams {
+                shingle: usize::try_from(args.near_shingle).unwrap_or(2),
+                hashes: usize::try_from(args.near_hashes).unwrap_or(14),
+                trials: usize::try_from(args.near_trials).unwrap_or(6),
+                agree: usize::try_from(args.near_agree).unwrap_or(2),
+            },
             scope: match args.scope {
                 ScopeArg::Global => Scope::Global,
                 ScopeArg::Host => Scope::Host,
@@ -178,7 +189,6 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::model::Dimension;
 
     fn config(args: &[&str]) -> Config {
         let cli = Cli::try_parse_from(std::iter::once("solr-dedup").chain(args.iter().copied()))

@@ -11,7 +11,7 @@ use super::progress::Spinner;
 use super::schema_fit::inspect;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, SolrConfig, Source};
-use crate::engine::{self, EngineConfig, EngineError, Mode, Report};
+use crate::engine::{self, Dimension, EngineConfig, EngineError, Mode, Report};
 use crate::solr::schema::SchemaInfo;
 use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::{FileStore, Output};
@@ -21,6 +21,10 @@ use crate::store::{Filter, FilterError, Store};
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     init_logging(c.verbosity);
+    c.engine
+        .near
+        .validate()
+        .map_err(|e| anyhow!("--near-*: {e}"))?;
     match &c.source {
         Source::File(path) => run_file(c, path),
         Source::Solr(solr) => run_solr(c, solr),
@@ -90,6 +94,7 @@ fn run_solr(c: &JobConfig, solr: &SolrConfig) -> Result<Exit, Failure> {
             &mut engine,
             writes,
             c.allow_lossy,
+            c.near_optional,
             client.core_url(),
         )?;
         let export = export_fields(&schema, &engine, &client).await;
@@ -206,9 +211,30 @@ fn prepare(
     engine: &mut EngineConfig,
     writes: bool,
     allow_lossy: bool,
+    near_optional: bool,
     core_url: &str,
 ) -> Result<(), Failure> {
-    let report = inspect(schema, engine);
+    let mut report = inspect(schema, engine);
+    if near_optional && engine.dimensions.contains(&Dimension::Near) {
+        let near = near_fields(&engine.fields);
+        let absent: Vec<&str> = report
+            .missing
+            .iter()
+            .filter(|n| near.contains(&n.name.as_str()))
+            .map(|n| n.name.as_str())
+            .collect();
+        if !absent.is_empty() {
+            // The seventh dimension is on by default, not asked for: run the six the core can hold.
+            let absent = absent.join(", ");
+            engine.dimensions.retain(|&d| d != Dimension::Near);
+            report = inspect(schema, engine);
+            if report.problems(core_url, false).is_empty() {
+                warn!(
+                    "near-duplicates left out: the core has no {absent}; add them with `solr-dedup schema apply --solr {core_url}`"
+                );
+            }
+        }
+    }
     let problems = report.problems(core_url, writes && !allow_lossy);
     if !problems.is_empty() {
         return Err(anyhow!(
@@ -228,6 +254,18 @@ fn prepare(
         engine.write_fuzzy_text = false;
     }
     Ok(())
+}
+
+/// The fields only the near dimension writes.
+fn near_fields(f: &crate::model::FieldNames) -> [&str; 6] {
+    [
+        &f.near_trials,
+        &f.near_keys,
+        &f.near_version,
+        &f.near_group,
+        f.unique(Dimension::Near),
+        &f.near_count,
+    ]
 }
 
 async fn execute<S: Store>(

@@ -14,7 +14,8 @@ use crate::solr::schema::SchemaInfo;
 /// The Solr classes that hold a kind of value.
 fn classes(kind: FieldKind) -> &'static [&'static str] {
     match kind {
-        FieldKind::Long => &["solr.LongPointField", "solr.TrieLongField"],
+        FieldKind::Long | FieldKind::Longs => &["solr.LongPointField", "solr.TrieLongField"],
+        FieldKind::Str => &["solr.StrField"],
         FieldKind::Int => &["solr.IntPointField", "solr.TrieIntField"],
         FieldKind::Bool => &["solr.BoolField"],
         FieldKind::Text => &["solr.TextField"],
@@ -26,6 +27,8 @@ fn classes(kind: FieldKind) -> &'static [&'static str] {
 fn type_name(kind: FieldKind) -> &'static str {
     match kind {
         FieldKind::Long => "plong",
+        FieldKind::Longs => "plongs",
+        FieldKind::Str => "string",
         FieldKind::Int => "pint",
         FieldKind::Bool => "boolean",
         FieldKind::Text => "text_general",
@@ -112,7 +115,12 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
                     || schema
                         .class_of(f)
                         .is_none_or(|c| classes(need.kind).contains(&c));
-                if !fits || (need.written && f.multi_valued && need.kind != FieldKind::Text) {
+                let shape = match need.kind {
+                    FieldKind::Longs => f.multi_valued,
+                    FieldKind::Text => true,
+                    _ => !need.written || !f.multi_valued,
+                };
+                if !fits || !shape {
                     report.wrong_type.push((need, f.type_name.clone()));
                 }
             }
@@ -134,7 +142,7 @@ pub fn add_commands(schema: &SchemaInfo, missing: &[&Need]) -> Value {
                 "type": type_for(schema, n.kind),
                 "indexed": true,
                 "stored": true,
-                "multiValued": false,
+                "multiValued": n.kind == FieldKind::Longs,
             });
             if n.kind != FieldKind::Text {
                 f["docValues"] = json!(true);
@@ -153,12 +161,21 @@ fn type_for(schema: &SchemaInfo, kind: FieldKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Dimension;
     use crate::solr::schema::fixtures::{field, yacy_like};
+
+    /// The six dimensions YaCy's schema has fields for.
+    fn six() -> EngineConfig {
+        EngineConfig {
+            dimensions: Dimension::ALL[..6].to_vec(),
+            ..EngineConfig::default()
+        }
+    }
 
     #[test]
     fn a_core_without_a_title_field_misses_it() {
         let s = yacy_like();
-        let report = inspect(&s, &EngineConfig::default());
+        let report = inspect(&s, &six());
         let missing: Vec<&str> = report.missing.iter().map(|n| n.name.as_str()).collect();
         // description_txt is covered by the *_txt rule.
         assert_eq!(missing, ["title"]);
@@ -174,7 +191,7 @@ mod tests {
     fn missing_output_fields_are_added_with_the_right_types() {
         let mut s = yacy_like();
         s.dynamic.retain(|d| d.name != "*_b" && d.name != "*_l");
-        let report = inspect(&s, &EngineConfig::default());
+        let report = inspect(&s, &six());
         let cmds = add_commands(&s, &report.missing_required());
         let added: Vec<(&str, &str)> = cmds["add-field"]
             .as_array()
@@ -201,6 +218,39 @@ mod tests {
             .unwrap()
             .iter()
             .all(|f| f["docValues"] == true && f["stored"] == true));
+    }
+
+    #[test]
+    fn the_near_fields_are_added_multi_valued_where_they_hold_several_longs() {
+        let mut s = yacy_like();
+        s.dynamic
+            .retain(|d| !["*_b", "*_ls", "*_s", "*_i"].contains(&d.name.as_str()));
+        s.fields.push(field("title", "text_general", true, false));
+        let report = inspect(&s, &EngineConfig::default());
+        let cmds = add_commands(&s, &report.missing_required());
+        let near: Vec<(&str, bool)> = cmds["add-field"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["name"].as_str().unwrap().starts_with("near_"))
+            .map(|f| {
+                (
+                    f["name"].as_str().unwrap(),
+                    f["multiValued"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            near,
+            [
+                ("near_trials_ls", true),
+                ("near_keys_ls", true),
+                ("near_version_s", false),
+                ("near_group_s", false),
+                ("near_unique_b", false),
+                ("near_copycount_i", false),
+            ]
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use tracing::debug;
 
-use super::doc::{get_bool, get_i64};
+use super::doc::{get_bool, get_i64, get_str};
 use super::group::Groups;
 use super::pages::{Finder, Rereads};
 use super::{Best, Dimension, EngineError, Filter, Mode, Rec, Report, Round, Todo};
@@ -69,13 +69,25 @@ impl<S: Store> Round<'_, S> {
                     if !open.decides(self, d, gi, rec) {
                         continue;
                     }
-                    let (unique, count) = if gi == Groups::ALONE {
-                        (true, 1)
+                    let (unique, count, representative) = if gi == Groups::ALONE {
+                        (true, 1, Some(id.as_ref()))
                     } else {
                         let winner = best[d.index()][gi as usize].as_ref();
-                        (winner.is_some_and(|b| *b.id == *id), g.sizes[gi as usize])
+                        (
+                            winner.is_some_and(|b| *b.id == *id),
+                            g.sizes[gi as usize],
+                            winner.map(|b| &*b.id),
+                        )
                     };
                     let mut changed = false;
+                    if d == Dimension::Near {
+                        // The cluster's id for `{!collapse}`: its representative's.
+                        let group = representative.unwrap_or(id.as_ref());
+                        if get_str(doc, &f.near_group) != Some(group) {
+                            set.push((f.near_group.clone(), Value::String(group.to_owned())));
+                            changed = true;
+                        }
+                    }
                     if get_bool(doc, f.unique(d)) != Some(unique) {
                         set.push((f.unique(d).to_owned(), Value::Bool(unique)));
                         changed = true;

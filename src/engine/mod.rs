@@ -66,6 +66,7 @@ mod doc;
 pub mod group;
 mod guard;
 mod lookup;
+mod near;
 mod needs;
 mod open;
 mod pages;
@@ -81,6 +82,7 @@ use std::time::Instant;
 
 use tracing::{debug, info};
 
+use crate::signature::near::{NearParams, NearSigner};
 use crate::signature::{Scheme, Signer};
 use crate::store::{CommitMode, Filter, ReadQuery, Store, StoreError};
 
@@ -141,6 +143,8 @@ pub struct EngineConfig {
     pub write_fuzzy_text: bool,
     /// How many rounds to run at most when documents change under the run.
     pub max_rounds: u32,
+    /// The near-duplicate parameters (`near` dimension).
+    pub near: NearParams,
 }
 
 impl Default for EngineConfig {
@@ -158,6 +162,7 @@ impl Default for EngineConfig {
             commit: CommitMode::Hard,
             write_fuzzy_text: true,
             max_rounds: 3,
+            near: NearParams::default(),
         }
     }
 }
@@ -286,21 +291,26 @@ struct Rec {
     /// its signatures were computed from the text of this version.
     read_version: i64,
     prefix: RankPrefix,
+    /// The key of each single-key dimension (all but `near`, whose keys live in [`near::Join`]).
     keys: [u64; 6],
+    /// The id hash of the stored near group id (0 when there is none).
+    near_group: u64,
     /// Bit `d`: takes part in dimension `d`.
     mask: u8,
+    /// Its near-duplicate values were computed in this round (they are in the join, not stored).
+    near_signed: bool,
     /// Has signatures waiting in [`pending::Pending`], to be written with its flags in pass C.
     pending: bool,
     /// Bit `d`: the stored flag of dimension `d` is true.
     stored_true: u8,
     /// Signed in this round, or missing a flag or count: its groups are decided again.
     dirty: bool,
-    /// The stored exact and fuzzy copy counts (0 when missing).
-    stored_counts: [u32; 2],
+    /// The stored exact, fuzzy and near copy counts (0 when missing).
+    stored_counts: [u32; 3],
 }
 
 // The module doc's memory figure.
-const _: () = assert!(std::mem::size_of::<Rec>() == 88);
+const _: () = assert!(std::mem::size_of::<Rec>() == 104);
 
 /// The signatures of one document, as stored or as computed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -328,7 +338,10 @@ struct Plan<'a> {
     cfg: &'a EngineConfig,
     mode: Mode,
     full: bool,
-    enabled: [bool; 6],
+    enabled: [bool; Dimension::COUNT],
+    /// The near-duplicate signer, and the version its values are stored under.
+    near: NearSigner,
+    near_version: String,
     empty_profile: i64,
     /// The exact signature of the empty text.
     empty_exact: i64,
@@ -369,7 +382,7 @@ impl<'a, S: Store> Round<'a, S> {
 
 impl<'a> Plan<'a> {
     fn new(cfg: &'a EngineConfig, mode: Mode, full: bool) -> Self {
-        let mut enabled = [false; 6];
+        let mut enabled = [false; Dimension::COUNT];
         for d in &cfg.dimensions {
             enabled[d.index()] = true;
         }
@@ -378,6 +391,8 @@ impl<'a> Plan<'a> {
             mode,
             full,
             enabled,
+            near: NearSigner::new(cfg.near),
+            near_version: cfg.near.version(),
             empty_profile: cfg.signer.profile("").signature(),
             empty_exact: cfg.signer.exact(""),
         }
@@ -412,6 +427,10 @@ impl Plan<'_> {
         if self.on(Dimension::Exact) && !fl.contains(&f.fuzzy_signature) {
             fl.push(f.fuzzy_signature.clone());
         }
+        if self.on(Dimension::Near) {
+            fl.push(f.near_version.clone());
+            fl.push(f.near_group.clone());
+        }
         fl
     }
 
@@ -441,6 +460,9 @@ impl Plan<'_> {
             fields.push(f.unique(d).to_owned());
             fields.extend(f.count(d).map(str::to_owned));
         }
+        if self.on(Dimension::Near) {
+            fields.push(f.near_group.clone());
+        }
         ReadQuery {
             fields,
             ..self.query()
@@ -455,7 +477,7 @@ impl<S: Store> Round<'_, S> {
         let t = Instant::now();
         self.progress.phase("scan");
         let changed_before = report.documents.changed_during_run;
-        let (recs, signed_docs, keep, sigs) = self.pass_a(report).await?;
+        let (recs, signed_docs, mut keep, sigs, join) = self.pass_a(report).await?;
         // Re-indexed between the light read and the text read: not in this round's records. The
         // round decides the rest; the next one takes them in.
         let skipped = report.documents.changed_during_run - changed_before;
@@ -479,10 +501,10 @@ impl<S: Store> Round<'_, S> {
                 hash: hash_at(w[0]),
             });
         }
-        let groups: Vec<Option<Groups>> = Dimension::ALL
+        let mut groups: Vec<Option<Groups>> = Dimension::ALL
             .iter()
             .map(|&d| {
-                self.on(d).then(|| {
+                (self.on(d) && d != Dimension::Near).then(|| {
                     let bit = 1u8 << d.index();
                     let members: Vec<u32> = recs
                         .iter()
@@ -494,6 +516,14 @@ impl<S: Store> Round<'_, S> {
                 })
             })
             .collect();
+        if self.on(Dimension::Near) {
+            let t = Instant::now();
+            let near = self
+                .near_groups(report, &recs, &by_hash, join, &mut keep)
+                .await?;
+            groups[Dimension::Near.index()] = Some(near);
+            *report.phases_ms.entry("near").or_default() += t.elapsed().as_millis() as u64;
+        }
         for d in Dimension::ALL {
             if let Some(g) = &groups[d.index()] {
                 let r = report.dimensions.entry(d.name()).or_default();

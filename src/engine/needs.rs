@@ -10,8 +10,12 @@ use super::{Dimension, EngineConfig};
 pub enum FieldKind {
     /// A 64-bit integer (signatures).
     Long,
+    /// Several 64-bit integers (the near-duplicate trial values and keys): a multi-valued field.
+    Longs,
     /// A 32-bit integer (copy counts).
     Int,
+    /// A string (the near-duplicate version and group id).
+    Str,
     /// A boolean (flags).
     Bool,
     /// Analysed text (`fuzzy_signature_text_t`).
@@ -69,6 +73,13 @@ pub fn needs(cfg: &EngineConfig) -> Vec<Need> {
     if on(Dimension::Description) {
         out.push(read(&f.description));
         out.push(write(&f.description_signature, FieldKind::Long));
+    }
+    if on(Dimension::Near) {
+        out.push(read(&f.text));
+        out.push(write(&f.near_trials, FieldKind::Longs));
+        out.push(write(&f.near_keys, FieldKind::Longs));
+        out.push(write(&f.near_version, FieldKind::Str));
+        out.push(write(&f.near_group, FieldKind::Str));
     }
     for d in &cfg.dimensions {
         out.push(write(f.unique(*d), FieldKind::Bool));

@@ -88,6 +88,26 @@ impl Keep {
                 self.urls.push((idx as u32, url.into()));
             }
         }
+        if plan.on(Dimension::Near)
+            && !rec.dirty
+            && (rec.near_group != rec.id_hash
+                || rec.stored_counts[counted_slot(Dimension::Near)] != 1)
+        {
+            // Stored in a near cluster: found by id if its cluster is decided again.
+            self.ids.push((idx as u32, id.into()));
+        }
+        self.check_cap();
+    }
+
+    /// Keeps an id for lookups (a document the near-duplicate join found).
+    pub(super) fn note_id(&mut self, idx: usize, id: &str) {
+        if !self.everything {
+            self.ids.push((idx as u32, id.into()));
+            self.check_cap();
+        }
+    }
+
+    fn check_cap(&mut self) {
         if self.ids.len() + self.urls.len() > Self::CAP {
             *self = Keep {
                 everything: true,
@@ -107,7 +127,11 @@ pub(super) struct Todo<'r> {
 
 /// Where a dimension's stored count sits in [`Rec::stored_counts`].
 pub(super) fn counted_slot(d: Dimension) -> usize {
-    usize::from(d == Dimension::Fuzzy)
+    match d {
+        Dimension::Fuzzy => 1,
+        Dimension::Near => 2,
+        _ => 0,
+    }
 }
 
 impl Plan<'_> {
@@ -115,13 +139,14 @@ impl Plan<'_> {
         !rec.dirty
             && rec.stored_true & (1 << d.index()) != 0
             && (self.cfg.fields.count(d).is_none() || rec.stored_counts[counted_slot(d)] == 1)
+            && (d != Dimension::Near || rec.near_group == rec.id_hash)
     }
 
     pub(super) fn open_groups(&self, recs: &[Rec], groups: &[Option<Groups>]) -> Open {
         let all = self.full || self.mode == Mode::Check;
         let mut open = Open {
             all,
-            groups: vec![Vec::new(); 6],
+            groups: vec![Vec::new(); Dimension::COUNT],
             docs: vec![all; recs.len()],
         };
         if all {
@@ -131,38 +156,59 @@ impl Plan<'_> {
             let Some(g) = &groups[d.index()] else {
                 continue;
             };
-            let bit = 1u8 << d.index();
-            let counted = self.cfg.fields.count(d).is_some();
-            let n = g.count();
-            let mut broken = vec![false; n];
-            let mut trues = vec![0u32; n];
-            let mut best: Vec<Option<RankPrefix>> = vec![None; n];
-            let mut rep: Vec<Option<RankPrefix>> = vec![None; n];
-            for (i, r) in recs.iter().enumerate() {
-                let gi = g.group_of[i];
-                if gi == Groups::ALONE {
-                    open.docs[i] |= !self.alone_stands(d, r);
-                    continue;
-                }
-                let gi = gi as usize;
-                broken[gi] |=
-                    r.dirty || (counted && r.stored_counts[counted_slot(d)] != g.sizes[gi]);
-                if r.stored_true & bit != 0 {
-                    trues[gi] += 1;
-                    rep[gi] = Some(r.prefix);
-                }
-                best[gi] = Some(best[gi].map_or(r.prefix, |b| b.min(r.prefix)));
-            }
-            let decide: Vec<bool> = (0..n)
-                .map(|gi| broken[gi] || trues[gi] != 1 || rep[gi] != best[gi])
-                .collect();
-            for (i, &gi) in g.group_of.iter().enumerate() {
-                if gi != Groups::ALONE && decide[gi as usize] {
-                    open.docs[i] = true;
-                }
+            let (decide, docs) = self.open_in(d, recs, g);
+            for (o, n) in open.docs.iter_mut().zip(docs) {
+                *o |= n;
             }
             open.groups[d.index()] = decide;
         }
         open
+    }
+
+    /// One dimension's part of [`Plan::open_groups`]: per group, whether it is decided again, and per
+    /// record, whether it takes part in such a group or is alone and does not stand.
+    pub(super) fn open_in(&self, d: Dimension, recs: &[Rec], g: &Groups) -> (Vec<bool>, Vec<bool>) {
+        let bit = 1u8 << d.index();
+        let counted = self.cfg.fields.count(d).is_some();
+        let n = g.count();
+        let mut docs = vec![false; recs.len()];
+        let mut broken = vec![false; n];
+        let mut trues = vec![0u32; n];
+        let mut best: Vec<Option<RankPrefix>> = vec![None; n];
+        let mut rep: Vec<Option<RankPrefix>> = vec![None; n];
+        // Near: the id hash of the member with the true flag, which every member names as its group.
+        let mut rep_id = vec![0u64; n];
+        for (i, r) in recs.iter().enumerate() {
+            let gi = g.group_of[i];
+            if gi == Groups::ALONE {
+                docs[i] = !self.alone_stands(d, r);
+                continue;
+            }
+            let gi = gi as usize;
+            broken[gi] |= r.dirty || (counted && r.stored_counts[counted_slot(d)] != g.sizes[gi]);
+            if r.stored_true & bit != 0 {
+                trues[gi] += 1;
+                rep[gi] = Some(r.prefix);
+                rep_id[gi] = r.id_hash;
+            }
+            best[gi] = Some(best[gi].map_or(r.prefix, |b| b.min(r.prefix)));
+        }
+        if d == Dimension::Near {
+            for (i, r) in recs.iter().enumerate() {
+                let gi = g.group_of[i];
+                if gi != Groups::ALONE && r.near_group != rep_id[gi as usize] {
+                    broken[gi as usize] = true;
+                }
+            }
+        }
+        let decide: Vec<bool> = (0..n)
+            .map(|gi| broken[gi] || trues[gi] != 1 || rep[gi] != best[gi])
+            .collect();
+        for (i, &gi) in g.group_of.iter().enumerate() {
+            if gi != Groups::ALONE && decide[gi as usize] {
+                docs[i] = true;
+            }
+        }
+        (decide, docs)
     }
 }

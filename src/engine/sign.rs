@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::doc::{get_bool, get_i64, get_str, get_strings, has, key_hash};
 use super::guard;
+use super::near::{self, Join};
 use super::open::{counted_slot, Keep};
 use super::pages::Pages;
 use super::pending::Pending;
@@ -16,6 +17,7 @@ use super::{
     Dimension, EngineError, Exclusion, Mode, Plan, RankPrefix, Rec, Report, Round, Scheme, Scope,
     Sigs, UrlKeys,
 };
+use crate::signature::near::NearSignature;
 use crate::store::{id_hash, Doc, Store, StoreError, Via};
 
 impl<S: Store> Round<'_, S> {
@@ -24,7 +26,7 @@ impl<S: Store> Round<'_, S> {
     pub(super) async fn pass_a(
         &self,
         report: &mut Report,
-    ) -> Result<(Vec<Rec>, u64, Keep, Pending), EngineError> {
+    ) -> Result<(Vec<Rec>, u64, Keep, Pending, Join), EngineError> {
         let mut keep = Keep {
             everything: self.full || self.mode == Mode::Check,
             ..Keep::default()
@@ -43,6 +45,7 @@ impl<S: Store> Round<'_, S> {
         let mut pages = Pages::new(self.progress);
         let mut signed_total = 0;
         let mut sigs = Pending::new();
+        let mut join = Join::new();
         let count_reads = report.rounds == 1;
         while let Some(page) = pages
             .next(self.store, if inline { &wide } else { &light })
@@ -99,6 +102,7 @@ impl<S: Store> Round<'_, S> {
                 Rec,
                 Option<&'d str>,
                 Option<Vec<(String, Value)>>,
+                Vec<u64>,
             );
             let mut entries: Vec<Entry<'_>> = Vec::with_capacity(page.docs.len());
             // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
@@ -111,15 +115,14 @@ impl<S: Store> Round<'_, S> {
                     let doc = &page.docs[i];
                     let signed = sign_one(plan, doc, need[i].then_some(content[i]))?;
                     let id = plan.id_of(doc)?;
-                    let (mut rec, excluded) =
-                        plan.record(doc, id_hash(&id), &signed.sigs, signed.blank);
+                    let (mut rec, excluded, near_keys) = plan.record(doc, id_hash(&id), &signed);
                     rec.dirty |= signed.computed || signed.update.is_some();
-                    Some((signed, rec, excluded))
+                    Some((signed, rec, excluded, near_keys))
                 })
                 .collect::<Vec<_>>();
             for (doc, outcome) in page.docs.iter().zip(signed) {
                 let Some(id) = self.id_of(doc) else { continue };
-                let Some((outcome, mut rec, excluded)) = outcome else {
+                let Some((outcome, mut rec, excluded, near_keys)) = outcome else {
                     // Deleted between the page and the get: it takes no part.
                     continue;
                 };
@@ -158,20 +161,24 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 rec.pending = set.is_some();
-                entries.push((id, rec, get_str(doc, &self.cfg.fields.url), set));
+                entries.push((id, rec, get_str(doc, &self.cfg.fields.url), set, near_keys));
             }
-            for (id, rec, url, set) in entries {
+            for (id, rec, url, set, near_keys) in entries {
                 if let Some(set) = set {
                     sigs.put(recs.len(), &set).map_err(|e| {
                         StoreError::io("cannot keep the signatures until pass C", e)
                     })?;
+                }
+                if !near_keys.is_empty() {
+                    join.add(recs.len() as u32, near_keys)
+                        .map_err(|e| StoreError::io("cannot keep the near-duplicate keys", e))?;
                 }
                 keep.note(self, recs.len(), &rec, &id, url);
                 recs.push(rec);
             }
         }
         recs.shrink_to_fit();
-        Ok((recs, signed_total, keep, sigs))
+        Ok((recs, signed_total, keep, sigs, join))
     }
 }
 
@@ -201,6 +208,14 @@ impl Plan<'_> {
         if self.full && self.cfg.write_fuzzy_text {
             fl.push(f.fuzzy_signature_text.clone());
         }
+        if self.on(Dimension::Near) {
+            fl.push(f.near_version.clone());
+            if self.full {
+                // To write only the values that differ.
+                fl.push(f.near_trials.clone());
+                fl.push(f.near_keys.clone());
+            }
+        }
         fl
     }
 
@@ -218,7 +233,14 @@ impl Plan<'_> {
     /// stored signature stands for an empty text.
     pub(super) fn needs_content(&self, doc: &Doc) -> bool {
         if self.full {
-            return self.enabled[..4].iter().any(|&e| e);
+            return self.enabled[..4].iter().any(|&e| e) || self.on(Dimension::Near);
+        }
+        if self.on(Dimension::Near)
+            && self
+                .near_stored(get_str(doc, &self.cfg.fields.near_version))
+                .is_none()
+        {
+            return true;
         }
         let s = self.stored_sigs(doc);
         let content = self.on(Dimension::Exact) || self.on(Dimension::Fuzzy);
@@ -244,14 +266,15 @@ impl Plan<'_> {
 
     /// Builds the compact record of a document from its light fields and final signatures, with the
     /// reason it takes no part in each dimension where it takes none.
+    /// Also returns the near-duplicate keys computed in this round, as the join sees them.
     pub(super) fn record(
         &self,
         doc: &Doc,
         id_hash: u64,
-        sigs: &Sigs,
-        blank: bool,
-    ) -> (Rec, [Option<Exclusion>; 6]) {
-        let mut excluded = [None; 6];
+        signed: &Signed,
+    ) -> (Rec, [Option<Exclusion>; Dimension::COUNT], Vec<u64>) {
+        let (sigs, blank) = (&signed.sigs, signed.blank);
+        let mut excluded = [None; Dimension::COUNT];
         let f = &self.cfg.fields;
         let url = UrlKeys::new(get_str(doc, &f.url));
         let read_version = get_i64(doc, &f.version).unwrap_or(0);
@@ -260,12 +283,46 @@ impl Plan<'_> {
             read_version,
             prefix: RankPrefix::new(&url, self.cfg.preference),
             keys: [0; 6],
+            near_group: 0,
             mask: 0,
+            near_signed: false,
             pending: false,
             stored_true: 0,
             dirty: false,
-            stored_counts: [0; 2],
+            stored_counts: [0; 3],
         };
+        let mut near_keys = Vec::new();
+        if self.on(Dimension::Near) {
+            match get_str(doc, &f.near_group) {
+                Some(g) => rec.near_group = crate::store::id_hash(g),
+                None => rec.dirty = true,
+            }
+            let host = self.near_host(&url);
+            let words = match &signed.near {
+                NearState::Computed(Some(sig)) => {
+                    near_keys = sig.keys.iter().map(|&k| near::join_key(k, host)).collect();
+                    rec.near_signed = true;
+                    true
+                }
+                NearState::Computed(None) => false,
+                NearState::Stored(words) => *words,
+            };
+            let reason = if !words {
+                Some(Exclusion::NoWords)
+            } else if self.cfg.scope == Scope::Host && host.is_none() {
+                Some(Exclusion::NoUrl)
+            } else {
+                None
+            };
+            match reason {
+                None => rec.mask |= 1 << Dimension::Near.index(),
+                Some(r) => {
+                    excluded[Dimension::Near.index()] = Some(r);
+                    near_keys.clear();
+                    rec.near_signed = false;
+                }
+            }
+        }
         for d in Dimension::ALL.into_iter().filter(|&d| self.on(d)) {
             match get_bool(doc, f.unique(d)) {
                 Some(true) => rec.stored_true |= 1 << d.index(),
@@ -285,7 +342,7 @@ impl Plan<'_> {
             None
         };
         for d in Dimension::ALL {
-            if !self.on(d) {
+            if !self.on(d) || d == Dimension::Near {
                 continue;
             }
             let key: Result<u64, Exclusion> = match d {
@@ -308,6 +365,7 @@ impl Plan<'_> {
                     (Some(_), None) => Err(Exclusion::NotHttp),
                     (Some(_), Some(k)) => Ok(key_hash(k)),
                 },
+                Dimension::Near => unreachable!("near has no single key"),
             };
             let key = key.and_then(|k| {
                 if d.is_content() && self.cfg.scope == Scope::Host {
@@ -325,13 +383,22 @@ impl Plan<'_> {
                 Err(reason) => excluded[d.index()] = Some(reason),
             }
         }
-        (rec, excluded)
+        (rec, excluded, near_keys)
     }
+}
+
+/// A document's near-duplicate values after pass A.
+pub(super) enum NearState {
+    /// Stored under this run's version: whether the text has words (and so keys in the store).
+    Stored(bool),
+    /// Computed in this round: `None` for a text without words.
+    Computed(Option<NearSignature>),
 }
 
 /// The result of signing one document in pass A.
 pub(super) struct Signed {
     pub(super) sigs: Sigs,
+    pub(super) near: NearState,
     pub(super) blank: bool,
     pub(super) computed: bool,
     pub(super) version: i64,
@@ -351,14 +418,27 @@ pub(super) fn sign_one(
     round.id_of(doc)?;
     let stored = round.stored_sigs(doc);
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
+    // Not needed: its stored version is this run's (see `needs_content`).
+    let stored_near = if round.on(Dimension::Near) {
+        round.near_stored(get_str(doc, &f.near_version))
+    } else {
+        None
+    };
     let Some(content) = content else {
         return Some(Signed {
             // The empty text's exact signature stands for an empty text (see `needs_content`).
             blank: stored.exact == Some(round.empty_exact),
             sigs: stored,
+            near: NearState::Stored(stored_near.is_some_and(|s| s.words)),
             computed: false,
             version: read_version,
-            update: None,
+            // Decided under another scope: the values stand, the version says the new scope.
+            update: stored_near.filter(|s| !s.same_scope).map(|s| {
+                vec![(
+                    f.near_version.clone(),
+                    Value::String(round.near_version_for(s.words)),
+                )]
+            }),
         });
     };
     // Sign from the real-time copy: it is the current text, and its version guards the update.
@@ -432,12 +512,60 @@ pub(super) fn sign_one(
             set.push((field.clone(), new.map_or(Value::Null, Value::from)));
         }
     }
+    let near = near_values(round, content, text, &mut set);
     let update = (!set.is_empty()).then_some(set);
     Some(Signed {
         sigs,
+        near,
         blank,
         computed,
         version,
         update,
     })
+}
+
+/// The near-duplicate values of a document whose content was read: the stored ones when they are
+/// this run's, else computed from `text`, with the fields that differ added to `set`.
+fn near_values(
+    round: &Plan<'_>,
+    content: &Doc,
+    text: &str,
+    set: &mut Vec<(String, Value)>,
+) -> NearState {
+    if !round.on(Dimension::Near) {
+        return NearState::Stored(false);
+    }
+    let f = &round.cfg.fields;
+    let stored_version = get_str(content, &f.near_version);
+    if !round.full {
+        if let Some(stored) = round.near_stored(stored_version) {
+            if !stored.same_scope {
+                let version = round.near_version_for(stored.words);
+                set.push((f.near_version.clone(), Value::String(version)));
+            }
+            return NearState::Stored(stored.words);
+        }
+    }
+    let sig = round.near.sign(text);
+    let version = round.near_version_for(sig.is_some());
+    let longs = |v: Option<&Vec<i64>>| {
+        v.map_or(Value::Null, |v| {
+            Value::Array(v.iter().map(|&x| Value::from(x)).collect())
+        })
+    };
+    let stored = |field: &str| match content.get(field) {
+        None => Value::Null,
+        Some(Value::Array(a)) if a.is_empty() => Value::Null,
+        Some(v) => v.clone(),
+    };
+    for (field, value) in [
+        (&f.near_trials, longs(sig.as_ref().map(|s| &s.trials))),
+        (&f.near_keys, longs(sig.as_ref().map(|s| &s.keys))),
+        (&f.near_version, Value::String(version)),
+    ] {
+        if stored(field) != value {
+            set.push((field.clone(), value));
+        }
+    }
+    NearState::Computed(sig)
 }

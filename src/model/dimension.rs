@@ -1,9 +1,10 @@
-//! The six dimensions along which documents can be doubles, and why a document may sit one out.
+//! The seven dimensions along which documents can be doubles, and why a document may sit one out.
 //!
 //! Every dimension gives a document zero or more 64-bit keys; a group is a connected component of
-//! documents that share a key (see [`super::group`]). Today each dimension gives at most one key, so a
-//! group is simply the documents with equal keys. A near-duplicate dimension (MinHash bands) will give
-//! several keys per document and reuse the same grouping, ranking and writing unchanged.
+//! documents that share a key. The first six give at most one key, so a group is simply the
+//! documents with equal keys. `near` gives C(T, A) combination keys per document (`neardup.md`), so
+//! its groups are the connected components over shared keys; grouping, ranking and writing are the
+//! same for all seven.
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,18 +24,24 @@ pub enum Dimension {
     Www,
     /// The same URL up to http/https.
     Http,
+    /// Near-duplicate text: at least A of T MinHash trials agree (a shared combination key).
+    Near,
 }
 
 impl Dimension {
     /// Every dimension, in report order.
-    pub const ALL: [Dimension; 6] = [
+    pub const ALL: [Dimension; 7] = [
         Dimension::Exact,
         Dimension::Fuzzy,
         Dimension::Title,
         Dimension::Description,
         Dimension::Www,
         Dimension::Http,
+        Dimension::Near,
     ];
+
+    /// How many dimensions there are: the size of per-dimension arrays.
+    pub const COUNT: usize = 7;
 
     /// The name used by `--dimensions` and in reports.
     pub fn name(self) -> &'static str {
@@ -45,6 +52,7 @@ impl Dimension {
             Dimension::Description => "description",
             Dimension::Www => "www",
             Dimension::Http => "http",
+            Dimension::Near => "near",
         }
     }
 
@@ -58,9 +66,10 @@ impl Dimension {
         !matches!(self, Dimension::Www | Dimension::Http)
     }
 
-    /// Whether a copy count is written besides the flag (exact and fuzzy only, as in YaCy's schema).
+    /// Whether a copy count is written besides the flag (exact and fuzzy, as in YaCy's schema, and
+    /// near).
     pub fn has_count(self) -> bool {
-        matches!(self, Dimension::Exact | Dimension::Fuzzy)
+        matches!(self, Dimension::Exact | Dimension::Fuzzy | Dimension::Near)
     }
 
     /// Parses a comma-separated list such as `exact,fuzzy,www`.
@@ -90,10 +99,10 @@ impl fmt::Display for Dimension {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DimensionError {
     /// A name that is no dimension.
-    #[error("unknown dimension '{0}': use a comma-separated list of exact,fuzzy,title,description,www,http")]
+    #[error("unknown dimension '{0}': use a comma-separated list of exact,fuzzy,title,description,www,http,near")]
     Unknown(String),
     /// No dimension at all.
-    #[error("--dimensions needs at least one of exact,fuzzy,title,description,www,http")]
+    #[error("--dimensions needs at least one of exact,fuzzy,title,description,www,http,near")]
     Empty,
 }
 
@@ -124,6 +133,8 @@ pub enum Exclusion {
     NoUrl,
     /// A URL whose scheme is not http or https (http).
     NotHttp,
+    /// The text has no word, so no shingle (near).
+    NoWords,
 }
 
 impl Exclusion {
@@ -136,6 +147,7 @@ impl Exclusion {
             Exclusion::NoDescription => "no_description",
             Exclusion::NoUrl => "no_url",
             Exclusion::NotHttp => "not_http",
+            Exclusion::NoWords => "no_words",
         }
     }
 }

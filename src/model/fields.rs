@@ -28,16 +28,28 @@ pub struct FieldNames {
     /// `description_exact_signature_l`.
     pub description_signature: String,
     /// `*_unique_b` per dimension, in [`Dimension::ALL`] order.
-    pub unique: [String; 6],
+    pub unique: [String; Dimension::COUNT],
     /// `exact_signature_copycount_i`.
     pub exact_count: String,
     /// `fuzzy_signature_copycount_i`.
     pub fuzzy_count: String,
+    /// `near_trials_ls`: the near-duplicate trial values (multi-valued long).
+    pub near_trials: String,
+    /// `near_keys_ls`: the near-duplicate combination keys (multi-valued long, with docValues: Solr
+    /// finds the documents sharing one).
+    pub near_keys: String,
+    /// `near_version_s`: the definition, parameters and chrome model the near values come from.
+    pub near_version: String,
+    /// `near_copycount_i`.
+    pub near_count: String,
+    /// `near_group_s`: the id of the near cluster's representative (single-valued string with
+    /// docValues, for `{!collapse}`).
+    pub near_group: String,
 }
 
 /// Every field the worker reads or writes, by YaCy's name: the one table behind the defaults,
 /// `--field NAME=FIELD` and the command line's help. In the order of `FieldNames::slots_mut`.
-pub const YACY_NAMES: [&str; 19] = [
+pub const YACY_NAMES: [&str; 25] = [
     "id",
     "sku",
     "text_t",
@@ -55,8 +67,14 @@ pub const YACY_NAMES: [&str; 19] = [
     "description_unique_b",
     "www_unique_b",
     "http_unique_b",
+    "near_unique_b",
     "exact_signature_copycount_i",
     "fuzzy_signature_copycount_i",
+    "near_trials_ls",
+    "near_keys_ls",
+    "near_version_s",
+    "near_copycount_i",
+    "near_group_s",
 ];
 
 impl Default for FieldNames {
@@ -76,6 +94,11 @@ impl Default for FieldNames {
             unique: Default::default(),
             exact_count: String::new(),
             fuzzy_count: String::new(),
+            near_trials: String::new(),
+            near_keys: String::new(),
+            near_version: String::new(),
+            near_count: String::new(),
+            near_group: String::new(),
         };
         for (slot, name) in f.slots_mut().into_iter().zip(YACY_NAMES) {
             *slot = name.to_owned();
@@ -86,8 +109,8 @@ impl Default for FieldNames {
 
 impl FieldNames {
     /// Every name, in [`YACY_NAMES`] order.
-    fn slots_mut(&mut self) -> [&mut String; 19] {
-        let [u0, u1, u2, u3, u4, u5] = &mut self.unique;
+    fn slots_mut(&mut self) -> [&mut String; 25] {
+        let [u0, u1, u2, u3, u4, u5, u6] = &mut self.unique;
         [
             &mut self.id,
             &mut self.url,
@@ -106,8 +129,14 @@ impl FieldNames {
             u3,
             u4,
             u5,
+            u6,
             &mut self.exact_count,
             &mut self.fuzzy_count,
+            &mut self.near_trials,
+            &mut self.near_keys,
+            &mut self.near_version,
+            &mut self.near_count,
+            &mut self.near_group,
         ]
     }
 
@@ -128,11 +157,12 @@ impl FieldNames {
         &self.unique[d.index()]
     }
 
-    /// The copy-count field of a dimension, for exact and fuzzy.
+    /// The copy-count field of a dimension, for exact, fuzzy and near.
     pub fn count(&self, d: Dimension) -> Option<&str> {
         match d {
             Dimension::Exact => Some(&self.exact_count),
             Dimension::Fuzzy => Some(&self.fuzzy_count),
+            Dimension::Near => Some(&self.near_count),
             _ => None,
         }
     }
@@ -144,7 +174,7 @@ impl FieldNames {
             Dimension::Fuzzy => Some(&self.fuzzy_signature),
             Dimension::Title => Some(&self.title_signature),
             Dimension::Description => Some(&self.description_signature),
-            Dimension::Www | Dimension::Http => None,
+            Dimension::Www | Dimension::Http | Dimension::Near => None,
         }
     }
 }

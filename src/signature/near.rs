@@ -193,42 +193,90 @@ fn function_keys(count: usize) -> Vec<u64> {
 
 /// The signature of a text, or `None` when it has no token.
 pub fn signature(text: &str, params: &NearParams) -> Option<NearSignature> {
-    let shingles = shingles(&tokens(text), params.shingle);
-    let hashes: Vec<u64> = shingles
-        .iter()
-        .map(|s| xxh3_64_with_seed(s.as_bytes(), SEED))
-        .collect();
-    signature_of_hashes(&hashes, params)
+    NearSigner::new(*params).sign(text)
 }
 
 /// The signature from the shingle hashes (step 3 done).
 pub fn signature_of_hashes(hashes: &[u64], params: &NearParams) -> Option<NearSignature> {
-    if hashes.is_empty() {
-        return None;
-    }
-    let functions = function_keys(params.hashes * params.trials);
-    let mut minima = vec![u64::MAX; functions.len()];
-    for &x in hashes {
-        for (m, &k) in minima.iter_mut().zip(&functions) {
-            let h = fmix(x ^ k);
-            if h < *m {
-                *m = h;
-            }
+    NearSigner::new(*params).sign_hashes(hashes)
+}
+
+/// The hash of one shingle (step 3): what a chrome model lists, and what [`NearSigner::sign_without`]
+/// leaves out.
+pub fn shingle_hash(shingle: &str) -> u64 {
+    xxh3_64_with_seed(shingle.as_bytes(), SEED)
+}
+
+/// Signs texts under fixed parameters, with the hash-function keys and the trial subsets computed
+/// once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearSigner {
+    params: NearParams,
+    functions: Vec<u64>,
+    subsets: Vec<Vec<usize>>,
+}
+
+impl NearSigner {
+    /// A signer for `params` (which [`NearParams::validate`] accepts).
+    pub fn new(params: NearParams) -> Self {
+        NearSigner {
+            params,
+            functions: function_keys(params.hashes * params.trials),
+            subsets: combinations(params.trials, params.agree),
         }
     }
-    let trials: Vec<i64> = minima
-        .chunks(params.hashes)
-        .enumerate()
-        .map(|(t, chunk)| {
-            let bytes: Vec<u8> = chunk.iter().flat_map(|m| m.to_le_bytes()).collect();
-            xxh3_64_with_seed(&bytes, SEED ^ t as u64) as i64
-        })
-        .collect();
-    let keys = combinations(params.trials, params.agree)
-        .into_iter()
-        .map(|subset| combination_key(&subset, &trials))
-        .collect();
-    Some(NearSignature { trials, keys })
+
+    /// The parameters.
+    pub fn params(&self) -> &NearParams {
+        &self.params
+    }
+
+    /// The signature of a text, or `None` when it has no token.
+    pub fn sign(&self, text: &str) -> Option<NearSignature> {
+        self.sign_without(text, |_| false)
+    }
+
+    /// The signature of a text without the shingles whose hash `skip` names (a host's chrome), or
+    /// `None` when no shingle is left.
+    pub fn sign_without(&self, text: &str, skip: impl Fn(u64) -> bool) -> Option<NearSignature> {
+        let shingles = shingles(&tokens(text), self.params.shingle);
+        let hashes: Vec<u64> = shingles
+            .iter()
+            .map(|s| shingle_hash(s))
+            .filter(|&h| !skip(h))
+            .collect();
+        self.sign_hashes(&hashes)
+    }
+
+    /// The signature from the shingle hashes (step 3 done).
+    pub fn sign_hashes(&self, hashes: &[u64]) -> Option<NearSignature> {
+        if hashes.is_empty() {
+            return None;
+        }
+        let mut minima = vec![u64::MAX; self.functions.len()];
+        for &x in hashes {
+            for (m, &k) in minima.iter_mut().zip(&self.functions) {
+                let h = fmix(x ^ k);
+                if h < *m {
+                    *m = h;
+                }
+            }
+        }
+        let trials: Vec<i64> = minima
+            .chunks(self.params.hashes)
+            .enumerate()
+            .map(|(t, chunk)| {
+                let bytes: Vec<u8> = chunk.iter().flat_map(|m| m.to_le_bytes()).collect();
+                xxh3_64_with_seed(&bytes, SEED ^ t as u64) as i64
+            })
+            .collect();
+        let keys = self
+            .subsets
+            .iter()
+            .map(|subset| combination_key(subset, &trials))
+            .collect();
+        Some(NearSignature { trials, keys })
+    }
 }
 
 /// The key of one subset of trials (step 6).
