@@ -513,6 +513,7 @@ pub(super) fn sign_one(
         }
     }
     let near = near_values(round, content, text, &mut set);
+    computed |= matches!(near, NearState::Computed(_));
     let update = (!set.is_empty()).then_some(set);
     Some(Signed {
         sigs,

@@ -11,14 +11,17 @@
 //!    `Lt`, `Lm`, `Lo`) or a decimal digit (`Nd`), each lower-cased with Rust's `str::to_lowercase`
 //!    (the full mapping, final sigma included). Categories come from `unicode-general-category`
 //!    (Unicode 16.0 in the version the lock file pins).
-//! 2. **Shingles**: the distinct sequences of `n` consecutive tokens, joined by one U+0020 space;
-//!    a text of 1 to n−1 tokens has one shingle of all its tokens; a text without tokens has none and
-//!    gets no signature.
-//! 3. **Shingle hash**: `x = xxh3_64_with_seed(utf8(shingle), SEED)`.
-//! 4. **Hash functions**: `h_j(x) = fmix(x ^ k_j)` for `j = 0 … H·T−1`, where `fmix` is the SplitMix64
-//!    finaliser (a bijection of `u64`) and `k_j` is the `(j+1)`-th output of SplitMix64 started at
+//! 2. **Token hash**: `w = xxh3_64_with_seed(utf8(token), SEED)`.
+//! 3. **Shingles**: every run of `n` consecutive tokens; a text of 1 to n−1 tokens has one shingle of
+//!    all its tokens; a text without tokens has none and gets no signature. A shingle's hash folds its
+//!    token hashes in order: `x = SEED`, then `x = fmix64(x ^ w_i)` for each token. The shingle set is
+//!    the set of these hashes (a shingle that occurs twice counts once; minima do not see repeats).
+//! 4. **Hash functions**: `y = lo32(x ^ (x >> 32))`, and `h_j(y) = fmix32(y ^ k_j)` for
+//!    `j = 0 … H·T−1`, where `fmix64` is the SplitMix64 finaliser, `fmix32` MurmurHash3's (both
+//!    bijections), and `k_j` is the low 32 bits of the `(j+1)`-th output of SplitMix64 started at
 //!    `SEED`. Trial `t` uses `h_{t·H} … h_{t·H+H−1}`; `m_j` is the least `h_j` over the shingles.
-//! 5. **Trial value**: `v_t = xxh3_64_with_seed(le(m_{t·H}) ‖ … ‖ le(m_{t·H+H−1}), SEED ^ t)`,
+//!    32-bit minima let one vector instruction compute eight hash functions.
+//! 5. **Trial value**: `v_t = xxh3_64_with_seed(le32(m_{t·H}) ‖ … ‖ le32(m_{t·H+H−1}), SEED ^ t)`,
 //!    stored as the `i64` with the same bits.
 //! 6. **Combination keys**: for every `A`-subset `S = {s_1 < … < s_A}` of the trials, in
 //!    lexicographic order, `key_S = xxh3_64_with_seed([s_1, …, s_A] as bytes ‖ le(v_{s_1}) ‖ … ‖
@@ -153,7 +156,8 @@ fn is_word_char(c: char) -> bool {
     )
 }
 
-/// The distinct shingles of `n` tokens (step 2), in first-seen order.
+/// The shingles of `n` tokens (step 3) as text, distinct, in first-seen order: what the hashes stand
+/// for (a chrome model shows them).
 pub fn shingles(tokens: &[String], n: usize) -> Vec<String> {
     if tokens.is_empty() {
         return Vec::new();
@@ -173,6 +177,105 @@ pub fn shingles(tokens: &[String], n: usize) -> Vec<String> {
     out
 }
 
+/// The hash of a shingle given as its tokens (steps 2 and 3).
+pub fn shingle_hash(tokens: &[&str]) -> u64 {
+    tokens
+        .iter()
+        .fold(SEED, |x, t| fmix(x ^ xxh3_64_with_seed(t.as_bytes(), SEED)))
+}
+
+/// The hashes of a text's shingles (steps 1 to 3), repeats included.
+pub fn shingle_hashes(text: &str, n: usize, out: &mut Vec<u64>) {
+    out.clear();
+    let n = n.clamp(1, 8);
+    // The last `n` token hashes, in a ring: the oldest at `count % n` once full.
+    let mut ring = [0u64; 8];
+    let mut count = 0usize;
+    let mut lower = String::new();
+    let fold = |ring: &[u64; 8], count: usize, len: usize| {
+        (0..len).fold(SEED, |x, i| fmix(x ^ ring[(count - len + i) % n]))
+    };
+    each_token(text, &mut lower, |token| {
+        ring[count % n] = xxh3_64_with_seed(token.as_bytes(), SEED);
+        count += 1;
+        if count >= n {
+            out.push(fold(&ring, count, n));
+        }
+    });
+    if count > 0 && count < n {
+        out.push(fold(&ring, count, count));
+    }
+}
+
+/// Per ASCII byte: 0 not a word byte, else the byte lower-cased.
+const ASCII_WORD: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() {
+            t[b] = c.to_ascii_lowercase();
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Calls `f` with every token of `text`, lower-cased (step 1), through one reused buffer: ASCII
+/// bytes by a table, other characters by their general category; a token with any non-ASCII
+/// character is lower-cased whole with `str::to_lowercase` (final sigma needs the whole word).
+fn each_token(text: &str, lower: &mut String, mut f: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let mut buf: Vec<u8> = std::mem::take(lower).into_bytes();
+    buf.clear();
+    // Start of the current token in `text`, and whether it has a non-ASCII character.
+    let mut start = usize::MAX;
+    let mut wide = false;
+    let mut i = 0;
+    let mut flush = |start: &mut usize, wide: &mut bool, end: usize, buf: &mut Vec<u8>| {
+        if *start != usize::MAX {
+            if *wide {
+                f(&text[*start..end].to_lowercase());
+            } else {
+                // Only ASCII letters and digits went in.
+                f(std::str::from_utf8(buf).expect("ASCII"));
+            }
+            buf.clear();
+            *start = usize::MAX;
+            *wide = false;
+        }
+    };
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            let l = ASCII_WORD[b as usize];
+            if l != 0 {
+                if start == usize::MAX {
+                    start = i;
+                }
+                buf.push(l);
+            } else {
+                flush(&mut start, &mut wide, i, &mut buf);
+            }
+            i += 1;
+        } else {
+            let c = text[i..].chars().next().expect("a char boundary");
+            if is_word_char(c) {
+                if start == usize::MAX {
+                    start = i;
+                }
+                wide = true;
+            } else {
+                flush(&mut start, &mut wide, i, &mut buf);
+            }
+            i += c.len_utf8();
+        }
+    }
+    flush(&mut start, &mut wide, bytes.len(), &mut buf);
+    buf.clear();
+    *lower = String::from_utf8(buf).expect("cleared");
+}
+
 /// The SplitMix64 finaliser: a bijection of `u64`.
 fn fmix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -180,15 +283,56 @@ fn fmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The keys `k_0 …` of the hash functions: SplitMix64 outputs from [`SEED`].
-fn function_keys(count: usize) -> Vec<u64> {
+/// MurmurHash3's 32-bit finaliser: a bijection of `u32`.
+#[inline(always)]
+fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+/// The keys `k_0 …` of the hash functions: the low halves of SplitMix64 outputs from [`SEED`].
+fn function_keys(count: usize) -> Vec<u32> {
     let mut state = SEED;
     (0..count)
         .map(|_| {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            fmix(state)
+            fmix(state) as u32
         })
         .collect()
+}
+
+/// Lowers `minima[j]` to `fmix32(y ^ keys[j])` for every shingle hash `y`: the hot loop, written so
+/// that the compiler computes eight functions per vector instruction.
+#[inline(always)]
+fn lower_minima(minima: &mut [u32], keys: &[u32], hashes: &[u64]) {
+    let n = minima.len().min(keys.len());
+    let (minima, keys) = (&mut minima[..n], &keys[..n]);
+    for &x in hashes {
+        let y = (x ^ (x >> 32)) as u32;
+        for (m, &k) in minima.iter_mut().zip(keys) {
+            *m = (*m).min(fmix32(y ^ k));
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lower_minima_avx2(minima: &mut [u32], keys: &[u32], hashes: &[u64]) {
+    lower_minima(minima, keys, hashes)
+}
+
+/// [`lower_minima`] with AVX2 where the processor has it (the same results either way).
+fn lower_minima_best(minima: &mut [u32], keys: &[u32], hashes: &[u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor supports AVX2, checked just above.
+        unsafe { lower_minima_avx2(minima, keys, hashes) };
+        return;
+    }
+    lower_minima(minima, keys, hashes)
 }
 
 /// The signature of a text, or `None` when it has no token.
@@ -196,15 +340,9 @@ pub fn signature(text: &str, params: &NearParams) -> Option<NearSignature> {
     NearSigner::new(*params).sign(text)
 }
 
-/// The signature from the shingle hashes (step 3 done).
+/// The signature from the shingle hashes (steps 1 to 3 done; repeats allowed).
 pub fn signature_of_hashes(hashes: &[u64], params: &NearParams) -> Option<NearSignature> {
     NearSigner::new(*params).sign_hashes(hashes)
-}
-
-/// The hash of one shingle (step 3): what a chrome model lists, and what [`NearSigner::sign_without`]
-/// leaves out.
-pub fn shingle_hash(shingle: &str) -> u64 {
-    xxh3_64_with_seed(shingle.as_bytes(), SEED)
 }
 
 /// Signs texts under fixed parameters, with the hash-function keys and the trial subsets computed
@@ -212,7 +350,7 @@ pub fn shingle_hash(shingle: &str) -> u64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NearSigner {
     params: NearParams,
-    functions: Vec<u64>,
+    functions: Vec<u32>,
     subsets: Vec<Vec<usize>>,
 }
 
@@ -239,29 +377,19 @@ impl NearSigner {
     /// The signature of a text without the shingles whose hash `skip` names (a host's chrome), or
     /// `None` when no shingle is left.
     pub fn sign_without(&self, text: &str, skip: impl Fn(u64) -> bool) -> Option<NearSignature> {
-        let shingles = shingles(&tokens(text), self.params.shingle);
-        let hashes: Vec<u64> = shingles
-            .iter()
-            .map(|s| shingle_hash(s))
-            .filter(|&h| !skip(h))
-            .collect();
+        let mut hashes = Vec::new();
+        shingle_hashes(text, self.params.shingle, &mut hashes);
+        hashes.retain(|&h| !skip(h));
         self.sign_hashes(&hashes)
     }
 
-    /// The signature from the shingle hashes (step 3 done).
+    /// The signature from the shingle hashes (steps 1 to 3 done; repeats allowed).
     pub fn sign_hashes(&self, hashes: &[u64]) -> Option<NearSignature> {
         if hashes.is_empty() {
             return None;
         }
-        let mut minima = vec![u64::MAX; self.functions.len()];
-        for &x in hashes {
-            for (m, &k) in minima.iter_mut().zip(&self.functions) {
-                let h = fmix(x ^ k);
-                if h < *m {
-                    *m = h;
-                }
-            }
-        }
+        let mut minima = vec![u32::MAX; self.functions.len()];
+        lower_minima_best(&mut minima, &self.functions, hashes);
         let trials: Vec<i64> = minima
             .chunks(self.params.hashes)
             .enumerate()

@@ -27,7 +27,7 @@ use crate::engine::{run_file, write_jsonl};
 use crate::support::fake_solr::{FakeOptions, FakeSolr};
 
 /// The fields the worker writes.
-pub const WORKER_FIELDS: [&str; 13] = [
+pub const WORKER_FIELDS: [&str; 19] = [
     "exact_signature_l",
     "fuzzy_signature_l",
     "fuzzy_signature_text_t",
@@ -41,6 +41,12 @@ pub const WORKER_FIELDS: [&str; 13] = [
     "http_unique_b",
     "exact_signature_copycount_i",
     "fuzzy_signature_copycount_i",
+    "near_trials_ls",
+    "near_keys_ls",
+    "near_version_s",
+    "near_unique_b",
+    "near_copycount_i",
+    "near_group_s",
 ];
 
 /// Where a scenario runs.

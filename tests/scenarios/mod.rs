@@ -9,5 +9,6 @@ pub mod harness;
 mod bad_input;
 mod e2e;
 mod hand_worked;
+mod near;
 mod reliability;
 mod solr_work;

@@ -32,31 +32,46 @@ def tokens(text):
     return out
 
 
-def shingles(toks, n):
-    if not toks:
-        return []
-    if len(toks) < n:
-        return [" ".join(toks)]
-    seen, out = set(), []
-    for i in range(len(toks) - n + 1):
-        s = " ".join(toks[i : i + n])
-        if s not in seen:
-            seen.add(s)
-            out.append(s)
-    return out
-
-
 def fmix(z):
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
     return z ^ (z >> 31)
 
 
+def fmix32(h):
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def token_hash(tok):
+    return xxhash.xxh3_64_intdigest(tok.encode("utf-8"), seed=SEED)
+
+
+def fold(ws):
+    x = SEED
+    for w in ws:
+        x = fmix(x ^ w)
+    return x
+
+
+def shingle_hashes(toks, n):
+    """The set of shingle hashes (step 3)."""
+    if not toks:
+        return set()
+    ws = [token_hash(t) for t in toks]
+    if len(ws) < n:
+        return {fold(ws)}
+    return {fold(ws[i : i + n]) for i in range(len(ws) - n + 1)}
+
+
 def keys_of_functions(count):
     state, out = SEED, []
     for _ in range(count):
         state = (state + 0x9E3779B97F4A7C15) & M64
-        out.append(fmix(state))
+        out.append(fmix(state) & 0xFFFFFFFF)
     return out
 
 
@@ -65,15 +80,15 @@ def signed(x):
 
 
 def signature(text, n, h, t, a):
-    sh = shingles(tokens(text), n)
-    if not sh:
+    xs = shingle_hashes(tokens(text), n)
+    if not xs:
         return None
-    xs = [xxhash.xxh3_64_intdigest(s.encode("utf-8"), seed=SEED) for s in sh]
+    ys = [(x ^ (x >> 32)) & 0xFFFFFFFF for x in xs]
     ks = keys_of_functions(h * t)
-    minima = [min(fmix(x ^ k) for x in xs) for k in ks]
+    minima = [min(fmix32(y ^ k) for y in ys) for k in ks]
     trials = []
     for i in range(t):
-        b = b"".join(m.to_bytes(8, "little") for m in minima[i * h : (i + 1) * h])
+        b = b"".join(m.to_bytes(4, "little") for m in minima[i * h : (i + 1) * h])
         trials.append(xxhash.xxh3_64_intdigest(b, seed=SEED ^ i))
     keys = []
     for subset in itertools.combinations(range(t), a):
