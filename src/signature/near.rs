@@ -129,17 +129,7 @@ pub struct NearSignature {
 /// The tokens of a text (step 1).
 pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    for c in text.chars() {
-        if is_word_char(c) {
-            current.push(c);
-        } else if !current.is_empty() {
-            out.push(std::mem::take(&mut current).to_lowercase());
-        }
-    }
-    if !current.is_empty() {
-        out.push(current.to_lowercase());
-    }
+    each_token(text, &mut String::new(), |t| out.push(t.to_owned()));
     out
 }
 
@@ -157,7 +147,7 @@ fn is_word_char(c: char) -> bool {
 }
 
 /// The shingles of `n` tokens (step 3) as text, distinct, in first-seen order: what the hashes stand
-/// for (a chrome model shows them).
+/// for.
 pub fn shingles(tokens: &[String], n: usize) -> Vec<String> {
     if tokens.is_empty() {
         return Vec::new();
@@ -175,13 +165,6 @@ pub fn shingles(tokens: &[String], n: usize) -> Vec<String> {
         }
     }
     out
-}
-
-/// The hash of a shingle given as its tokens (steps 2 and 3).
-pub fn shingle_hash(tokens: &[&str]) -> u64 {
-    tokens
-        .iter()
-        .fold(SEED, |x, t| fmix(x ^ xxh3_64_with_seed(t.as_bytes(), SEED)))
 }
 
 /// The hashes of a text's shingles (steps 1 to 3), repeats included.
