@@ -111,43 +111,43 @@ impl Join {
         Ok(())
     }
 
-    /// Calls `f` with every partition in turn (all its pairs, unsorted), loading one at a time.
+    /// Calls `f` with every partition in turn (all its pairs, unsorted), loading one at a time. The
+    /// partitions stay as they were, for a later pass.
     fn each_part(
         &mut self,
         mut f: impl FnMut(&mut Vec<(u64, u32)>) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
         for i in 0..Self::PARTS {
-            let mut pairs = std::mem::take(&mut self.parts[i]);
-            if let Some(w) = self.files[i].take() {
-                let mut file = w.into_inner().map_err(|e| e.into_error())?;
-                use std::io::Seek;
-                file.rewind()?;
-                let mut r = BufReader::with_capacity(1 << 16, file);
-                let mut buf = [0u8; Self::PAIR];
-                loop {
-                    match r.read_exact(&mut buf) {
-                        Ok(()) => pairs.push((
-                            u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")),
-                            u32::from_le_bytes(buf[8..].try_into().expect("4 bytes")),
-                        )),
-                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                        Err(e) => return Err(e),
-                    }
-                }
-                // Written back for a later pass over the partitions.
-                let mut file = r.into_inner();
-                file.rewind()?;
-                let mut w = BufWriter::with_capacity(1 << 16, file);
-                for &(k, r) in &pairs {
-                    w.write_all(&k.to_le_bytes())?;
-                    w.write_all(&r.to_le_bytes())?;
-                }
+            let in_memory = std::mem::take(&mut self.parts[i]);
+            let Some(w) = self.files[i].take() else {
+                let mut pairs = in_memory;
                 f(&mut pairs)?;
-                self.files[i] = Some(w);
+                self.parts[i] = pairs;
                 continue;
+            };
+            let mut file = w.into_inner().map_err(|e| e.into_error())?;
+            file.rewind()?;
+            let mut r = BufReader::with_capacity(1 << 16, file);
+            let mut pairs = Vec::new();
+            let mut buf = [0u8; Self::PAIR];
+            loop {
+                match r.read_exact(&mut buf) {
+                    Ok(()) => pairs.push((
+                        u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")),
+                        u32::from_le_bytes(buf[8..].try_into().expect("4 bytes")),
+                    )),
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                    Err(e) => return Err(e),
+                }
             }
+            // Later spills append where the file ends.
+            let mut file = r.into_inner();
+            file.seek(SeekFrom::End(0))?;
+            self.files[i] = Some(BufWriter::with_capacity(1 << 16, file));
+            pairs.extend_from_slice(&in_memory);
             f(&mut pairs)?;
-            self.parts[i] = pairs;
+            self.parts[i] = in_memory;
         }
         Ok(())
     }
@@ -243,6 +243,16 @@ impl Plan<'_> {
         (rest == self.near_version).then_some(StoredNear {
             words,
             same_scope: host == (self.cfg.scope == Scope::Host),
+        })
+    }
+
+    /// The new version of values that stand but whose clusters were decided under another scope.
+    pub(super) fn near_scope_update(&self, stored: StoredNear) -> Option<(String, Value)> {
+        (!stored.same_scope).then(|| {
+            (
+                self.cfg.fields.near_version.clone(),
+                Value::String(self.near_version_for(stored.words)),
+            )
         })
     }
 
@@ -410,5 +420,49 @@ impl<S: Store> Round<'_, S> {
             keep.note_id(idx, &id);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys spread over every partition: `i` times an odd constant (a bijection of `u64`).
+    fn spread(i: u64) -> u64 {
+        i.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    #[test]
+    fn the_join_keeps_exactly_the_shared_keys_past_its_memory() {
+        let mut join = Join::new();
+        let records = 400_000u32;
+        // Every record has two keys of its own; every 50,000th also holds key `spread(1 << 40)`,
+        // and records 7 and 8 share `spread(1 << 41)`.
+        let (shared_a, shared_b) = (spread(1 << 40), spread(1 << 41));
+        for r in 0..records {
+            let mut keys = vec![spread(2 * u64::from(r) + 1), spread(2 * u64::from(r) + 2)];
+            if r % 50_000 == 0 {
+                keys.push(shared_a);
+            }
+            if r == 7 || r == 8 {
+                keys.push(shared_b);
+            }
+            join.add(r, keys).unwrap();
+        }
+        assert!(
+            join.files.iter().any(Option::is_some),
+            "past MEMORY: in files"
+        );
+        assert_eq!(join.len(), 2 * 400_000 + 8 + 2);
+        // A first pass leaves the partitions as they were.
+        let keys = join.distinct_keys(usize::MAX).unwrap().unwrap();
+        assert_eq!(keys.len(), 2 * 400_000 + 2);
+        assert!(join.distinct_keys(10).unwrap().is_none());
+        let mut shared = join.shared().unwrap();
+        shared.sort_unstable();
+        let mut want: Vec<(u64, u32)> = (0..8).map(|i| (shared_a, i * 50_000)).collect();
+        want.extend([(shared_b, 7), (shared_b, 8)]);
+        want.sort_unstable();
+        assert_eq!(shared, want);
     }
 }

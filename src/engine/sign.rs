@@ -418,13 +418,12 @@ pub(super) fn sign_one(
     round.id_of(doc)?;
     let stored = round.stored_sigs(doc);
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
-    // Not needed: its stored version is this run's (see `needs_content`).
-    let stored_near = if round.on(Dimension::Near) {
-        round.near_stored(get_str(doc, &f.near_version))
-    } else {
-        None
-    };
     let Some(content) = content else {
+        // Not needed: its stored near version is this run's (see `needs_content`).
+        let stored_near = round
+            .on(Dimension::Near)
+            .then(|| round.near_stored(get_str(doc, &f.near_version)))
+            .flatten();
         return Some(Signed {
             // The empty text's exact signature stands for an empty text (see `needs_content`).
             blank: stored.exact == Some(round.empty_exact),
@@ -432,13 +431,9 @@ pub(super) fn sign_one(
             near: NearState::Stored(stored_near.is_some_and(|s| s.words)),
             computed: false,
             version: read_version,
-            // Decided under another scope: the values stand, the version says the new scope.
-            update: stored_near.filter(|s| !s.same_scope).map(|s| {
-                vec![(
-                    f.near_version.clone(),
-                    Value::String(round.near_version_for(s.words)),
-                )]
-            }),
+            update: stored_near
+                .and_then(|s| round.near_scope_update(s))
+                .map(|u| vec![u]),
         });
     };
     // Sign from the real-time copy: it is the current text, and its version guards the update.
@@ -540,10 +535,7 @@ fn near_values(
     let stored_version = get_str(content, &f.near_version);
     if !round.full {
         if let Some(stored) = round.near_stored(stored_version) {
-            if !stored.same_scope {
-                let version = round.near_version_for(stored.words);
-                set.push((f.near_version.clone(), Value::String(version)));
-            }
+            set.extend(round.near_scope_update(stored));
             return NearState::Stored(stored.words);
         }
     }
