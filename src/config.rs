@@ -22,6 +22,33 @@ pub enum Config {
     Signature(SignatureConfig),
     /// `solr-dedup near table`.
     NearTable(NearTableConfig),
+    /// `solr-dedup chrome learn` (boxed: it holds field names).
+    ChromeLearn(Box<ChromeLearnConfig>),
+}
+
+/// `solr-dedup chrome learn`.
+#[derive(Debug, Clone)]
+pub struct ChromeLearnConfig {
+    /// Where the documents are.
+    pub source: Source,
+    /// `--filter` as given.
+    pub filter: Option<String>,
+    /// Where the model goes: a file (written atomically) or standard output.
+    pub out: Input,
+    /// Pages sampled per host at most.
+    pub sample: usize,
+    /// A shingle on more than this share of a host's sample is chrome.
+    pub share: f64,
+    /// Hosts with fewer pages get no model.
+    pub min_pages: usize,
+    /// Words per shingle (must be the runs' `--near-shingle`).
+    pub shingle: usize,
+    /// Field names.
+    pub fields: crate::model::FieldNames,
+    /// Documents per read page.
+    pub batch_size: usize,
+    /// 0 quiet logs, 1 info, 2 debug.
+    pub verbosity: u8,
 }
 
 /// `solr-dedup near table`.
@@ -89,6 +116,8 @@ pub struct JobConfig {
     pub filter: Option<String>,
     /// Write even when atomic updates would empty fields that are neither stored nor docValues.
     pub allow_lossy: bool,
+    /// `--chrome`: the chrome model file the near signatures leave the host's chrome out by.
+    pub chrome: Option<PathBuf>,
     /// `near` is on by default, not asked for: a core without its fields runs the other dimensions
     /// (with a note on how to add them) instead of refusing.
     pub near_optional: bool,

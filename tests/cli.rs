@@ -532,3 +532,101 @@ fn near_table_prints_the_formula_and_refuses_impossible_parameters() {
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("--agree 7 is more than --trials 6"));
 }
+
+#[test]
+fn chrome_learn_writes_a_model_in_file_mode_and_bad_models_are_refused_in_one_line() {
+    let input = corpus("chrome-corpus.jsonl");
+    let input = input.to_str().unwrap();
+    // example.org has two pages, www.example.org one: with --min-pages 2 only the first gets a
+    // model. Its pages (PAGE and "another text entirely") share no shingle, so none is on more
+    // than half of them.
+    let out = run(
+        &[
+            "chrome",
+            "learn",
+            "--input",
+            input,
+            "--out",
+            "-",
+            "--min-pages",
+            "2",
+            "--share",
+            "0.5",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let model: Value = serde_json::from_str(stdout(&out)).unwrap();
+    assert_eq!(model["hosts"]["example.org"]["sample"], 2, "{model}");
+    assert_eq!(
+        model["hosts"]["example.org"]["chrome"],
+        serde_json::json!([])
+    );
+    assert_eq!(model["hosts"]["example.org"]["model"], "none");
+    assert_eq!(
+        model["skipped"],
+        serde_json::json!({"hosts": 1, "pages": 1})
+    );
+    assert!(
+        stderr(&out).contains("chrome model: 0 of 1 hosts with chrome"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A run with it signs as without one (no host has chrome).
+    let path = temp_file("chrome-model.json", stdout(&out).as_bytes());
+    let path = path.to_str().unwrap();
+    let with = run(&["run", "--input", input, "--chrome", path], b"");
+    let without = run(&["run", "--input", input], b"");
+    assert_eq!(with.status.code(), Some(0), "{}", stderr(&with));
+    assert_eq!(stdout(&with), stdout(&without));
+
+    let broken = temp_file("chrome-broken.json", b"{\"hosts\": ");
+    let err = usage_failure(&run(
+        &[
+            "run",
+            "--input",
+            input,
+            "--chrome",
+            broken.to_str().unwrap(),
+        ],
+        b"",
+    ));
+    assert!(
+        err.contains("not a chrome model") && err.contains("chrome learn"),
+        "{err}"
+    );
+    let err = usage_failure(&run(
+        &[
+            "run",
+            "--input",
+            input,
+            "--chrome",
+            path,
+            "--near-shingle",
+            "3",
+        ],
+        b"",
+    ));
+    assert!(err.contains("learned with --near-shingle 2"), "{err}");
+    let err = usage_failure(&run(
+        &[
+            "run",
+            "--input",
+            input,
+            "--chrome",
+            path,
+            "--dimensions",
+            "exact",
+        ],
+        b"",
+    ));
+    assert!(err.contains("--chrome is for the near dimension"), "{err}");
+    let err = usage_failure(&run(
+        &["run", "--input", input, "--chrome", "/nonexistent/c.json"],
+        b"",
+    ));
+    assert!(err.contains("cannot read the chrome model"), "{err}");
+    let err = usage_failure(&run(&["chrome", "learn", "--out", "-"], b""));
+    assert!(err.contains("no documents to learn from"), "{err}");
+}

@@ -4,11 +4,13 @@
 use std::time::Duration;
 
 use super::{
-    CheckArgs, Cli, Command, CommitArg, JobArgs, NearCommand, OutputFormatArg, RunArgs,
-    SchemaAction, SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs,
+    CheckArgs, ChromeCommand, Cli, Command, CommitArg, JobArgs, NearCommand, OutputFormatArg,
+    RunArgs, SchemaAction, SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions,
+    SolrArgs,
 };
 use crate::config::{
-    Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig, SolrConfig, Source,
+    ChromeLearnConfig, Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig,
+    SolrConfig, Source,
 };
 use crate::engine::{EngineConfig, Preference, Scope};
 use crate::model::{Dimension, FieldNames};
@@ -30,6 +32,29 @@ impl From<Cli> for Config {
                 agree: args.agree as usize,
                 overlaps: args.overlap,
             }),
+            Command::Chrome(ChromeCommand::Learn(args)) => {
+                let mut fields = FieldNames::default();
+                for (name, field) in &args.fields {
+                    fields.rename(name, field);
+                }
+                let source = match (&args.input, SolrConfig::from_args(&args.solr, 2)) {
+                    (Some(path), _) => Source::File(path.clone()),
+                    (None, Some(solr)) => Source::Solr(solr),
+                    (None, None) => Source::Missing,
+                };
+                Config::ChromeLearn(Box::new(ChromeLearnConfig {
+                    source,
+                    filter: args.filter,
+                    out: Input::from_arg(args.out),
+                    sample: usize::try_from(args.sample).unwrap_or(200),
+                    share: args.share,
+                    min_pages: usize::try_from(args.min_pages).unwrap_or(50),
+                    shingle: usize::try_from(args.near_shingle).unwrap_or(2),
+                    fields,
+                    batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                    verbosity: args.verbose,
+                }))
+            }
         }
     }
 }
@@ -122,6 +147,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         filter: args.filter.clone(),
         allow_lossy: false,
         near_optional: args.dimensions.is_none(),
+        chrome: args.chrome.clone(),
         output: None,
         output_format: OutputFormat::Updates,
         report: args.report.map(Input::from_arg),

@@ -25,6 +25,21 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
         .near
         .validate()
         .map_err(|e| anyhow!("--near-*: {e}"))?;
+    let mut loaded;
+    let c = match &c.chrome {
+        None => c,
+        Some(path) => {
+            if !c.engine.dimensions.contains(&Dimension::Near) {
+                return Err(anyhow!(
+                    "--chrome is for the near dimension, which --dimensions leaves out; add near or drop --chrome"
+                )
+                .into());
+            }
+            loaded = c.clone();
+            loaded.engine.chrome = Some(super::chrome::load(path, c.engine.near.shingle)?);
+            &loaded
+        }
+    };
     match &c.source {
         Source::File(path) => run_file(c, path),
         Source::Solr(solr) => run_solr(c, solr),

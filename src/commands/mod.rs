@@ -6,6 +6,7 @@
 //! [`anyhow::Error`] counts as a usage, configuration or input error (exit 2); a command that talks to
 //! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
 
+pub mod chrome;
 pub mod job;
 pub mod near;
 mod progress;
@@ -93,6 +94,7 @@ pub fn run(config: Config) -> Result<Exit, Failure> {
         Config::Schema(c) => schema::run(&c),
         Config::Signature(c) => signature::run(&c),
         Config::NearTable(c) => near::table(&c),
+        Config::ChromeLearn(c) => chrome::run(&c),
     }
 }
 

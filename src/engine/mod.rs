@@ -61,6 +61,7 @@
 //! - A document that changes during a run (HTTP 409 or a new version between passes) is never written
 //!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
 
+pub mod chrome;
 mod decide;
 mod doc;
 pub mod group;
@@ -82,6 +83,7 @@ use std::time::Instant;
 
 use tracing::{debug, info};
 
+use crate::signature::chrome::ChromeSet;
 use crate::signature::near::{NearParams, NearSigner};
 use crate::signature::{Scheme, Signer};
 use crate::store::{CommitMode, Filter, ReadQuery, Store, StoreError};
@@ -145,6 +147,8 @@ pub struct EngineConfig {
     pub max_rounds: u32,
     /// The near-duplicate parameters (`near` dimension).
     pub near: NearParams,
+    /// The chrome left out of near-duplicate signatures, per host (`--chrome`).
+    pub chrome: Option<std::sync::Arc<ChromeSet>>,
 }
 
 impl Default for EngineConfig {
@@ -163,6 +167,7 @@ impl Default for EngineConfig {
             write_fuzzy_text: true,
             max_rounds: 3,
             near: NearParams::default(),
+            chrome: None,
         }
     }
 }

@@ -32,13 +32,18 @@ use super::doc::get_str;
 use super::group::Groups;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
+use super::url_key::host_name;
 use super::{Dimension, EngineError, Filter, Mode, Plan, Rec, Report, Round, Scope, UrlKeys};
+use crate::signature::chrome::HostSet;
 use crate::store::{id_hash, Doc, FacetQuery, ReadQuery, Store, StoreError};
 
 /// What the stored version of a document's near values says when its text has no word.
 const NO_WORDS: &str = " no-words";
 /// What the stored version says when its clusters were decided under `--scope host`.
 const HOST: &str = " host";
+/// What the stored version says before the host's chrome model version, when a chrome model left
+/// shingles out.
+const CHROME: &str = " chrome:";
 
 /// The most new keys looked up in the store; beyond, the stored keys are streamed.
 const LOOKUP_KEYS: usize = 100_000;
@@ -214,11 +219,19 @@ pub(super) struct StoredNear {
 }
 
 impl Plan<'_> {
+    /// The chrome of the host of a document's URL (`doc` holds the URL field), when the run has a
+    /// chrome model that knows the host.
+    pub(super) fn near_chrome(&self, doc: &Doc) -> Option<&HostSet> {
+        let set = self.cfg.chrome.as_deref()?;
+        set.host(&host_name(get_str(doc, &self.cfg.fields.url))?)
+    }
+
     /// The version a document's near values are stored under in this run: the definition and
-    /// parameters, ` host` under `--scope host` (the values do not depend on it, the clusters do),
-    /// and [`NO_WORDS`] for a text without words.
-    pub(super) fn near_version_for(&self, words: bool) -> String {
-        let mut v = self.near_version.clone();
+    /// parameters, [`CHROME`] and the host's model version when its chrome was left out, ` host`
+    /// under `--scope host` (the values do not depend on it, the clusters do), and [`NO_WORDS`] for
+    /// a text without words.
+    pub(super) fn near_version_for(&self, words: bool, chrome: Option<&HostSet>) -> String {
+        let mut v = self.values_version(chrome);
         if self.cfg.scope == Scope::Host {
             v.push_str(HOST);
         }
@@ -228,9 +241,23 @@ impl Plan<'_> {
         v
     }
 
-    /// Whether a stored near version's values are this run's: `None` when the document must be
-    /// signed again.
-    pub(super) fn near_stored(&self, stored: Option<&str>) -> Option<StoredNear> {
+    /// The part of the version the values depend on.
+    fn values_version(&self, chrome: Option<&HostSet>) -> String {
+        let mut v = self.near_version.clone();
+        if let Some(c) = chrome {
+            v.push_str(CHROME);
+            v.push_str(&c.version);
+        }
+        v
+    }
+
+    /// Whether a stored near version's values are this run's (for a document of a host with
+    /// `chrome`): `None` when the document must be signed again.
+    pub(super) fn near_stored(
+        &self,
+        stored: Option<&str>,
+        chrome: Option<&HostSet>,
+    ) -> Option<StoredNear> {
         let stored = stored?;
         let (rest, words) = match stored.strip_suffix(NO_WORDS) {
             Some(rest) => (rest, false),
@@ -240,18 +267,22 @@ impl Plan<'_> {
             Some(rest) => (rest, true),
             None => (rest, false),
         };
-        (rest == self.near_version).then_some(StoredNear {
+        (rest == self.values_version(chrome)).then_some(StoredNear {
             words,
             same_scope: host == (self.cfg.scope == Scope::Host),
         })
     }
 
     /// The new version of values that stand but whose clusters were decided under another scope.
-    pub(super) fn near_scope_update(&self, stored: StoredNear) -> Option<(String, Value)> {
+    pub(super) fn near_scope_update(
+        &self,
+        stored: StoredNear,
+        chrome: Option<&HostSet>,
+    ) -> Option<(String, Value)> {
         (!stored.same_scope).then(|| {
             (
                 self.cfg.fields.near_version.clone(),
-                Value::String(self.near_version_for(stored.words)),
+                Value::String(self.near_version_for(stored.words, chrome)),
             )
         })
     }

@@ -237,7 +237,10 @@ impl Plan<'_> {
         }
         if self.on(Dimension::Near)
             && self
-                .near_stored(get_str(doc, &self.cfg.fields.near_version))
+                .near_stored(
+                    get_str(doc, &self.cfg.fields.near_version),
+                    self.near_chrome(doc),
+                )
                 .is_none()
         {
             return true;
@@ -420,9 +423,10 @@ pub(super) fn sign_one(
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
     let Some(content) = content else {
         // Not needed: its stored near version is this run's (see `needs_content`).
+        let chrome = round.near_chrome(doc);
         let stored_near = round
             .on(Dimension::Near)
-            .then(|| round.near_stored(get_str(doc, &f.near_version)))
+            .then(|| round.near_stored(get_str(doc, &f.near_version), chrome))
             .flatten();
         return Some(Signed {
             // The empty text's exact signature stands for an empty text (see `needs_content`).
@@ -432,7 +436,7 @@ pub(super) fn sign_one(
             computed: false,
             version: read_version,
             update: stored_near
-                .and_then(|s| round.near_scope_update(s))
+                .and_then(|s| round.near_scope_update(s, chrome))
                 .map(|u| vec![u]),
         });
     };
@@ -507,7 +511,7 @@ pub(super) fn sign_one(
             set.push((field.clone(), new.map_or(Value::Null, Value::from)));
         }
     }
-    let near = near_values(round, content, text, &mut set);
+    let near = near_values(round, doc, content, text, &mut set);
     computed |= matches!(near, NearState::Computed(_));
     let update = (!set.is_empty()).then_some(set);
     Some(Signed {
@@ -524,6 +528,7 @@ pub(super) fn sign_one(
 /// this run's, else computed from `text`, with the fields that differ added to `set`.
 fn near_values(
     round: &Plan<'_>,
+    doc: &Doc,
     content: &Doc,
     text: &str,
     set: &mut Vec<(String, Value)>,
@@ -533,14 +538,19 @@ fn near_values(
     }
     let f = &round.cfg.fields;
     let stored_version = get_str(content, &f.near_version);
+    // The host as read in pass A: the URL a document is ranked and grouped by.
+    let chrome = round.near_chrome(doc);
     if !round.full {
-        if let Some(stored) = round.near_stored(stored_version) {
-            set.extend(round.near_scope_update(stored));
+        if let Some(stored) = round.near_stored(stored_version, chrome) {
+            set.extend(round.near_scope_update(stored, chrome));
             return NearState::Stored(stored.words);
         }
     }
-    let sig = round.near.sign(text);
-    let version = round.near_version_for(sig.is_some());
+    let sig = match chrome {
+        Some(c) => round.near.sign_without(text, |h| c.hashes.contains(&h)),
+        None => round.near.sign(text),
+    };
+    let version = round.near_version_for(sig.is_some(), chrome);
     let longs = |v: Option<&Vec<i64>>| {
         v.map_or(Value::Null, |v| {
             Value::Array(v.iter().map(|&x| Value::from(x)).collect())

@@ -48,6 +48,13 @@ pub struct UrlKeys {
     pub host_key: Option<String>,
 }
 
+/// The host name of a URL as the WHATWG parser normalises it (lower-case, IDN in punycode), without
+/// scheme or port: what a chrome model is keyed by. `None` without a parseable URL or host.
+pub fn host_name(sku: Option<&str>) -> Option<String> {
+    let url = Url::parse(sku?.trim()).ok()?;
+    url.host_str().filter(|h| !h.is_empty()).map(str::to_owned)
+}
+
 impl UrlKeys {
     /// Parses and normalises `sku`.
     pub fn new(sku: Option<&str>) -> Self {

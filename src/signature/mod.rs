@@ -19,6 +19,7 @@
 //! assert_eq!(profile.profile_string(), "(three-1)");
 //! ```
 
+pub mod chrome;
 mod java_chars;
 pub mod java_hashmap;
 pub mod lookup3;

@@ -7,6 +7,7 @@
 pub mod harness;
 
 mod bad_input;
+mod chrome;
 mod e2e;
 mod hand_worked;
 mod near;

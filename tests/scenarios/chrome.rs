@@ -1,0 +1,222 @@
+//! Chrome removal against Solr, with expectations worked out by hand: `chrome learn` finds two sites'
+//! boilerplate, `run --chrome` leaves it out so that an article syndicated on both sites becomes a
+//! near-duplicate, and a changed model signs again exactly the documents of the host whose chrome
+//! changed.
+//!
+//! Both sites wrap every page in a header of 20 words and a footer of 20 words. Five pages of each
+//! site are nothing but that chrome; the sixth holds the same article of 30 words on both sites. The
+//! headers both end with "menu" and the footers both begin with "imprint", so that once the chrome is
+//! left out the two article pages have exactly the same shingles ("menu" + first word, the article's
+//! 29, last word + "imprint"): Jaccard 1, found whatever the hashes. With the chrome, the two article
+//! pages share 31 of about 109 shingles (Jaccard 0.28: a trial agrees with chance 0.28^14 ≈ 2e-8), and
+//! an article page shares with its site's chrome-only pages 39 of about 72 (0.55^14 ≈ 2e-4 a trial;
+//! two of six trials ≈ 6e-7): neither pair is found. The chrome-only pages of one site have equal
+//! shingle sets, so without chrome removal they form one cluster of five; with it they have no word
+//! left and stand alone.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::harness::{assert_settled, solr_test, Target};
+
+const SHOP_HEADER: &str = "Shop Online Sale Gifts Toys Books Garden Kitchen Sports Music \
+Films Games Fashion Shoes Beauty Health Travel Outlet Account Menu";
+const SHOP_FOOTER: &str = "Imprint Contact Privacy Terms Cookies Returns Delivery Payment \
+Careers Press Stores Newsletter Apps Partners Affiliates Help Sitemap Accessibility Shop Ltd";
+const PAPER_HEADER: &str = "Daily Courier News Politics Business Science Culture Opinion Sport \
+Weather Travel Style Podcasts Video Puzzles Letters Obituaries Archive Subscribe Menu";
+const PAPER_FOOTER: &str = "Imprint Editorial Standards Corrections Advertise Syndication Jobs \
+Events Shop Crosswords Newsletters Tips Feeds Accessibility Privacy Cookies Terms Courier Media Group";
+const ARTICLE: &str = "Researchers at the coastal institute measured how quickly seagrass \
+meadows recover after storms and found that sheltered bays regrow within two summers while exposed \
+shores take almost a decade";
+
+fn page(header: &str, body: &str, footer: &str, sep: &str) -> String {
+    format!("{header}{sep}{body}{sep}{footer}")
+}
+
+fn documents() -> Vec<Value> {
+    let seps = ["\n", " | ", ". ", "\n\n", " – "];
+    let mut docs = Vec::new();
+    for (i, sep) in seps.iter().enumerate() {
+        docs.push(json!({
+            "id": format!("s{i}"),
+            "sku": format!("https://shop.example/category/{i}"),
+            "text_t": page(SHOP_HEADER, "", SHOP_FOOTER, sep),
+        }));
+        docs.push(json!({
+            "id": format!("n{i}"),
+            "sku": format!("https://paper.example/section/{i}"),
+            "text_t": page(PAPER_HEADER, "", PAPER_FOOTER, sep),
+        }));
+    }
+    docs.push(json!({
+        "id": "sa",
+        "sku": "https://shop.example/blog/seagrass",
+        "text_t": page(SHOP_HEADER, ARTICLE, SHOP_FOOTER, "\n"),
+    }));
+    docs.push(json!({
+        "id": "na",
+        "sku": "https://paper.example/science/seagrass",
+        "text_t": page(PAPER_HEADER, ARTICLE, PAPER_FOOTER, "\n"),
+    }));
+    docs.push(json!({
+        "id": "w1",
+        "sku": "https://weather.example/today",
+        "text_t": "Sunny spells this afternoon with a light breeze from the west.",
+    }));
+    docs
+}
+
+/// `(count, group)` per short id.
+fn clusters(t: &Target) -> BTreeMap<String, (i64, String)> {
+    t.docs()
+        .into_iter()
+        .map(|(id, d)| {
+            let group = d["near_group_s"].as_str().map(|g| t.short(g).to_owned());
+            (
+                id,
+                (
+                    d["near_copycount_i"].as_i64().unwrap_or(0),
+                    group.unwrap_or_default(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn versions(t: &Target) -> BTreeMap<String, String> {
+    t.docs()
+        .into_iter()
+        .map(|(id, d)| (id, d["near_version_s"].as_str().unwrap_or("").to_owned()))
+        .collect()
+}
+
+fn learn(t: &Target, out: &std::path::Path) -> Value {
+    let o = t.run(&[
+        "chrome",
+        "learn",
+        "--out",
+        out.to_str().unwrap(),
+        "--min-pages",
+        "5",
+        "--share",
+        "0.5",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("chrome model: 2 of 2 hosts with chrome"),
+        "{stderr}"
+    );
+    serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+}
+
+solr_test!(
+    chrome_is_learned_left_out_and_signed_again_per_host,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        t.load(&documents());
+
+        // Without chrome removal: each site's chrome-only pages form one cluster (s0 and n0 have the
+        // shortest URLs); the article pages stand alone.
+        t.run_ok(&["run"], dir.path());
+        let c = clusters(t);
+        for i in 0..5 {
+            assert_eq!(c[&format!("s{i}")], (5, "s0".to_owned()), "{c:?}");
+            assert_eq!(c[&format!("n{i}")], (5, "n0".to_owned()), "{c:?}");
+        }
+        assert_eq!(c["sa"], (1, "sa".to_owned()));
+        assert_eq!(c["na"], (1, "na".to_owned()));
+
+        // The model: both sites, six pages sampled each; the weather host has one page (< 5): skipped.
+        let model_path = dir.path().join("chrome.json");
+        let model = learn(t, &model_path);
+        let hosts = model["hosts"].as_object().unwrap();
+        assert_eq!(
+            hosts.keys().collect::<Vec<_>>(),
+            ["paper.example", "shop.example"]
+        );
+        assert_eq!(model["skipped"], json!({"hosts": 1, "pages": 1}));
+        let shop = &hosts["shop.example"];
+        assert_eq!(shop["pages"], 6);
+        assert_eq!(shop["sample"], 6);
+        // 19 header shingles and 19 footer shingles on all six pages; "menu imprint" on the five
+        // chrome-only pages (5/6 > 0.5); the article's own shingles on one page only.
+        let chrome = shop["chrome"].as_array().unwrap();
+        assert_eq!(chrome.len(), 39, "{chrome:?}");
+        assert_eq!(chrome[0]["pages"], 6);
+        assert_eq!(chrome[0]["share"], 1.0);
+        let last = &chrome[38];
+        assert_eq!(
+            (&last["shingle"], &last["pages"], &last["share"]),
+            (&json!("menu imprint"), &json!(5), &json!(0.8333))
+        );
+        assert!(chrome.iter().any(|s| s["shingle"] == "shop online"));
+        assert!(!chrome.iter().any(|s| s["shingle"] == "menu researchers"));
+
+        // With the model: the article pages are near-duplicates (Jaccard 1 without the chrome); the
+        // chrome-only pages have no word left. Only the twelve pages of the two sites are signed again.
+        let model_arg = model_path.to_str().unwrap();
+        let before = versions(t);
+        let r = t.run_ok(&["run", "--chrome", model_arg], dir.path());
+        assert_eq!(r["documents"]["signed"], 12, "{r}");
+        let c = clusters(t);
+        assert_eq!(c["sa"], (2, "sa".to_owned()), "{c:?}");
+        assert_eq!(c["na"], (2, "sa".to_owned()), "{c:?}");
+        for i in 0..5 {
+            assert_eq!(c[&format!("s{i}")], (1, format!("s{i}")), "{c:?}");
+        }
+        let v = versions(t);
+        let shop_version = shop["model"].as_str().unwrap();
+        assert_eq!(v["sa"], format!("near1-n2-h14-t6-a2 chrome:{shop_version}"));
+        assert_eq!(
+            v["s1"],
+            format!("near1-n2-h14-t6-a2 chrome:{shop_version} no-words")
+        );
+        assert_eq!(v["w1"], before["w1"]);
+        assert_eq!(v["w1"], "near1-n2-h14-t6-a2");
+        let again = t.run_ok(&["run", "--chrome", model_arg], dir.path());
+        assert_eq!(again["documents"]["written"], 0, "{again}");
+        assert_eq!(again["documents"]["signed"], 0, "{again}");
+        let check = t.run(&["check", "--chrome", model_arg]);
+        assert_eq!(check.status.code(), Some(0), "{check:?}");
+        let check = t.run(&["check"]);
+        assert_eq!(
+            check.status.code(),
+            Some(1),
+            "without the model the values are out of date"
+        );
+
+        // The paper's chrome is dropped from the model by hand: only its six pages are signed again;
+        // its chrome-only pages cluster again and the article pages part.
+        let mut edited = model.clone();
+        edited["hosts"]
+            .as_object_mut()
+            .unwrap()
+            .remove("paper.example");
+        let edited_path = dir.path().join("edited.json");
+        std::fs::write(&edited_path, edited.to_string()).unwrap();
+        let r = t.run_ok(
+            &["run", "--chrome", edited_path.to_str().unwrap()],
+            dir.path(),
+        );
+        assert_eq!(r["documents"]["signed"], 6, "{r}");
+        let c = clusters(t);
+        assert_eq!(c["n3"], (5, "n0".to_owned()), "{c:?}");
+        assert_eq!(c["sa"], (1, "sa".to_owned()), "{c:?}");
+        assert_eq!(c["na"], (1, "na".to_owned()), "{c:?}");
+        assert_eq!(versions(t)["na"], "near1-n2-h14-t6-a2");
+
+        // No model at all: the shop's six pages are signed again, and everything is as at the start.
+        let r = t.run_ok(&["run"], dir.path());
+        assert_eq!(r["documents"]["signed"], 6, "{r}");
+        assert_settled(t, dir.path());
+    }
+);
