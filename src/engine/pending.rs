@@ -62,13 +62,26 @@ impl Pending {
     }
 
     /// Keeps `set` for record `idx` (records are added in order; at most one entry each).
+    #[cfg(test)]
     pub(super) fn put(&mut self, idx: usize, set: &[(String, Value)]) -> std::io::Result<()> {
+        self.put_encoded(idx, &Self::encode(set)?)
+    }
+
+    /// The entry of `set`, as [`Pending::put_encoded`] takes it: encoded apart, so that the signing
+    /// threads do it in parallel.
+    pub(super) fn encode(set: &[(String, Value)]) -> std::io::Result<Vec<u8>> {
+        serde_json::to_vec(set).map_err(std::io::Error::other)
+    }
+
+    /// Keeps an entry made by [`Pending::encode`] for record `idx` (records are added in order; at
+    /// most one entry each).
+    pub(super) fn put_encoded(&mut self, idx: usize, entry: &[u8]) -> std::io::Result<()> {
         if self.slots.len() <= idx {
             self.slots.resize(idx + 1, Self::NONE);
         }
         let offset = self.flushed + self.buf.len() as u64;
-        serde_json::to_writer(&mut self.buf, set).map_err(std::io::Error::other)?;
-        let len = self.flushed + self.buf.len() as u64 - offset;
+        self.buf.extend_from_slice(entry);
+        let len = entry.len() as u64;
         if len >= 1 << (64 - Self::OFFSET_BITS) || offset >= 1 << Self::OFFSET_BITS {
             return Err(std::io::Error::other("a signature entry too large to keep"));
         }

@@ -101,7 +101,7 @@ impl<S: Store> Round<'_, S> {
                 Cow<'d, str>,
                 Rec,
                 Option<&'d str>,
-                Option<Vec<(String, Value)>>,
+                Option<std::io::Result<Vec<u8>>>,
                 Vec<u64>,
             );
             let mut entries: Vec<Entry<'_>> = Vec::with_capacity(page.docs.len());
@@ -117,12 +117,17 @@ impl<S: Store> Round<'_, S> {
                     let id = plan.id_of(doc)?;
                     let (mut rec, excluded, near_keys) = plan.record(doc, id_hash(&id), &signed);
                     rec.dirty |= signed.computed || signed.update.is_some();
-                    Some((signed, rec, excluded, near_keys))
+                    // What pass C writes with the flags, encoded here, in parallel.
+                    let entry = match &signed.update {
+                        Some(u) if plan.mode != Mode::Check => Some(Pending::encode(u)),
+                        _ => None,
+                    };
+                    Some((signed, rec, excluded, near_keys, entry))
                 })
                 .collect::<Vec<_>>();
             for (doc, outcome) in page.docs.iter().zip(signed) {
                 let Some(id) = self.id_of(doc) else { continue };
-                let Some((outcome, mut rec, excluded, near_keys)) = outcome else {
+                let Some((outcome, mut rec, excluded, near_keys, entry)) = outcome else {
                     // Deleted between the page and the get: it takes no part.
                     continue;
                 };
@@ -133,14 +138,10 @@ impl<S: Store> Round<'_, S> {
                     signed_total += 1;
                     report.documents.signed += 1;
                 }
-                let mut set = None;
-                if let Some(u) = outcome.update {
-                    if self.mode == Mode::Check {
-                        report.documents.missing_signatures += 1;
-                    } else {
-                        set = Some(u);
-                    }
+                if outcome.update.is_some() && self.mode == Mode::Check {
+                    report.documents.missing_signatures += 1;
                 }
+                let set = entry;
                 if count_reads {
                     for d in Dimension::ALL {
                         if let Some(reason) = excluded[d.index()] {
@@ -164,10 +165,12 @@ impl<S: Store> Round<'_, S> {
                 entries.push((id, rec, get_str(doc, &self.cfg.fields.url), set, near_keys));
             }
             for (id, rec, url, set, near_keys) in entries {
-                if let Some(set) = set {
-                    sigs.put(recs.len(), &set).map_err(|e| {
-                        StoreError::io("cannot keep the signatures until pass C", e)
-                    })?;
+                if let Some(entry) = set {
+                    entry
+                        .and_then(|e| sigs.put_encoded(recs.len(), &e))
+                        .map_err(|e| {
+                            StoreError::io("cannot keep the signatures until pass C", e)
+                        })?;
                 }
                 if !near_keys.is_empty() {
                     join.add(recs.len() as u32, near_keys)
