@@ -1,5 +1,6 @@
 //! `gen_corpus`: a deterministic generator of synthetic crawled pages with planted doubles in every
-//! dimension solr-dedup handles, and an exact ground truth of what it planted.
+//! dimension solr-dedup handles, and an exact ground truth of what it planted (for near-duplicates:
+//! the exact shingle overlap of every planted pair).
 //!
 //! ```text
 //! cargo run --release --example gen_corpus -- --docs 100000 --seed 1 --out corpus.jsonl --truth truth.json
@@ -39,6 +40,38 @@
 //! of words never decides anything: the members only differ in sentence order, separators, line breaks
 //! and ASCII case, which the profile ignores. Each member's first sentence ends with a different character (`.`, `!`, `?`, `;`) and no such
 //! character occurs earlier in the text, so no two members are byte-identical.
+//!
+//! # Near-duplicates with a known overlap
+//!
+//! A near unit (2-4 members) plants pages whose shingle sets (distinct word bigrams, tokens as
+//! `spec/neardup.md` defines them: runs of letters and digits, lower-cased) have a planned Jaccard
+//! overlap J, the same for every pair of the unit, from the bands 0.5, 0.6, 0.7, 0.8, 0.9, 0.95 and 1.0
+//! (one in seven units each). Tokens ignore punctuation, so the bigram sequence runs across sentence
+//! ends; the construction therefore reasons about the token sequence alone (`NearPlan`):
+//!
+//! ```text
+//!  member i:  own fresh words │ shared body (unit's words, every member's anchor) │ own fresh words
+//! ```
+//!
+//! - The shared body is `words` vocabulary words drawn so that no ordered pair of neighbours repeats,
+//!   with one *anchor* per member j inserted at a fixed gap: member j's topic word written several
+//!   times in a row. Every bigram of the body is then distinct and the body has exactly
+//!   `shared = words + 2k − 1` shingles (an anchor removes the one word pair it splits and adds
+//!   `(prev, T_j)`, `(T_j, T_j)`, `(T_j, next)`), however often its topic word is repeated.
+//! - Member j repeats its own anchor's topic word until it dominates the profile by the rule above
+//!   (at least four times; the other anchors hold their topic word twice), so each member has a
+//!   fuzzy profile of its own while the shingle set does not change. Its title, description and URL
+//!   are its own, as on a unique page.
+//! - A member's own part is `own` fresh words (split between the start and the end of the text): its
+//!   topic word, an `x`, and a syllable spelling of a counter, a shape nothing else has, so each
+//!   occurs once in the corpus and adds exactly one shingle no other page has (before the body each
+//!   starts one word pair, the last one with the body's first word; after the body each ends one).
+//!
+//! So any two members share exactly `shared` shingles and have `own` each alone:
+//! `J = shared / (shared + 2·own)`, and `shared` and `own` are sized from the page size so that this
+//! is the band exactly (`own/shared = (1 − J)/(2J)`; J = 1 means no fresh words: the members differ
+//! only in how often each topic word is repeated and in punctuation, sentence breaks and case). The
+//! truth computes both numbers from the plan; no text is generated for it.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -51,7 +84,9 @@ use clap::Parser;
 const LONG_ABOUT: &str = "\
 Writes a deterministic synthetic corpus of crawled web pages as JSON Lines of Solr documents (one JSON \
 object per line), with doubles planted in every dimension solr-dedup handles (exact, fuzzy, title, \
-description, www, http), and optionally a ground-truth JSON file that lists every planted group.
+description, www, http) and near-duplicates with a planned shingle overlap, and optionally a \
+ground-truth JSON file that lists every planted group and the exact overlap of every planted \
+near-duplicate pair.
 
 The same --docs and --seed always give byte-identical output (corpus and truth). Documents are generated \
 one at a time into a buffered writer and the truth file is streamed, so memory stays small for any N.";
@@ -82,6 +117,16 @@ after the first two plants at most one unit at its start, the rest are single do
                 scheme://host/path
   http pair     3% of blocks, 2 docs (~0.75%): http:// and https://, same host form
   four-variant  2% of blocks, 4 docs (~1%): http/https x www/bare
+  near          4% of blocks, 2-4 docs (~1.5%): near-duplicates whose shingle sets (distinct
+                word bigrams) overlap by a planned Jaccard J, the same for every pair of
+                the unit: 0.5, 0.6, 0.7, 0.8, 0.9, 0.95 or 1.0 (one unit in seven each).
+                Each member is: own fresh words | a shared body | own fresh words. The
+                shared body is the unit's words, no word pair repeated, with one anchor
+                per member (its topic word repeated); each member repeats its own
+                anchor to dominate its text profile. Fresh words occur nowhere else, so
+                each adds one shingle of its own. Doubles in no other dimension: own
+                text, fuzzy profile, title, description and URL. Near pages stay below
+                about 34 KiB whatever --page-kb says.
   A same page (www, http, four-variant) shares text, title and description (when it has
   them), so it is also an exact, fuzzy, title and description group.
 
@@ -102,6 +147,8 @@ TRUTH FILE (--truth)
   {\"docs\":N, \"seed\":S, \"page_kb\":K,
    \"groups\":{\"exact\":[[id,...],...], \"fuzzy\":[...], \"title\":[...],
              \"description\":[...], \"www\":[...], \"http\":[...]},
+   \"near\":[{\"ids\":[id,...], \"shared\":S, \"own\":O,
+            \"jaccard\":[[id_a,id_b,J],...]}, ...],
    \"empty_text\":[id,...], \"empty_profile\":[...], \"no_title\":[...],
    \"no_description\":[...], \"no_url\":[...], \"non_http\":[...],
    \"counts\":{\"exact_groups\":..., \"exact_docs\":..., ..., \"no_url\":..., ...}}
@@ -112,20 +159,38 @@ TRUTH FILE (--truth)
                   in every dimension it shares. A four-variant page gives the www groups
                   {http://www.h/p, http://h/p}, {https://www.h/p, https://h/p} and the
                   http groups {http://www.h/p, https://www.h/p}, {http://h/p, https://h/p}.
+  near            one entry per near unit, in slot order: its members (sorted); S, the
+                  shingles every member has (distinct word bigrams of text_t, tokens as
+                  in spec/neardup.md); O, the shingles each member has alone. Every member
+                  has S+O shingles and every pair J = S/(S+2O) exactly, listed per pair
+                  (id_a < id_b) as the nearest double to the fraction (1.0 for J = 1).
+                  Not part of groups: whether the worker links a pair is chance, with the
+                  probability `solr-dedup near table` prints for J; a unit with J = 1
+                  always ends up as one cluster.
+                  Other planted doubles are near-duplicates too, without being listed
+                  here: an exact group and a same-page unit have identical text (J = 1,
+                  always one cluster); a fuzzy group has the same words in another
+                  sentence order, so a high but unplanned J (about 0.8 to 1). Pages in no
+                  common group share only common word pairs (\"of the\"): J of a few
+                  percent.
   empty_text      text_t empty or whitespace only (never in exact or fuzzy groups)
   empty_profile   no token longer than two characters: empty_text + empty-profile pages
   no_title        no title field
   no_description  no description_txt field
   no_url          no sku, or an sku that does not parse as a URL
   non_http        a parseable URL whose scheme is neither http nor https
-  counts          groups and grouped documents per dimension, and list lengths
+  counts          groups and grouped documents per dimension (near: near_groups,
+                  near_docs, near_pairs), and list lengths
   Groups come in slot order, list entries in no particular order.
 
 EXACTNESS
   The truth is built from the plan, not measured. It is exact for both signature schemes
   at their defaults (yacy: min-token-len 3, quant-rate 0.5; md5: 2, 0.01) and for any
   min-token-len from 2 to 7 with any quant-rate up to 0.5. Fuzzy pages stay below about
-  32 KiB whatever --page-kb says (nearly every token needs a word of its own).";
+  32 KiB whatever --page-kb says (nearly every token needs a word of its own). The near
+  overlaps are exact for word bigrams (n = 2, the default) of the tokens spec/neardup.md
+  defines: every word of the corpus is one token, separators and case never matter. Other
+  shingle sizes give other, unplanned overlaps.";
 
 /// Generates a synthetic Solr corpus with planted doubles and its ground truth.
 #[derive(Parser, Debug)]
@@ -259,6 +324,9 @@ const T_ODD: u64 = 12;
 const T_VARIANT: u64 = 13;
 const T_PERM: u64 = 14;
 const T_EMPTYPROF: u64 = 15;
+const T_NEAR: u64 = 16;
+const T_NEARTEXT: u64 = 17;
+const T_NEARVAR: u64 = 18;
 
 // ---------------------------------------------------------------------------------------------------
 // Vocabulary.
@@ -596,6 +664,23 @@ fn is_topic_like(w: &str) -> bool {
         })
 }
 
+/// True for the shape reserved for fresh words ([`push_fresh`]): a topic-like word, an `x`, and one or
+/// more consonant-vowel pairs.
+fn is_fresh_like(w: &str) -> bool {
+    match w.split_once('x') {
+        Some((head, tail)) => {
+            is_topic_like(head)
+                && !tail.is_empty()
+                && tail.len() % 2 == 0
+                && tail
+                    .as_bytes()
+                    .chunks(2)
+                    .all(|p| CONS.contains(&p[0]) && VOWS.contains(&p[1]))
+        }
+        None => false,
+    }
+}
+
 struct Vocab {
     words: Vec<String>,
     /// Length in UTF-16 units (what the profile's min-token-len compares against).
@@ -613,6 +698,8 @@ struct Vocab {
     /// Every word as is and capitalised, zero-padded to 16 bytes, for [`Bytes::put16`].
     padded: Vec<[u8; 16]>,
     padded_cap: Vec<[u8; 16]>,
+    /// Mean bytes of a weighted draw and the space after it (sizes near pages).
+    avg_bytes: f64,
 }
 
 impl Vocab {
@@ -628,6 +715,7 @@ impl Vocab {
             table: Vec::new(),
             padded: Vec::new(),
             padded_cap: Vec::new(),
+            avg_bytes: 0.0,
         };
         let mut seen = HashSet::new();
         let mut weighted: Vec<(u32, f64)> = Vec::new();
@@ -675,8 +763,8 @@ impl Vocab {
 
         for (id, w) in v.words.iter().enumerate() {
             assert!(
-                !is_topic_like(w),
-                "vocabulary word {w:?} has the topic-word shape"
+                !is_topic_like(w) && !is_fresh_like(w),
+                "vocabulary word {w:?} has the topic-word or fresh-word shape"
             );
             let id = id as u32;
             let units = v.units[id as usize];
@@ -716,6 +804,12 @@ impl Vocab {
             }
             v.table.push(weighted[k].0 as u16);
         }
+        let bytes: usize = v
+            .table
+            .iter()
+            .map(|&id| v.words[usize::from(id)].len() + 1)
+            .sum();
+        v.avg_bytes = bytes as f64 / size as f64;
         v
     }
 
@@ -813,6 +907,21 @@ fn push_topic(out: &mut String, n: u64, cap: bool) {
     }
 }
 
+/// Appends fresh word `k` of slot `s`: the slot's topic word, an `x` and the bijective base-80 syllable
+/// spelling of `k` (one syllable for k < 80, two for the next 80^2, ...). Topic words have no `x` and no
+/// vocabulary word has this shape, so a fresh word occurs in one text of the corpus and only once.
+fn push_fresh(out: &mut String, s: u64, k: u64, cap: bool) {
+    push_topic(out, s, cap);
+    out.push('x');
+    let mut n = u128::from(k) + 1;
+    while n > 0 {
+        let d = ((n - 1) % 80) as usize;
+        out.push(CONS[d / 5] as char);
+        out.push(VOWS[d % 5] as char);
+        n = (n - 1) / 80;
+    }
+}
+
 /// The low four bits of the Java `HashMap` bucket of a token (`String.hashCode`, spread): two tokens
 /// that differ here sit in different buckets at every table size (16 · 2^k buckets).
 fn java_bucket16(token: &str) -> u32 {
@@ -907,6 +1016,8 @@ enum Unit {
     WwwPair,
     HttpPair,
     Four,
+    /// Near-duplicates with a planned shingle overlap (see [`NearPlan`]).
+    Near,
     /// The fixture pair `HTTP://WWW.Example.ORG/Path#frag` / `http://www.example.org/Path`.
     Special,
 }
@@ -948,9 +1059,17 @@ enum Role {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum TextSpec {
     Unique(u64),
-    Fuzzy { key: u64, variant: u64 },
+    Fuzzy {
+        key: u64,
+        variant: u64,
+    },
     Empty(u8),
     EmptyProfile(u64),
+    /// Member `idx` of the near unit at slot `first`.
+    Near {
+        first: u64,
+        idx: u64,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -966,6 +1085,46 @@ enum UrlSpec {
     Odd(Odd, u64),
     SpecialA,
     SpecialB,
+}
+
+/// The overlap bands of near units, as fractions `num/den`: every pair of a unit's members has exactly
+/// this Jaccard overlap of its shingle sets.
+const NEAR_BANDS: [(u64, u64); 7] = [(1, 2), (3, 5), (7, 10), (4, 5), (9, 10), (19, 20), (1, 1)];
+/// Near pages are sized for at most this many bytes whatever --page-kb says: the shared body's word
+/// pairs must all differ, which a vocabulary of ~6,300 words allows for a few thousand words only.
+const NEAR_MAX_BYTES: usize = 32 << 10;
+/// A fresh word and its space, roughly (for sizing only).
+const FRESH_BYTES: f64 = 13.0;
+
+/// What a near unit of k members plants. Member i's text is, as tokens,
+///
+/// ```text
+///   f_0 … f_{p-1}  w_1 … w_a  T_0 … T_0  w_{a+1} … T_1 … T_1 … T_{k-1} … T_{k-1} … w_words  f_p … f_{own-1}
+///   └─── own ───┘  └──────────────────────────── shared body ────────────────────────────┘  └──── own ────┘
+/// ```
+///
+/// - `w_1 … w_words`: the unit's vocabulary words, drawn so that no ordered pair of neighbours
+///   repeats; anchor j (its topic word `T_j` in a row) sits after word ⌊(j+1)·words/(k+1)⌋.
+/// - `T_j` is written twice in every member's text but member j's own, where it is written often
+///   enough to dominate the profile (at least four times).
+/// - `f_*`: fresh words of member i, `p` of them before the body (the member's own choice).
+///
+/// The body's shingles are all distinct, `words − 1` word pairs less the `k` the anchors split, plus
+/// `(prev, T_j)`, `(T_j, T_j)` and `(T_j, next)` per anchor however long it is:
+/// `shared = words + 2k − 1`. A fresh word occurs in no other text, so each adds one shingle no other
+/// page has (before the body each starts one pair, after it each ends one): `own` per member. Any two
+/// members: `J = shared / (shared + 2·own) = num/den`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct NearPlan {
+    size: u64,
+    num: u64,
+    den: u64,
+    /// Vocabulary words of the shared body.
+    words: u64,
+    /// Distinct shingles of the shared body: `words + 2·size − 1`.
+    shared: u64,
+    /// Fresh words, and so own shingles, of every member.
+    own: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1062,6 +1221,7 @@ impl Ctx {
             140..170 => (Unit::WwwPair, 2),
             170..200 => (Unit::HttpPair, 2),
             200..220 => (Unit::Four, 4),
+            220..260 => (Unit::Near, 2 + r.below(3)),
             _ => return None,
         };
         (size <= cap).then_some((unit, size))
@@ -1146,6 +1306,7 @@ impl Ctx {
                     desc: Some(first),
                     ..own(TextSpec::Unique(s))
                 },
+                Unit::Near => own(TextSpec::Near { first, idx }),
                 Unit::WwwPair | Unit::HttpPair | Unit::Four | Unit::Special => {
                     let bit = |i: u32| hash(&[self.seed, T_VARIANT, first]) >> i & 1 == 1;
                     let url = match unit {
@@ -1175,6 +1336,33 @@ impl Ctx {
                     }
                 }
             },
+        }
+    }
+
+    /// The plan of the near unit at slot `first`: its band, and a shared body and own parts sized so
+    /// that `shared / (shared + 2·own)` is the band exactly (`shared` a multiple of the band's
+    /// `2·num/gcd`) and the page is about --page-kb.
+    fn near_plan(&self, first: u64) -> NearPlan {
+        let Some((Unit::Near, size)) = self.block_unit(first / BLOCK) else {
+            unreachable!("slot {first} starts no near unit");
+        };
+        let mut r = Rng::new(&[self.seed, T_NEAR, first]);
+        let (num, den) = NEAR_BANDS[r.below(NEAR_BANDS.len() as u64) as usize];
+        let bytes = self.target_bytes(&mut r).min(NEAR_MAX_BYTES) as f64 * 16.0 / 17.0;
+        // own/shared = (1 − J)/(2J) = (den − num)/(2·num); per step, `s1` shared and `o1` own.
+        let g = gcd(2 * num, den - num);
+        let (s1, o1) = (2 * num / g, (den - num) / g);
+        let step = s1 as f64 * self.vocab.avg_bytes + o1 as f64 * FRESH_BYTES;
+        // At least eight body words: shared >= 8 + 2·size − 1.
+        let m = ((bytes / step).round() as u64).max((2 * size + 7).div_ceil(s1));
+        let shared = m * s1;
+        NearPlan {
+            size,
+            num,
+            den,
+            words: shared + 1 - 2 * size,
+            shared,
+            own: m * o1,
         }
     }
 
@@ -1269,6 +1457,10 @@ impl<'a> Gen<'a> {
             TextSpec::Empty(k) => json_str(line, EMPTY_TEXTS[usize::from(k)]),
             TextSpec::EmptyProfile(k) => {
                 self.empty_profile_text(k);
+                json_str(line, &self.text);
+            }
+            TextSpec::Near { first, idx } => {
+                self.near_text(first, idx);
                 json_str(line, &self.text);
             }
         }
@@ -1452,6 +1644,122 @@ impl<'a> Gen<'a> {
                     _ => " ",
                 });
             }
+        }
+    }
+
+    /// Member `idx` of the near unit at slot `first`, as [`NearPlan`] lays it out. The shared body's
+    /// words come from the unit's key, so they are the same in every member; sentence breaks,
+    /// separators and where the own fresh words go (before or after the body) are the member's.
+    fn near_text(&mut self, first: u64, idx: u64) {
+        #[derive(Clone, Copy)]
+        enum Tok {
+            Word(u32),
+            Topic(u64),
+            Fresh(u64),
+            /// Ends the sentence before the next word.
+            Break,
+        }
+        let c = self.c;
+        let v = &c.vocab;
+        let plan = c.near_plan(first);
+        let mut r = Rng::new(&[c.seed, T_NEARTEXT, first]);
+        let ids = &mut self.ids;
+        ids.clear();
+        let mut pairs = HashSet::with_capacity(plan.words as usize);
+        for i in 0..plan.words {
+            // Weighted draws, then uniform ones: the page is small enough (NEAR_MAX_BYTES) that a
+            // word never runs out of unused followers.
+            let mut tries = 0;
+            let id = loop {
+                let id = if tries < 64 {
+                    v.draw(&mut r)
+                } else {
+                    r.below(v.words.len() as u64) as u32
+                };
+                tries += 1;
+                if i == 0 || pairs.insert(u64::from(ids[ids.len() - 1]) << 32 | u64::from(id)) {
+                    break id;
+                }
+            };
+            ids.push(id);
+        }
+        // The own topic word must dominate the profile, as on a unique page (module doc); the other
+        // members' topic words (twice each) and fresh words (once each) count too.
+        let (mut max3, mut max4) = (2, 2);
+        for &id in ids.iter() {
+            let n = &mut self.counts[id as usize];
+            *n += 1;
+            let u = v.units[id as usize];
+            if u >= 3 {
+                max3 = max3.max(*n);
+            }
+            if u >= 4 {
+                max4 = max4.max(*n);
+            }
+        }
+        for &id in ids.iter() {
+            self.counts[id as usize] = 0;
+        }
+        let boost = 4.max(max4 + 1).max(max3.div_ceil(2) + 1);
+
+        let mut r = Rng::new(&[c.seed, T_NEARVAR, first, idx]);
+        let head = r.below(plan.own + 1);
+        let mut toks = Vec::with_capacity((plan.words + plan.own + 8 * plan.size) as usize);
+        toks.extend((0..head).map(Tok::Fresh));
+        toks.push(Tok::Break);
+        let mut anchor = 0;
+        for (i, &id) in ids.iter().enumerate() {
+            if anchor < plan.size && i as u64 == (anchor + 1) * plan.words / (plan.size + 1) {
+                let n = if anchor == idx { boost } else { 2 };
+                toks.push(Tok::Break);
+                toks.extend(std::iter::repeat_n(Tok::Topic(first + anchor), n as usize));
+                toks.push(Tok::Break);
+                anchor += 1;
+            }
+            toks.push(Tok::Word(id));
+        }
+        debug_assert_eq!(anchor, plan.size);
+        toks.push(Tok::Break);
+        toks.extend((head..plan.own).map(Tok::Fresh));
+
+        let out = &mut self.text;
+        out.clear();
+        let (mut left, mut started) = (0, false);
+        for t in toks {
+            if let Tok::Break = t {
+                left = 0;
+                continue;
+            }
+            let cap = left == 0;
+            if cap {
+                if started {
+                    let end: &&str = r.pick(&[". ", ". ", ". ", "! ", "? ", ".\n\n", ".\n"]);
+                    out.push_str(end);
+                }
+                left = 5 + r.below(14);
+            } else {
+                out.push_str(match r.below(100) {
+                    0..80 => " ",
+                    80..90 => ", ",
+                    90..94 => " – ",
+                    94..97 => "; ",
+                    _ => ": ",
+                });
+            }
+            left -= 1;
+            started = true;
+            match t {
+                Tok::Word(id) => {
+                    let case = if cap { Case::Cap } else { Case::Lower };
+                    push_word(out, &v.words[id as usize], case);
+                }
+                Tok::Topic(s) => push_topic(out, s, cap),
+                Tok::Fresh(k) => push_fresh(out, first + idx, k, cap),
+                Tok::Break => unreachable!(),
+            }
+        }
+        if started {
+            out.push('.');
         }
     }
 
@@ -1916,6 +2224,60 @@ fn unit_groups(c: &Ctx, dim: Dim, u: Unit, first: u64, size: u64) -> Vec<Vec<u64
     }
 }
 
+/// `"near":[{"ids":[...],"shared":S,"own":O,"jaccard":[[id_a,id_b,J],...]},...]`, one entry per near
+/// unit, from its plan alone.
+fn write_near_truth(
+    c: &Ctx,
+    w: &mut impl Write,
+    counts: &mut Vec<(String, u64)>,
+) -> io::Result<()> {
+    w.write_all(b",\"near\":[")?;
+    let (mut groups, mut docs, mut pairs) = (0u64, 0u64, 0u64);
+    let mut ids = Vec::new();
+    for b in 0..c.blocks() {
+        let Some((Unit::Near, size)) = c.block_unit(b) else {
+            continue;
+        };
+        let first = b * BLOCK;
+        let plan = c.near_plan(first);
+        let jaccard = plan.shared as f64 / (plan.shared + 2 * plan.own) as f64;
+        debug_assert_eq!(jaccard, plan.num as f64 / plan.den as f64);
+        ids.clear();
+        ids.extend((0..size).map(|i| c.id_num(first + i)));
+        ids.sort_unstable();
+        w.write_all(if groups > 0 { b",{" } else { b"{" })?;
+        w.write_all(b"\"ids\":[")?;
+        for (k, id) in ids.iter().enumerate() {
+            write!(w, "{}\"doc-{id:09}\"", if k > 0 { "," } else { "" })?;
+        }
+        write!(
+            w,
+            "],\"shared\":{},\"own\":{},\"jaccard\":[",
+            plan.shared, plan.own
+        )?;
+        let mut k = 0;
+        for (i, a) in ids.iter().enumerate() {
+            for b in &ids[i + 1..] {
+                write!(
+                    w,
+                    "{}[\"doc-{a:09}\",\"doc-{b:09}\",{jaccard:?}]",
+                    if k > 0 { "," } else { "" }
+                )?;
+                k += 1;
+            }
+        }
+        w.write_all(b"]}")?;
+        groups += 1;
+        docs += size;
+        pairs += k;
+    }
+    w.write_all(b"]")?;
+    counts.push(("near_groups".into(), groups));
+    counts.push(("near_docs".into(), docs));
+    counts.push(("near_pairs".into(), pairs));
+    Ok(())
+}
+
 fn write_truth(c: &Ctx, w: &mut impl Write) -> io::Result<()> {
     write!(
         w,
@@ -1955,6 +2317,7 @@ fn write_truth(c: &Ctx, w: &mut impl Write) -> io::Result<()> {
         counts.push((format!("{name}_docs"), docs));
     }
     w.write_all(b"}")?;
+    write_near_truth(c, w, &mut counts)?;
     type Pred = fn(&Meta) -> bool;
     let lists: [(&str, Pred); 6] = [
         ("empty_text", |m| matches!(m.text, TextSpec::Empty(_))),
