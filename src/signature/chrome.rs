@@ -7,7 +7,7 @@
 //! host, the shingle hashes to leave out and the model version that goes into `near_version_s`.
 //!
 //! A shingle is chrome when it occurs on **more than** `share` of the sampled pages (seed 002: 5 %).
-//! The shingle hashes are those of [`near::shingle_hashes`](super::near::shingle_hashes); the text of
+//! The shingle hashes are those of [`near::shingle_hashes`]; the text of
 //! each shingle is kept in the file as evidence for a reader. A host's model version is a hash of the
 //! shingle length and its sorted chrome hashes, so learning again with the same outcome changes
 //! nothing, and any other outcome signs exactly that host's documents again.
