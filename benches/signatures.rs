@@ -1,5 +1,5 @@
-//! Throughput of the exact and fuzzy signatures, both schemes, on English-like pages of 1 KB, 10 KB and
-//! 100 KB.
+//! Throughput of the exact and fuzzy signatures, both schemes, and of the near-duplicate signature
+//! (whole, and its two halves), on English-like pages of 1 KB, 10 KB and 100 KB.
 //!
 //! The pages are generated here from a fixed seed, so every run and every machine measures the same
 //! bytes: sentences of common English words with capitals, commas, full stops, the odd number and a few
@@ -12,6 +12,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use solr_dedup::signature::near::{self, NearParams, NearSigner};
 use solr_dedup::signature::{Scheme, Signer};
 
 #[rustfmt::skip]
@@ -149,5 +150,60 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// The near-duplicate signature with the default parameters: text to trial values and keys, and
+/// its halves, text to shingle hashes and shingle hashes to trial values and keys.
+fn bench_near(c: &mut Criterion) {
+    let params = NearParams::default();
+    let signer = NearSigner::new(params);
+    let mut group = c.benchmark_group("near");
+    for &(size, label) in SIZES {
+        let text = page(size, 42);
+        let want = signer.sign(&text).expect("the page has tokens");
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(label), &text, |b, text| {
+            b.iter(|| {
+                let got = signer.sign(black_box(text));
+                assert_eq!(got.as_ref(), Some(&want));
+                got
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("near/shingle_hashes");
+    for &(size, label) in SIZES {
+        let text = page(size, 42);
+        let mut want = Vec::new();
+        near::shingle_hashes(&text, params.shingle, &mut want);
+        let mut got = Vec::new();
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(label), &text, |b, text| {
+            b.iter(|| {
+                near::shingle_hashes(black_box(text), params.shingle, &mut got);
+                assert_eq!(got, want);
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("near/sign_hashes");
+    for &(size, label) in SIZES {
+        let text = page(size, 42);
+        let mut hashes = Vec::new();
+        near::shingle_hashes(&text, params.shingle, &mut hashes);
+        let want = signer.sign(&text);
+        // Per shingle hash, the unit of this half's work.
+        group.throughput(Throughput::Elements(hashes.len() as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(label), &hashes, |b, hashes| {
+            b.iter(|| {
+                let got = signer.sign_hashes(black_box(hashes));
+                assert_eq!(got, want);
+                got
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_near);
 criterion_main!(benches);
