@@ -2,7 +2,7 @@
 //! flags and counts: one write per document per run.
 //!
 //! Pass A signs a document long before pass C decides its flags (the groups need every signature
-//! first), so the fields to set wait here, keyed by record. They are kept as compact JSON, in memory
+//! first), so the fields to set wait here, keyed by record. They are kept in a compact binary form, in memory
 //! up to [`Pending::MEMORY`] bytes and in a temporary file beyond that (a first run over a million
 //! pages holds about a million `fuzzy_signature_text_t` values), so that memory stays bounded as the
 //! index grows. The file is removed when the round ends, also on an error.
@@ -68,9 +68,15 @@ impl Pending {
     }
 
     /// The entry of `set`, as [`Pending::put_encoded`] takes it: encoded apart, so that the signing
-    /// threads do it in parallel.
+    /// threads do it in parallel. A compact binary form ([`codec`]): integers and arrays of them
+    /// (the near-duplicate values) as 8 bytes each, so that pass C reads them back without parsing
+    /// text.
     pub(super) fn encode(set: &[(String, Value)]) -> std::io::Result<Vec<u8>> {
-        serde_json::to_vec(set).map_err(std::io::Error::other)
+        let mut out = Vec::with_capacity(64 + 8 * set.len());
+        for (field, value) in set {
+            codec::put(&mut out, field, value)?;
+        }
+        Ok(out)
     }
 
     /// Keeps an entry made by [`Pending::encode`] for record `idx` (records are added in order; at
@@ -136,9 +142,125 @@ impl Pending {
             let spill = self.file.as_ref().expect("flushed entries are in the file");
             spill.file.read_exact_at(&mut bytes, offset)?;
         }
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(std::io::Error::other)
+        codec::get_all(&bytes).map(Some)
+    }
+}
+
+/// The entry format: per field, its name's length (u16) and bytes, a tag, and the value: nothing
+/// (null, false, true), 8 bytes (an `i64`), a length (u32) and bytes (a string, or any other JSON
+/// value as text), or a count (u32) and 8 bytes each (an array of `i64`). Little-endian.
+mod codec {
+    use std::io::{Error, Result};
+
+    use serde_json::Value;
+
+    const NULL: u8 = 0;
+    const FALSE: u8 = 1;
+    const TRUE: u8 = 2;
+    const INT: u8 = 3;
+    const STR: u8 = 4;
+    const INTS: u8 = 5;
+    const JSON: u8 = 6;
+
+    fn len32(n: usize) -> Result<[u8; 4]> {
+        u32::try_from(n)
+            .map(u32::to_le_bytes)
+            .map_err(|_| Error::other("a pending value too large to keep"))
+    }
+
+    pub(super) fn put(out: &mut Vec<u8>, field: &str, value: &Value) -> Result<()> {
+        let name = u16::try_from(field.len()).map_err(|_| Error::other("a field name too long"))?;
+        out.extend(name.to_le_bytes());
+        out.extend(field.as_bytes());
+        match value {
+            Value::Null => out.push(NULL),
+            Value::Bool(false) => out.push(FALSE),
+            Value::Bool(true) => out.push(TRUE),
+            Value::Number(n) if n.as_i64().is_some() => {
+                out.push(INT);
+                out.extend(n.as_i64().expect("checked").to_le_bytes());
+            }
+            Value::String(s) => {
+                out.push(STR);
+                out.extend(len32(s.len())?);
+                out.extend(s.as_bytes());
+            }
+            Value::Array(a) if a.iter().all(|v| v.as_i64().is_some()) => {
+                out.push(INTS);
+                out.extend(len32(a.len())?);
+                for v in a {
+                    out.extend(v.as_i64().expect("checked").to_le_bytes());
+                }
+            }
+            other => {
+                let text = serde_json::to_vec(other).map_err(Error::other)?;
+                out.push(JSON);
+                out.extend(len32(text.len())?);
+                out.extend(text);
+            }
+        }
+        Ok(())
+    }
+
+    struct Reader<'a>(&'a [u8]);
+
+    impl<'a> Reader<'a> {
+        fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+            if self.0.len() < n {
+                return Err(Error::other("a pending entry cut short"));
+            }
+            let (head, rest) = self.0.split_at(n);
+            self.0 = rest;
+            Ok(head)
+        }
+
+        fn u32(&mut self) -> Result<usize> {
+            Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")) as usize)
+        }
+
+        fn i64(&mut self) -> Result<i64> {
+            Ok(i64::from_le_bytes(
+                self.take(8)?.try_into().expect("8 bytes"),
+            ))
+        }
+
+        fn text(&mut self, n: usize) -> Result<String> {
+            String::from_utf8(self.take(n)?.to_vec()).map_err(Error::other)
+        }
+    }
+
+    pub(super) fn get_all(bytes: &[u8]) -> Result<Vec<(String, Value)>> {
+        let mut r = Reader(bytes);
+        let mut out = Vec::new();
+        while !r.0.is_empty() {
+            let name = u16::from_le_bytes(r.take(2)?.try_into().expect("2 bytes")) as usize;
+            let field = r.text(name)?;
+            let value = match r.take(1)?[0] {
+                NULL => Value::Null,
+                FALSE => Value::Bool(false),
+                TRUE => Value::Bool(true),
+                INT => Value::from(r.i64()?),
+                STR => {
+                    let n = r.u32()?;
+                    Value::String(r.text(n)?)
+                }
+                INTS => {
+                    let n = r.u32()?;
+                    let mut a = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        a.push(Value::from(r.i64()?));
+                    }
+                    Value::Array(a)
+                }
+                JSON => {
+                    let n = r.u32()?;
+                    serde_json::from_slice(r.take(n)?).map_err(Error::other)?
+                }
+                tag => return Err(Error::other(format!("a pending entry with tag {tag}"))),
+            };
+            out.push((field, value));
+        }
+        Ok(out)
     }
 }
 
@@ -163,9 +285,26 @@ mod tests {
             ];
             p.put(i * 2, &set).unwrap();
         }
+        let every_kind = vec![
+            ("a".to_owned(), json!(null)),
+            ("b".to_owned(), json!(true)),
+            ("c".to_owned(), json!(false)),
+            ("d".to_owned(), json!(i64::MIN)),
+            ("e".to_owned(), json!("Straße – 日本語")),
+            ("f".to_owned(), json!([1, -2, i64::MAX])),
+            ("g".to_owned(), json!([])),
+            ("h".to_owned(), json!(["x", 1])),
+            ("i".to_owned(), json!(1.5)),
+            ("j".to_owned(), json!(u64::MAX)),
+            ("k".to_owned(), json!({"set": [1]})),
+        ];
+        p.put(n * 2, &every_kind).unwrap();
+        assert_eq!(p.get(n * 2).unwrap().unwrap(), every_kind);
+        assert!(codec::get_all(&[1, 0, b'a', 9]).is_err(), "an unknown tag");
+        assert!(codec::get_all(&[1, 0, b'a', 3, 1]).is_err(), "cut short");
         assert!(p.file.is_some() && p.flushed > 0 && !p.buf.is_empty());
         let path = p.file.as_ref().unwrap().path.clone();
-        assert_eq!(p.len(), n);
+        assert_eq!(p.len(), n + 1);
         for i in 0..n {
             let set = p.get(i * 2).unwrap().expect("kept");
             assert_eq!(set[0], ("exact_signature_l".to_owned(), json!(-(i as i64))));

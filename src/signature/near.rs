@@ -704,20 +704,29 @@ impl NearSigner {
     /// The signature of a text without the shingles whose hash `skip` names (a host's chrome), or
     /// `None` when no shingle is left.
     pub fn sign_without(&self, text: &str, skip: impl Fn(u64) -> bool) -> Option<NearSignature> {
-        let mut hashes = Vec::new();
-        shingle_hashes(text, self.params.shingle, &mut hashes);
-        hashes.retain(|&h| !skip(h));
-        self.sign_hashes(&hashes)
+        SCRATCH.with(|scratch| {
+            let (hashes, ys) = &mut *scratch.borrow_mut();
+            shingle_hashes(text, self.params.shingle, hashes);
+            hashes.retain(|&h| !skip(h));
+            self.sign_into(hashes, ys)
+        })
     }
 
     /// The signature from the shingle hashes (steps 1 to 3 done; repeats allowed).
     pub fn sign_hashes(&self, hashes: &[u64]) -> Option<NearSignature> {
+        self.sign_into(hashes, &mut Vec::new())
+    }
+
+    /// [`NearSigner::sign_hashes`] with a buffer for the 32-bit inputs.
+    fn sign_into(&self, hashes: &[u64], ys: &mut Vec<u32>) -> Option<NearSignature> {
         if hashes.is_empty() {
             return None;
         }
-        let ys: Vec<u32> = hashes.iter().map(|&x| input32(x)).collect();
+        ys.clear();
+        ys.extend(hashes.iter().map(|&x| input32(x)));
+        let ys = &ys[..];
         let mut minima = vec![u32::MAX; self.functions.len()];
-        lower_minima_best(&mut minima, &self.functions, &ys);
+        lower_minima_best(&mut minima, &self.functions, ys);
         let h = self.params.hashes;
         let trials: Vec<i64> = minima[..h * self.params.trials]
             .chunks(h)
@@ -738,6 +747,14 @@ impl NearSigner {
             .collect();
         Some(NearSignature { trials, keys })
     }
+}
+
+thread_local! {
+    /// Per signing thread: the shingle hashes of the text being signed, and their 32-bit inputs (a
+    /// page's take some 10 KB; allocating them for every page showed in whole-run profiles).
+    static SCRATCH: std::cell::RefCell<(Vec<u64>, Vec<u32>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
 }
 
 /// The key of one subset of trials (step 6).
