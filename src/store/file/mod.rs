@@ -448,9 +448,13 @@ impl FileStore {
                 let texts = (0..docs.len())
                     .into_par_iter()
                     .with_min_len(32)
-                    .map(|i| {
-                        serde_json::to_vec(&merge_updates(&docs[i].1)?)
-                            .map_err(|e| StoreError::Unsupported(e.to_string()))
+                    .map(|i| match &docs[i].1[..] {
+                        // One update (a first run's usual case): its line is already what
+                        // merging and printing would give (`AtomicUpdate::json_bytes` prints
+                        // `to_json`'s map, keys sorted, compact), so it goes out as it is.
+                        [one] => Ok(one.strip_suffix('\n').unwrap_or(one).as_bytes().to_vec()),
+                        several => serde_json::to_vec(&merge_updates(several)?)
+                            .map_err(|e| StoreError::Unsupported(e.to_string())),
                     })
                     .collect::<Vec<_>>();
                 for text in texts {
