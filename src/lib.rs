@@ -17,3 +17,4 @@ pub mod model;
 pub mod signature;
 pub mod solr;
 pub mod store;
+pub mod urlrules;
