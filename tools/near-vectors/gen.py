@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent implementation of the near-duplicate signature, version 1 (src/signature/near.rs
+"""An independent implementation of the near-duplicate signature, version 1 (src/signature/near/mod.rs
 module docs), written from that definition alone. It writes the test vectors the Rust code is held
 to: tests/fixtures/near-v1.jsonl.
 
