@@ -515,15 +515,15 @@ pub struct JobArgs {
           value_parser = clap::value_parser!(u64).range(1..=16))]
     pub near_trials: u64,
 
-    /// Near-duplicates: leave each host's chrome out of the signatures, as learned by `solr-dedup chrome
-    /// learn` (a document signed under another model version of its host is signed again)
-    #[arg(long, value_name = "FILE")]
-    pub chrome: Option<PathBuf>,
-
     /// Near-duplicates: trials that must agree (A, at most T); fewer make the test looser
     #[arg(long, value_name = "A", default_value_t = 2,
           value_parser = clap::value_parser!(u64).range(1..=16))]
     pub near_agree: u64,
+
+    /// Near-duplicates: leave each host's chrome out of the signatures, as learned by `solr-dedup chrome
+    /// learn` (a document signed under another model version of its host is signed again)
+    #[arg(long, value_name = "FILE")]
+    pub chrome: Option<PathBuf>,
 
     /// Prefer https over http when picking the representative (`--prefer-https=false` for the opposite)
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set,

@@ -33,24 +33,15 @@ impl From<Cli> for Config {
                 overlaps: args.overlap,
             }),
             Command::Chrome(ChromeCommand::Learn(args)) => {
-                let mut fields = FieldNames::default();
-                for (name, field) in &args.fields {
-                    fields.rename(name, field);
-                }
-                let source = match (&args.input, SolrConfig::from_args(&args.solr, 2)) {
-                    (Some(path), _) => Source::File(path.clone()),
-                    (None, Some(solr)) => Source::Solr(solr),
-                    (None, None) => Source::Missing,
-                };
                 Config::ChromeLearn(Box::new(ChromeLearnConfig {
-                    source,
+                    source: source(&args.input, &args.solr, 2),
                     filter: args.filter,
                     out: Input::from_arg(args.out),
                     sample: usize::try_from(args.sample).unwrap_or(200),
                     share: args.share,
                     min_pages: usize::try_from(args.min_pages).unwrap_or(50),
                     shingle: usize::try_from(args.near_shingle).unwrap_or(2),
-                    fields,
+                    fields: field_names(&args.fields),
                     batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
                     verbosity: args.verbose,
                 }))
@@ -77,12 +68,27 @@ impl SolrConfig {
     }
 }
 
+/// The field names after `--field NAME=FIELD` renames.
+fn field_names(renames: &[(String, String)]) -> FieldNames {
+    let mut fields = FieldNames::default();
+    for (name, field) in renames {
+        fields.rename(name, field);
+    }
+    fields
+}
+
+/// `--input`, else `--solr` / `SOLR_URL`.
+fn source(input: &Option<std::path::PathBuf>, solr: &SolrArgs, concurrency: u64) -> Source {
+    match (input, SolrConfig::from_args(solr, concurrency)) {
+        (Some(path), _) => Source::File(path.clone()),
+        (None, Some(solr)) => Source::Solr(solr),
+        (None, None) => Source::Missing,
+    }
+}
+
 impl From<SchemaArgs> for SchemaConfig {
     fn from(args: SchemaArgs) -> Self {
-        let mut fields = FieldNames::default();
-        for (name, field) in &args.fields {
-            fields.rename(name, field);
-        }
+        let fields = field_names(&args.fields);
         SchemaConfig {
             apply: args.action == SchemaAction::Apply,
             dry_run: args.dry_run,
@@ -128,19 +134,9 @@ impl From<CheckArgs> for JobConfig {
 }
 
 fn job(args: JobArgs, check: bool) -> JobConfig {
-    let mut fields = FieldNames::default();
-    for (name, field) in &args.fields {
-        fields.rename(name, field);
-    }
+    let fields = field_names(&args.fields);
     let signer = signer(&args.options);
-    let source = match (
-        &args.input,
-        SolrConfig::from_args(&args.solr, args.concurrency),
-    ) {
-        (Some(path), _) => Source::File(path.clone()),
-        (None, Some(solr)) => Source::Solr(solr),
-        (None, None) => Source::Missing,
-    };
+    let source = source(&args.input, &args.solr, args.concurrency);
     JobConfig {
         check,
         source,

@@ -109,8 +109,8 @@ pub async fn learn<S: Store>(
             None => break,
         }
     }
-    let mut names: Vec<String> = hosts.keys().cloned().collect();
-    names.sort();
+    let mut hosts: Vec<(String, HostSample)> = hosts.into_iter().collect();
+    hosts.sort_by(|a, b| a.0.cmp(&b.0));
     let mut model = ChromeModel {
         chrome_model: FORMAT,
         near_definition: near::VERSION,
@@ -123,8 +123,7 @@ pub async fn learn<S: Store>(
     };
     progress.phase("sample");
     let text_fields = vec![f.id.clone(), f.text.clone()];
-    for name in names {
-        let h = hosts.remove(&name).expect("listed");
+    for (name, h) in hosts {
         if h.pages < s.min_pages as u64 {
             model.skipped.hosts += 1;
             model.skipped.pages += h.pages;

@@ -240,22 +240,12 @@ impl ChromeSet {
 pub fn shingles_with_hashes(text: &str, n: usize) -> Vec<(String, u64)> {
     let mut hashes = Vec::new();
     near::shingle_hashes(text, n, &mut hashes);
-    let tokens = near::tokens(text);
-    let texts = if tokens.len() < n.max(1) {
-        vec![tokens.join(" ")]
-    } else {
-        tokens.windows(n.max(1)).map(|w| w.join(" ")).collect()
-    };
-    if tokens.is_empty() {
-        return Vec::new();
-    }
-    debug_assert_eq!(texts.len(), hashes.len());
+    // Both in first-seen order without repeats: distinct words, distinct hashes.
     let mut seen = HashSet::new();
-    texts
-        .into_iter()
-        .zip(hashes)
-        .filter(|(_, h)| seen.insert(*h))
-        .collect()
+    hashes.retain(|&h| seen.insert(h));
+    let texts = near::shingles(&near::tokens(text), n);
+    debug_assert_eq!(texts.len(), hashes.len());
+    texts.into_iter().zip(hashes).collect()
 }
 
 /// Counts, over a sample of one host's pages, on how many pages each shingle occurs.
@@ -293,26 +283,14 @@ impl HostCounter {
     /// by words), with `pages` set to the sample size (the caller knows the host's full count).
     pub fn finish(self, share: f64) -> HostChrome {
         let sample = self.pages;
-        let mut chrome: Vec<ChromeShingle> = self
+        let mut chrome: Vec<(u64, u64, String)> = self
             .counts
             .into_iter()
             .filter(|(_, (pages, _))| sample > 0 && *pages as f64 > share * sample as f64)
-            .map(|(hash, (pages, shingle))| ChromeShingle {
-                shingle,
-                hash: format!("{hash:016x}"),
-                pages,
-                share: round4(pages as f64 / sample as f64),
-            })
+            .map(|(hash, (pages, shingle))| (hash, pages, shingle))
             .collect();
-        chrome.sort_by(|a, b| {
-            b.pages
-                .cmp(&a.pages)
-                .then_with(|| a.shingle.cmp(&b.shingle))
-        });
-        let hashes: Vec<u64> = chrome
-            .iter()
-            .map(|s| parse_hash(&s.hash).expect("written above"))
-            .collect();
+        chrome.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.2.cmp(&b.2)));
+        let hashes: Vec<u64> = chrome.iter().map(|c| c.0).collect();
         HostChrome {
             model: if hashes.is_empty() {
                 "none".to_owned()
@@ -321,7 +299,15 @@ impl HostCounter {
             },
             pages: sample,
             sample,
-            chrome,
+            chrome: chrome
+                .into_iter()
+                .map(|(hash, pages, shingle)| ChromeShingle {
+                    shingle,
+                    hash: format!("{hash:016x}"),
+                    pages,
+                    share: round4(pages as f64 / sample as f64),
+                })
+                .collect(),
         }
     }
 }
