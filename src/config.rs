@@ -24,6 +24,80 @@ pub enum Config {
     NearTable(NearTableConfig),
     /// `solr-dedup chrome learn` (boxed: it holds field names).
     ChromeLearn(Box<ChromeLearnConfig>),
+    /// `solr-dedup urls learn`.
+    UrlsLearn(Box<UrlsLearnConfig>),
+    /// `solr-dedup urls predict`.
+    UrlsPredict(Box<UrlsPredictConfig>),
+    /// `solr-dedup urls canonical`.
+    UrlsCanonical(UrlsCanonicalConfig),
+    /// `solr-dedup urls export`.
+    UrlsExport(UrlsExportConfig),
+}
+
+/// `solr-dedup urls learn`.
+#[derive(Debug, Clone)]
+pub struct UrlsLearnConfig {
+    /// Where the documents are.
+    pub source: Source,
+    /// `--filter` as given.
+    pub filter: Option<String>,
+    /// Where the rules go: a file (written atomically) or standard output.
+    pub out: Input,
+    /// A rule applies when its estimate reaches this.
+    pub min_estimate: f64,
+    /// Near-duplicate clusters count as the same content.
+    pub near: bool,
+    /// Signs pages without a stored signature.
+    pub signer: Signer,
+    /// Field names.
+    pub fields: crate::model::FieldNames,
+    /// Documents per read page.
+    pub batch_size: usize,
+    /// No progress bar.
+    pub quiet: bool,
+    /// 0 quiet logs, 1 info, 2 debug.
+    pub verbosity: u8,
+}
+
+/// `solr-dedup urls predict`.
+#[derive(Debug, Clone)]
+pub struct UrlsPredictConfig {
+    /// The rules file.
+    pub rules: PathBuf,
+    /// Where the indexed documents are.
+    pub source: Source,
+    /// `--filter` as given.
+    pub filter: Option<String>,
+    /// The URLs; empty: standard input.
+    pub urls: Vec<String>,
+    /// Field names.
+    pub fields: crate::model::FieldNames,
+    /// Documents per read page.
+    pub batch_size: usize,
+    /// No progress bar.
+    pub quiet: bool,
+    /// 0 quiet logs, 1 info, 2 debug.
+    pub verbosity: u8,
+}
+
+/// `solr-dedup urls canonical`.
+#[derive(Debug, Clone)]
+pub struct UrlsCanonicalConfig {
+    /// The rules file.
+    pub rules: PathBuf,
+    /// The URLs; empty: standard input.
+    pub urls: Vec<String>,
+}
+
+/// `solr-dedup urls export`.
+#[derive(Debug, Clone)]
+pub struct UrlsExportConfig {
+    /// The rules file.
+    pub rules: PathBuf,
+    /// Export only rules whose estimate reaches this (default: the file's).
+    pub min_estimate: Option<f64>,
+    /// Where it goes.
+    pub out: Input,
 }
 
 /// `solr-dedup chrome learn`.

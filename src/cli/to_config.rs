@@ -6,11 +6,11 @@ use std::time::Duration;
 use super::{
     CheckArgs, ChromeCommand, Cli, Command, CommitArg, JobArgs, NearCommand, OutputFormatArg,
     RunArgs, SchemaAction, SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions,
-    SolrArgs,
+    SolrArgs, UrlsCommand,
 };
 use crate::config::{
     ChromeLearnConfig, Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig,
-    SolrConfig, Source,
+    SolrConfig, Source, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
 use crate::engine::{EngineConfig, Preference, Scope};
 use crate::model::{Dimension, FieldNames};
@@ -46,7 +46,56 @@ impl From<Cli> for Config {
                     verbosity: args.verbose,
                 }))
             }
+            Command::Urls(UrlsCommand::Learn(args)) => {
+                Config::UrlsLearn(Box::new(UrlsLearnConfig {
+                    source: source(&args.input, &args.solr, 2),
+                    filter: args.filter,
+                    out: Input::from_arg(args.out),
+                    min_estimate: args.min_estimate,
+                    near: args.content == super::ContentArg::Near,
+                    signer: Signer::new(match args.scheme {
+                        SchemeArg::Yacy => Scheme::Yacy,
+                        SchemeArg::Md5 => Scheme::Md5,
+                    }),
+                    fields: field_names(&args.fields),
+                    batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                    quiet: args.quiet,
+                    verbosity: args.verbose,
+                }))
+            }
+            Command::Urls(UrlsCommand::Predict(args)) => {
+                Config::UrlsPredict(Box::new(UrlsPredictConfig {
+                    rules: args.rules,
+                    source: source(&args.input, &args.solr, 2),
+                    filter: args.filter,
+                    urls: stdin_dash(args.urls),
+                    fields: field_names(&args.fields),
+                    batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                    quiet: args.quiet,
+                    verbosity: args.verbose,
+                }))
+            }
+            Command::Urls(UrlsCommand::Canonical(args)) => {
+                Config::UrlsCanonical(UrlsCanonicalConfig {
+                    rules: args.rules,
+                    urls: stdin_dash(args.urls),
+                })
+            }
+            Command::Urls(UrlsCommand::Export(args)) => Config::UrlsExport(UrlsExportConfig {
+                rules: args.rules,
+                min_estimate: args.min_estimate,
+                out: Input::from_arg(args.out),
+            }),
         }
+    }
+}
+
+/// URL arguments: `-` alone (or none) means standard input, given as an empty list.
+fn stdin_dash(urls: Vec<String>) -> Vec<String> {
+    if urls.len() == 1 && urls[0] == "-" {
+        Vec::new()
+    } else {
+        urls
     }
 }
 

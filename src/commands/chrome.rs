@@ -1,7 +1,6 @@
 //! `solr-dedup chrome learn`: open the store, learn the model ([`crate::engine::chrome`]), write it
 //! atomically; and [`load`], which `run --chrome` reads a model with.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -9,7 +8,7 @@ use anyhow::{anyhow, Context};
 
 use super::job::{connect, init_logging, solr_failure};
 use super::progress::Spinner;
-use super::{Exit, Failure};
+use super::{write_text, Exit, Failure};
 use crate::config::{ChromeLearnConfig, Input, Source};
 use crate::engine::chrome::{learn, LearnSettings, LearnWork};
 use crate::engine::EngineError;
@@ -115,30 +114,8 @@ async fn learn_from<S: Store>(
         })
 }
 
-/// Writes the model: to a temporary file beside the target, renamed over it at the end, so that a
-/// failed or killed learn never leaves half a model.
 fn write_model(out: &Input, model: &ChromeModel) -> Result<(), Failure> {
-    let text = model.to_json();
-    match out {
-        Input::Stdin => std::io::stdout()
-            .lock()
-            .write_all(text.as_bytes())
-            .context("cannot write the model to standard output")?,
-        Input::File(path) => {
-            let dir = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)
-                .with_context(|| format!("cannot write the model {}", path.display()))?;
-            tmp.write_all(text.as_bytes())
-                .and_then(|_| tmp.as_file().sync_all())
-                .with_context(|| format!("cannot write the model {}", path.display()))?;
-            tmp.persist(path)
-                .with_context(|| format!("cannot write the model {}", path.display()))?;
-        }
-    }
-    Ok(())
+    write_text(out, &model.to_json(), "the model")
 }
 
 /// Reads the model of `run --chrome`, for runs with `shingle` words per shingle.

@@ -137,7 +137,15 @@ async fn export_fields(
     engine: &EngineConfig,
     client: &Client,
 ) -> Option<Vec<String>> {
-    let fields = engine::light_fields(engine);
+    exportable(schema, engine::light_fields(engine), client).await
+}
+
+/// `fields`, when `/export` can stream them all from this core (see [`export_fields`]).
+pub(crate) async fn exportable(
+    schema: &SchemaInfo,
+    fields: Vec<String>,
+    client: &Client,
+) -> Option<Vec<String>> {
     let missing: Vec<&String> = fields
         .iter()
         .filter(|f| !schema.find(f).is_some_and(|i| i.doc_values))

@@ -13,6 +13,7 @@ mod progress;
 pub mod schema;
 pub mod schema_fit;
 pub mod signature;
+pub mod urls;
 
 use std::fmt;
 use std::io;
@@ -87,6 +88,37 @@ impl fmt::Display for Failure {
     }
 }
 
+/// Writes `text` (`what`, for messages) to standard output, or to a file: to a temporary file
+/// beside the target, renamed over it at the end, so that a failed or killed command never leaves
+/// half a file.
+pub(crate) fn write_text(
+    out: &crate::config::Input,
+    text: &str,
+    what: &str,
+) -> Result<(), Failure> {
+    use anyhow::Context;
+    use std::io::Write;
+    match out {
+        crate::config::Input::Stdin => io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .with_context(|| format!("cannot write {what} to standard output"))?,
+        crate::config::Input::File(path) => {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let fail = || format!("cannot write {what} to {}", path.display());
+            let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(fail)?;
+            tmp.write_all(text.as_bytes())
+                .and_then(|_| tmp.as_file().sync_all())
+                .with_context(fail)?;
+            tmp.persist(path).with_context(fail)?;
+        }
+    }
+    Ok(())
+}
+
 /// Runs the command `config` describes.
 pub fn run(config: Config) -> Result<Exit, Failure> {
     match config {
@@ -95,6 +127,10 @@ pub fn run(config: Config) -> Result<Exit, Failure> {
         Config::Signature(c) => signature::run(&c),
         Config::NearTable(c) => near::table(&c),
         Config::ChromeLearn(c) => chrome::run(&c),
+        Config::UrlsLearn(c) => urls::learn(&c),
+        Config::UrlsPredict(c) => urls::predict(&c),
+        Config::UrlsCanonical(c) => urls::canonical(&c),
+        Config::UrlsExport(c) => urls::export(&c),
     }
 }
 

@@ -77,6 +77,7 @@ mod rank;
 pub mod report;
 mod sign;
 pub mod url_key;
+pub mod urls;
 mod work;
 
 use std::time::Instant;

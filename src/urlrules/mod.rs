@@ -1,22 +1,32 @@
-//! URL rules (seed 002, `urlrules.md`): which parts of a site's URLs do not change the page, and the
-//! canonical form of a URL under them. Pure code, no I/O: learning them from an index (through the
-//! engine) and predicting for crawlers build on this.
+//! URL rules (seed 002, `urlrules.md`): which parts of a site's URLs do not change the page, learned
+//! from the pages an index holds, and what that says about a URL not fetched yet. Pure code, no I/O:
+//! the engine ([`crate::engine::urls`]) feeds it the index.
 //!
-//! **Work in progress (issue 13):** this module holds the rule model, the pessimistic estimate and
-//! the canonical form; `urls learn`, `urls predict`, `urls canonical`, `urls export` and the
-//! evaluation against MaybeDont are not built yet.
+//! - [`learn`]: the evidence for each candidate rule, counted by grouping: pairs of indexed URLs
+//!   that differ only in what the rule covers, with the same content (support) or not (against).
+//! - [`canonical`]: a URL rewritten by the rules that the evidence supports.
+//! - [`predict`]: an index of the canonical forms of the indexed URLs, and for a new URL the indexed
+//!   page it would duplicate, with a probability.
+//! - [`nutch`]: the rules as Apache Nutch's `regex-normalize.xml`.
 //!
-//! A URL's canonical form, in this order (each step keyed by the *site*, the host without a leading
-//! `www.`, so that a URL and its canonical form look up the same rules and the form is idempotent):
+//! # The canonical form
 //!
-//! 1. WHATWG parsing (`url` crate): scheme and host lower-cased, IDN hosts in punycode, the default
-//!    port and the fragment dropped. Only `http` and `https` URLs have one.
+//! In this order; each step is keyed by the *site*, the host without a leading `www.`, so that a URL
+//! and its canonical form look up the same rules and the form is idempotent:
+//!
+//! 1. WHATWG parsing (`url` crate): scheme and host lower-cased (host case never matters: DNS names
+//!    are case-insensitive), IDN hosts in punycode, the default port and the fragment dropped. Only
+//!    `http` and `https` URLs have a canonical form.
 //! 2. the scheme rule: `https` for both schemes; the `www` rule: the bare host;
 //! 3. path parameters the site ignores (`;jsessionid=…`) removed from every segment;
 //! 4. a trailing default document (`index.html`) removed, leaving the directory;
 //! 5. query parameters the site ignores (on every path, or under a path prefix), and parameters at
-//!    their default value, removed; empty pairs (`a=1&&b=2`) dropped;
+//!    a value that does not matter (a default such as `sort=asc`), removed; empty pairs dropped;
 //! 6. the parameter-order rule: the remaining pairs sorted (by name, then value, as written).
+//!
+//! A rule applies when its estimate is at least the file's `min_estimate`. A site's own rules come
+//! first; for a candidate the site has no evidence on, the rules pooled over all sites (`"*"`) stand
+//! in. For a query parameter, the most specific path prefix with any rule for that name decides.
 //!
 //! ```
 //! use solr_dedup::urlrules::{canonical, Evidence, ParamRule, Rules, SiteRules};
@@ -28,15 +38,28 @@
 //! rules.sites.insert("shop.example".into(), site);
 //! let c = canonical("http://WWW.Shop.Example/a?utm_source=x&id=7#top", &rules).unwrap();
 //! assert_eq!(c.url, "http://shop.example/a?id=7");
+//! assert_eq!(c.applied, ["host case", "www", "param utm_source"]);
 //! ```
+
+pub mod learn;
+pub mod nutch;
+mod parts;
+pub mod predict;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use url::Url;
+
+use parts::{host_has_upper_case, parse, Parts};
 
 /// The rules file's format.
 pub const FORMAT: u32 = 1;
+
+/// The key of the rules pooled over all sites.
+pub const ALL_SITES: &str = "*";
+
+/// The default [`Rules::min_estimate`].
+pub const MIN_ESTIMATE: f64 = 0.5;
 
 /// Rules per site.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,7 +67,10 @@ pub const FORMAT: u32 = 1;
 pub struct Rules {
     /// [`FORMAT`].
     pub url_rules: u32,
-    /// Per site: the host without a leading `www.`.
+    /// A rule applies when its estimate is at least this; the others are evidence that the part
+    /// matters (and keep the pooled rules off that site).
+    pub min_estimate: f64,
+    /// Per site (the host without a leading `www.`), and [`ALL_SITES`].
     pub sites: BTreeMap<String, SiteRules>,
 }
 
@@ -52,6 +78,7 @@ impl Default for Rules {
     fn default() -> Self {
         Rules {
             url_rules: FORMAT,
+            min_estimate: MIN_ESTIMATE,
             sites: BTreeMap::new(),
         }
     }
@@ -61,6 +88,9 @@ impl Default for Rules {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SiteRules {
+    /// Indexed pages of the site (for the reader; not used by the rules).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pages: u64,
     /// `http` and `https` serve the same pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheme: Option<Evidence>,
@@ -81,8 +111,12 @@ pub struct SiteRules {
     pub params: Vec<ParamRule>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// A query parameter that does not change the page: with any value (`value: None`), or only at one
-/// value (its default), under a path prefix (`/` for the whole site).
+/// value (a default), under a path prefix (`/` for the whole site).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParamRule {
@@ -108,7 +142,7 @@ impl ParamRule {
         }
     }
 
-    /// A parameter that does not matter at its default `value` under `path_prefix`.
+    /// A parameter that does not matter at `value` under `path_prefix`.
     pub fn default_value(param: &str, value: &str, path_prefix: &str, evidence: Evidence) -> Self {
         ParamRule {
             param: param.to_owned(),
@@ -118,13 +152,18 @@ impl ParamRule {
         }
     }
 
-    fn removes(&self, path: &str, name: &str, value: Option<&str>) -> bool {
-        name == self.param
-            && path.starts_with(&self.path_prefix)
-            && self
-                .value
-                .as_deref()
-                .is_none_or(|v| value.unwrap_or("") == v)
+    /// A short description (`param sid`, `param sort=asc under /list/`).
+    pub fn describe(&self) -> String {
+        let mut s = format!("param {}", self.param);
+        if let Some(v) = &self.value {
+            s.push('=');
+            s.push_str(v);
+        }
+        if self.path_prefix != "/" {
+            s.push_str(" under ");
+            s.push_str(&self.path_prefix);
+        }
+        s
     }
 }
 
@@ -153,12 +192,15 @@ impl Evidence {
     }
 }
 
-/// The lower end of the 95 % Wilson score interval of `support / (support + against)`, 0 under five
-/// observations (as MaybeDont, which uses a normal interval after Laplace smoothing; Wilson's stays
-/// inside [0, 1] and is not too sure at the extremes, where rules live).
+/// Fewer observations than this give an estimate of 0 (as in MaybeDont).
+pub const MIN_OBSERVATIONS: u64 = 5;
+
+/// The lower end of the 95 % Wilson score interval of `support / (support + against)`, 0 under
+/// [`MIN_OBSERVATIONS`] (as MaybeDont, which uses a normal interval after Laplace smoothing;
+/// Wilson's stays inside [0, 1] and is not too sure at the extremes, where rules live).
 pub fn pessimistic(support: u64, against: u64) -> f64 {
     let n = (support + against) as f64;
-    if n < 5.0 || support == 0 {
+    if support + against < MIN_OBSERVATIONS || support == 0 {
         return 0.0;
     }
     let z = 1.959_963_984_540_054_f64;
@@ -187,10 +229,11 @@ pub struct Canonical {
     pub url: String,
     /// The site whose rules applied.
     pub site: String,
-    /// The rules that changed something, as short descriptions (`www`, `param utm_source`, …).
+    /// What changed the URL, as short descriptions (`host case`, `www`, `param utm_source`; a rule
+    /// pooled over all sites ends in ` (all sites)`).
     pub applied: Vec<String>,
-    /// The product of their estimates: the chance, by the evidence, that the canonical form serves
-    /// the same page (1 when nothing was applied).
+    /// The product of the applied rules' estimates: the chance, by the evidence, that the canonical
+    /// form serves the same page (1 when nothing but the parser's normalisation applied).
     pub keeps: f64,
 }
 
@@ -201,107 +244,138 @@ pub fn site_of(host: &str) -> &str {
         .unwrap_or(host)
 }
 
+/// A site's own rules and the pooled ones.
+#[derive(Clone, Copy)]
+struct Lookup<'r> {
+    own: Option<&'r SiteRules>,
+    all: Option<&'r SiteRules>,
+    min: f64,
+}
+
+impl<'r> Lookup<'r> {
+    fn new(rules: &'r Rules, site: &str) -> Self {
+        Lookup {
+            own: rules.sites.get(site),
+            all: rules.sites.get(ALL_SITES),
+            min: rules.min_estimate,
+        }
+    }
+
+    /// The evidence that decides a candidate: the site's own when it has any, else the pooled;
+    /// `Some` when that applies, with whether it is the pooled one.
+    fn decide<F>(&self, get: F) -> Option<(&'r Evidence, bool)>
+    where
+        F: Fn(&'r SiteRules) -> Option<&'r Evidence>,
+    {
+        match self.own.and_then(&get) {
+            Some(e) => (e.estimate >= self.min).then_some((e, false)),
+            None => self
+                .all
+                .and_then(&get)
+                .filter(|e| e.estimate >= self.min)
+                .map(|e| (e, true)),
+        }
+    }
+
+    /// The rule that removes query pair `name=value` on `path`: at the most specific path prefix
+    /// with any rule for `name`, of the site's own and then the pooled rules.
+    fn param(&self, path: &str, name: &str, value: Option<&str>) -> Option<(&'r ParamRule, bool)> {
+        for (rules, pooled) in [(self.own, false), (self.all, true)] {
+            let Some(r) = rules else { continue };
+            let level = r
+                .params
+                .iter()
+                .filter(|p| p.param == name && path.starts_with(&p.path_prefix))
+                .map(|p| p.path_prefix.len())
+                .max();
+            if let Some(len) = level {
+                return r
+                    .params
+                    .iter()
+                    .find(|p| {
+                        p.path_prefix.len() == len
+                            && p.param == name
+                            && path.starts_with(&p.path_prefix)
+                            && p.evidence.estimate >= self.min
+                            && p.value.as_deref().is_none_or(|v| value.unwrap_or("") == v)
+                    })
+                    .map(|p| (p, pooled));
+            }
+        }
+        None
+    }
+}
+
 /// The canonical form of `raw` under `rules` (see the module docs).
 pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
-    let url = Url::parse(raw.trim()).map_err(|_| UrlError::Unparseable(raw.to_owned()))?;
-    let scheme = url.scheme();
-    if scheme != "http" && scheme != "https" {
-        return Err(UrlError::NotHttp(raw.to_owned()));
-    }
-    let host = url
-        .host_str()
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| UrlError::Unparseable(raw.to_owned()))?;
-    let site = site_of(host).to_owned();
-    let none = SiteRules::default();
-    let r = rules.sites.get(&site).unwrap_or(&none);
+    let url = parse(raw)?;
+    let mut p = Parts::of(&url);
+    let site = p.site();
+    let look = Lookup::new(rules, site);
     let mut applied = Vec::new();
+    if host_has_upper_case(raw) {
+        applied.push("host case".to_owned());
+    }
     let mut keeps = 1.0;
-    let mut apply = |what: String, e: &Evidence| {
-        applied.push(what);
+    let mut apply = |what: &str, (e, pooled): (&Evidence, bool)| {
+        applied.push(if pooled {
+            format!("{what} (all sites)")
+        } else {
+            what.to_owned()
+        });
         keeps *= e.estimate;
     };
-    let mut scheme = scheme.to_owned();
-    if let Some(e) = &r.scheme {
-        if scheme != "https" {
-            scheme = "https".to_owned();
-            apply("scheme".to_owned(), e);
+    if p.scheme == "http" {
+        if let Some(d) = look.decide(|r| r.scheme.as_ref()) {
+            p.scheme = "https";
+            apply("scheme", d);
         }
     }
-    let mut host = host.to_owned();
-    if let Some(e) = &r.www {
-        if host != site {
-            host = site.clone();
-            apply("www".to_owned(), e);
+    if p.host != site {
+        if let Some(d) = look.decide(|r| r.www.as_ref()) {
+            p.host = site;
+            apply("www", d);
         }
     }
-    // Path: segments, each without the ignored path parameters.
-    let mut segments: Vec<String> = Vec::new();
-    for segment in url.path().split('/').skip(1) {
-        let mut parts = segment.split(';');
-        let mut kept = parts.next().unwrap_or("").to_owned();
-        for param in parts {
+    for segment in &mut p.segments {
+        segment.params.retain(|param| {
             let name = param.split('=').next().unwrap_or("").to_ascii_lowercase();
-            match r.path_params.get(&name) {
-                Some(e) => apply(format!("path parameter {name}"), e),
-                None => {
-                    kept.push(';');
-                    kept.push_str(param);
+            match look.decide(|r| r.path_params.get(&name)) {
+                Some(d) => {
+                    apply(&format!("path parameter {name}"), d);
+                    false
                 }
+                None => true,
+            }
+        });
+    }
+    if let Some(last) = p.segments.last_mut() {
+        if !last.name.is_empty() && last.params.is_empty() {
+            let name = last.name;
+            if let Some(d) = look.decide(|r| r.default_documents.get(name)) {
+                apply(&format!("default document {name}"), d);
+                last.name = "";
             }
         }
-        segments.push(kept);
     }
-    if let Some(last) = segments.last_mut() {
-        if let Some(e) = r.default_documents.get(last.as_str()) {
-            apply(format!("default document {last}"), e);
-            last.clear();
-        }
-    }
-    let path = format!("/{}", segments.join("/"));
-    // Query: the pairs as written, without empty ones and the ones the rules remove.
-    let mut pairs: Vec<(&str, Option<&str>)> = Vec::new();
-    for pair in url.query().unwrap_or("").split('&') {
-        if pair.is_empty() {
-            continue;
-        }
-        let (name, value) = match pair.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (pair, None),
-        };
-        match r.params.iter().find(|p| p.removes(&path, name, value)) {
-            Some(rule) => {
-                let what = match &rule.value {
-                    None => format!("param {name}"),
-                    Some(v) => format!("param {name}={v}"),
-                };
-                apply(what, &rule.evidence);
+    let path = p.plain_path();
+    p.pairs
+        .retain(|&(name, value)| match look.param(&path, name, value) {
+            Some((rule, pooled)) => {
+                apply(&rule.describe(), (&rule.evidence, pooled));
+                false
             }
-            None => pairs.push((name, value)),
-        }
-    }
-    if let Some(e) = &r.param_order {
-        if pairs.windows(2).any(|w| w[0] > w[1]) {
-            pairs.sort();
-            apply("param order".to_owned(), e);
-        }
-    }
-    let mut out = format!("{scheme}://{host}");
-    if let Some(port) = url.port() {
-        out.push_str(&format!(":{port}"));
-    }
-    out.push_str(&path);
-    for (i, (name, value)) in pairs.iter().enumerate() {
-        out.push(if i == 0 { '?' } else { '&' });
-        out.push_str(name);
-        if let Some(v) = value {
-            out.push('=');
-            out.push_str(v);
+            None => true,
+        });
+    if !p.pairs_sorted() {
+        if let Some(d) = look.decide(|r| r.param_order.as_ref()) {
+            p.pairs.sort();
+            apply("param order", d);
         }
     }
     Ok(Canonical {
-        url: out,
-        site,
+        url: p.to_url(),
+        site: site.to_owned(),
         applied,
         keeps,
     })
@@ -344,12 +418,13 @@ mod tests {
         assert_eq!(
             c.applied,
             [
+                "host case",
                 "scheme",
                 "www",
                 "path parameter jsessionid",
                 "default document index.html",
                 "param sort=asc",
-                "param ref",
+                "param ref under /blog/",
                 "param sid",
                 "param order"
             ]
@@ -360,7 +435,7 @@ mod tests {
         // Another site: only the parser's normalisation.
         let c = canonical("http://Other.example/index.html?b=1&a=2", &r).unwrap();
         assert_eq!(c.url, "http://other.example/index.html?b=1&a=2");
-        assert!(c.applied.is_empty());
+        assert_eq!(c.applied, ["host case"]);
         assert_eq!(c.keeps, 1.0);
     }
 

@@ -1,0 +1,206 @@
+//! URL rules over a store: learning them from the index's URLs and content groups, and loading the
+//! index of canonical forms that predictions look pages up in. The rules themselves are pure code
+//! ([`crate::urlrules`]).
+//!
+//! Learning reads the store twice, light (id, URL and the content fields; then the URL alone, which
+//! the file store serves from its light copy and Solr from docValues), and never writes. A page's
+//! content is its near-duplicate cluster (`near_group_s`, written by a run with the `near`
+//! dimension) when it has one, else its exact signature; a page with neither has its text read by
+//! id (real-time get, a page of them at a time) and its exact signature computed in memory, as a
+//! run would. Running `solr-dedup run` first saves that work and lets print views and other
+//! near-duplicates count as the same content.
+
+use tracing::{debug, info};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::doc::{get_i64, get_str};
+use super::{EngineError, Progress};
+use crate::model::FieldNames;
+use crate::signature::Signer;
+use crate::store::{Filter, ReadQuery, Store};
+use crate::urlrules::learn::{Learner, Summary};
+use crate::urlrules::predict::Index;
+use crate::urlrules::Rules;
+
+/// What `urls learn` learns with.
+#[derive(Debug, Clone)]
+pub struct LearnSettings {
+    /// Field names (`id`, `sku`, `exact_signature_l`, `near_group_s`, `text_t`).
+    pub fields: FieldNames,
+    /// Which documents take part.
+    pub filter: Filter,
+    /// Documents per read page.
+    pub batch_size: usize,
+    /// Signs pages without a stored signature (the index's scheme).
+    pub signer: Signer,
+    /// Use near-duplicate clusters as content where pages have them.
+    pub near: bool,
+    /// A rule applies when its estimate reaches this.
+    pub min_estimate: f64,
+}
+
+/// What reading the store cost and found, for the summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LearnWork {
+    /// Documents read light (both passes).
+    pub light_docs: u64,
+    /// Documents whose text was read to sign them.
+    pub text_docs: u64,
+    /// Documents without a URL.
+    pub no_url: u64,
+    /// Pages whose content was their near cluster.
+    pub by_near: u64,
+    /// Pages whose content was their stored exact signature.
+    pub by_exact: u64,
+}
+
+/// Texts per real-time get.
+const TEXTS_PER_REQUEST: usize = 250;
+
+/// A content key in its own space: near clusters and exact signatures never meet.
+fn near_key(group: &str) -> u64 {
+    xxh3_64(group.as_bytes()) | (1 << 63)
+}
+
+fn exact_key(sig: i64) -> u64 {
+    (sig as u64) & !(1 << 63)
+}
+
+/// Learns rules from the URLs and contents of `store` (see the module docs).
+pub async fn learn<S: Store>(
+    store: &S,
+    s: &LearnSettings,
+    progress: &dyn Progress,
+) -> Result<(Rules, Summary, LearnWork), EngineError> {
+    let f = &s.fields;
+    let mut work = LearnWork::default();
+    let mut learner = Learner::new();
+    let mut fields = vec![f.id.clone(), f.url.clone(), f.exact_signature.clone()];
+    if s.near {
+        fields.push(f.near_group.clone());
+    }
+    let query = ReadQuery {
+        filter: s.filter.clone(),
+        fields,
+        rows: s.batch_size.max(1),
+    };
+    store.hint_rereads(&query);
+    progress.phase("read");
+    let text_fields = vec![f.id.clone(), f.url.clone(), f.text.clone()];
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.read_page(&query, cursor.as_deref()).await?;
+        work.light_docs += page.docs.len() as u64;
+        progress.advance(page.docs.len() as u64);
+        let mut unsigned: Vec<String> = Vec::new();
+        for doc in &page.docs {
+            let Some(url) = get_str(doc, &f.url) else {
+                work.no_url += 1;
+                continue;
+            };
+            let content = match (
+                s.near.then(|| get_str(doc, &f.near_group)).flatten(),
+                get_i64(doc, &f.exact_signature),
+            ) {
+                (Some(group), _) => {
+                    work.by_near += 1;
+                    near_key(group)
+                }
+                (None, Some(sig)) => {
+                    work.by_exact += 1;
+                    exact_key(sig)
+                }
+                (None, None) => {
+                    if let Some(id) = get_str(doc, &f.id) {
+                        unsigned.push(id.to_owned());
+                    }
+                    continue;
+                }
+            };
+            // A URL without a canonical form is counted by the learner.
+            let _ = learner.add_page(url, content);
+        }
+        for chunk in unsigned.chunks(TEXTS_PER_REQUEST) {
+            // Deleted since the light read: left out.
+            let docs = store.get(chunk, &text_fields).await?;
+            work.text_docs += docs.len() as u64;
+            for doc in &docs {
+                let Some(url) = get_str(doc, &f.url) else {
+                    continue;
+                };
+                let sig = s.signer.exact(get_str(doc, &f.text).unwrap_or(""));
+                let _ = learner.add_page(url, exact_key(sig));
+            }
+        }
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    progress.phase("pairs");
+    let query = ReadQuery {
+        filter: s.filter.clone(),
+        fields: vec![f.url.clone()],
+        rows: s.batch_size.max(1),
+    };
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.read_page(&query, cursor.as_deref()).await?;
+        work.light_docs += page.docs.len() as u64;
+        progress.advance(page.docs.len() as u64);
+        for doc in &page.docs {
+            if let Some(url) = get_str(doc, &f.url) {
+                learner.observe(url);
+            }
+        }
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    progress.phase("rules");
+    let (rules, summary) = learner.finish(s.min_estimate);
+    progress.finish();
+    debug!(?work, ?summary, "learned URL rules");
+    info!(
+        sites = rules.sites.len(),
+        pages = summary.pages,
+        pairs = summary.pairs,
+        "learned URL rules"
+    );
+    Ok((rules, summary, work))
+}
+
+/// Loads the canonical forms of the indexed URLs under `rules`: one light read of ids and URLs.
+pub async fn load_index<S: Store>(
+    store: &S,
+    fields: &FieldNames,
+    filter: &Filter,
+    batch_size: usize,
+    rules: Rules,
+    progress: &dyn Progress,
+) -> Result<Index, EngineError> {
+    let mut index = Index::new(rules);
+    let query = ReadQuery {
+        filter: filter.clone(),
+        fields: vec![fields.id.clone(), fields.url.clone()],
+        rows: batch_size.max(1),
+    };
+    progress.phase("index");
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.read_page(&query, cursor.as_deref()).await?;
+        progress.advance(page.docs.len() as u64);
+        for doc in &page.docs {
+            if let (Some(id), Some(url)) = (get_str(doc, &fields.id), get_str(doc, &fields.url)) {
+                let _ = index.add(id, url);
+            }
+        }
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    progress.finish();
+    Ok(index)
+}

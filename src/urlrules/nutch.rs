@@ -1,0 +1,167 @@
+//! The rules as Apache Nutch's `regex-normalize.xml` (the `urlnormalizer-regex` plugin): Java
+//! regular expressions applied in order to every URL, each with `replaceAll`.
+//!
+//! Only rules that apply (estimate at least the file's `min_estimate`, or the `min` given) are
+//! exported, the site's own and, for a site without evidence of its own, none of the pooled ones:
+//! a regex cannot say "any site without evidence". Parameter order cannot be written as a regex
+//! and is listed in a comment. Nutch's basic normaliser lower-cases the host before these run.
+//!
+//! Per site, in the order of the canonical form: scheme, `www`, path parameters, default
+//! documents, query parameters, and at the end two clean-ups of a query left empty or ending in
+//! `&`.
+
+use std::fmt::Write;
+
+use super::{ParamRule, Rules, ALL_SITES};
+
+/// `s` with every regex metacharacter escaped (Java syntax).
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if "\\.[]{}()<>*+-=!?^$|/&#;:,".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `s` escaped for XML text.
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The `regex-normalize.xml` of the rules that apply at `min` (the file's `min_estimate` when
+/// `None`), as (pattern, substitution) pairs with a comment each.
+pub fn patterns(rules: &Rules, min: Option<f64>) -> Vec<(String, String, String)> {
+    let min = min.unwrap_or(rules.min_estimate);
+    let mut out = Vec::new();
+    let mut cleanup = false;
+    for (site, r) in &rules.sites {
+        if site == ALL_SITES {
+            continue;
+        }
+        let s = quote(site);
+        // Scheme, www, host: the authority of a URL of this site (and its www. form, unless the
+        // www rule applies, after which only the bare form is left).
+        let host = format!("(?:www\\.)?{s}(?::\\d+)?");
+        let ok = |e: &super::Evidence| e.estimate >= min;
+        if let Some(e) = r.scheme.filter(ok) {
+            out.push((
+                format!("^http://({host})(?=[/?#]|$)"),
+                "https://$1".to_owned(),
+                format!(
+                    "{site}: scheme ({} of {})",
+                    e.support,
+                    e.support + e.against
+                ),
+            ));
+        }
+        if let Some(e) = r.www.filter(ok) {
+            out.push((
+                format!("^(https?://)www\\.({s}(?::\\d+)?)(?=[/?#]|$)"),
+                "$1$2".to_owned(),
+                format!("{site}: www ({} of {})", e.support, e.support + e.against),
+            ));
+        }
+        for (name, e) in r.path_params.iter().filter(|(_, e)| ok(e)) {
+            out.push((
+                format!(
+                    "(?i)^(https?://{host}/[^?#]*?);{}(?:=[^/;?#]*)?(?=[/;?#]|$)",
+                    quote(name)
+                ),
+                "$1".to_owned(),
+                format!(
+                    "{site}: path parameter {name} ({} of {})",
+                    e.support,
+                    e.support + e.against
+                ),
+            ));
+        }
+        for (name, e) in r.default_documents.iter().filter(|(_, e)| ok(e)) {
+            out.push((
+                format!("^(https?://{host}/(?:[^?#]*/)?){}(?=[?#]|$)", quote(name)),
+                "$1".to_owned(),
+                format!(
+                    "{site}: default document {name} ({} of {})",
+                    e.support,
+                    e.support + e.against
+                ),
+            ));
+        }
+        for p in r.params.iter().filter(|p| ok(&p.evidence)) {
+            out.push(param_pattern(site, &host, p));
+            cleanup = true;
+        }
+        if r.param_order.is_some_and(|e| ok(&e)) {
+            out.push((
+                String::new(),
+                String::new(),
+                format!("{site}: parameter order does not matter (not expressible as a regex; sort the query yourself)"),
+            ));
+        }
+    }
+    if cleanup {
+        out.push((
+            "\\?&+".to_owned(),
+            "?".to_owned(),
+            "clean-up: a query starting with &".to_owned(),
+        ));
+        out.push((
+            "[?&]+(?=#|$)".to_owned(),
+            String::new(),
+            "clean-up: a query left empty or ending in &".to_owned(),
+        ));
+    }
+    out
+}
+
+fn param_pattern(site: &str, host: &str, p: &ParamRule) -> (String, String, String) {
+    let prefix = if p.path_prefix == "/" {
+        String::new()
+    } else {
+        quote(p.path_prefix.trim_start_matches('/'))
+    };
+    let value = match &p.value {
+        Some(v) => format!("={}", quote(v)),
+        None => "(?:=[^&#]*)?".to_owned(),
+    };
+    (
+        format!(
+            "^(https?://{host}/{prefix}[^?#]*\\?(?:[^#]*?&)?){}{value}(?=[&#]|$)&?",
+            quote(&p.param)
+        ),
+        "$1".to_owned(),
+        format!(
+            "{site}: {} ({} of {})",
+            p.describe(),
+            p.evidence.support,
+            p.evidence.support + p.evidence.against
+        ),
+    )
+}
+
+/// The whole `regex-normalize.xml`.
+pub fn regex_normalize_xml(rules: &Rules, min: Option<f64>) -> String {
+    let mut out = String::from(
+        "<?xml version=\"1.0\"?>\n<!-- URL rules learned by solr-dedup (urls export --format nutch): \
+         one regex per rule that applies, with its evidence (same-content pairs of all pairs). -->\n\
+         <regex-normalize>\n",
+    );
+    for (pattern, substitution, comment) in patterns(rules, min) {
+        let _ = writeln!(out, "<!-- {} -->", xml(&comment).replace("--", "- -"));
+        if pattern.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<regex>\n  <pattern>{}</pattern>\n  <substitution>{}</substitution>\n</regex>",
+            xml(&pattern),
+            xml(&substitution)
+        );
+    }
+    out.push_str("</regex-normalize>\n");
+    out
+}

@@ -1,0 +1,234 @@
+//! Prediction: the canonical forms of the indexed URLs, and for a URL not fetched yet the indexed
+//! page with the same canonical form.
+//!
+//! [`Index`] keeps a 64-bit hash of each indexed URL's canonical form, and the id and URL of one
+//! page per form (the one whose own rewriting the evidence trusts most; then the shorter URL, then the
+//! smaller id, so the same index always names the same page). A hit is confirmed by computing the
+//! named page's canonical form again, so a hash collision can never name a wrong page.
+//!
+//! The probability that a URL duplicates that page is the product of the estimates of the rules
+//! that rewrote either of the two URLs into the common form ([`super::Canonical::keeps`]); 0 when no
+//! indexed page has the form: the URL is new, whatever the rules say.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use rustc_hash::FxHasher;
+use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::{canonical, Rules, UrlError};
+
+type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// One indexed page per canonical form.
+#[derive(Debug, Clone)]
+struct Page {
+    id: Box<str>,
+    url: Box<str>,
+    keeps: f64,
+}
+
+/// The indexed pages by canonical form, under one set of rules.
+#[derive(Debug)]
+pub struct Index {
+    rules: Rules,
+    forms: FxHashMap<u64, u32>,
+    pages: Vec<Page>,
+    added: u64,
+    bad_urls: u64,
+}
+
+/// What [`Index::predict`] says about a URL.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction<'a> {
+    /// The URL asked about, as given.
+    pub url: &'a str,
+    /// Its canonical form.
+    pub canonical: String,
+    /// The probability that it duplicates the indexed page (0 when there is none).
+    pub probability: f64,
+    /// The rules that rewrote it and, after `|`, the indexed page's URL into the canonical form.
+    pub rules: Vec<String>,
+    /// The indexed page with the same canonical form; `None`: the URL is new.
+    pub duplicate_of: Option<Indexed<'a>>,
+}
+
+/// An indexed page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Indexed<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// Its URL.
+    pub url: &'a str,
+}
+
+impl Index {
+    /// An empty index under `rules`.
+    pub fn new(rules: Rules) -> Self {
+        Index {
+            rules,
+            forms: FxHashMap::default(),
+            pages: Vec::new(),
+            added: 0,
+            bad_urls: 0,
+        }
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Adds an indexed page; a URL without a canonical form is counted and left out.
+    pub fn add(&mut self, id: &str, url: &str) -> Result<(), UrlError> {
+        let c = canonical(url, &self.rules).inspect_err(|_| self.bad_urls += 1)?;
+        self.added += 1;
+        let page = Page {
+            id: id.into(),
+            url: url.into(),
+            keeps: c.keeps,
+        };
+        let next = self.pages.len() as u32;
+        match self.forms.entry(xxh3_64(c.url.as_bytes())) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(next);
+                self.pages.push(page);
+            }
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let old = &mut self.pages[*o.get() as usize];
+                let better = (
+                    page.keeps,
+                    std::cmp::Reverse(page.url.len()),
+                    std::cmp::Reverse(&page.url),
+                    std::cmp::Reverse(&page.id),
+                ) > (
+                    old.keeps,
+                    std::cmp::Reverse(old.url.len()),
+                    std::cmp::Reverse(&old.url),
+                    std::cmp::Reverse(&old.id),
+                );
+                if better {
+                    *old = page;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Pages added (with a canonical form).
+    pub fn len(&self) -> u64 {
+        self.added
+    }
+
+    /// Whether no page was added.
+    pub fn is_empty(&self) -> bool {
+        self.added == 0
+    }
+
+    /// Pages left out for their URL.
+    pub fn bad_urls(&self) -> u64 {
+        self.bad_urls
+    }
+
+    /// What the index says about `url`.
+    pub fn predict<'s, 'u: 's>(&'s self, url: &'u str) -> Result<Prediction<'s>, UrlError> {
+        let c = canonical(url, &self.rules)?;
+        let mut rules = c.applied;
+        let hit = self
+            .forms
+            .get(&xxh3_64(c.url.as_bytes()))
+            .map(|&i| &self.pages[i as usize])
+            .and_then(|page| {
+                // Confirm: the page's own canonical form, not only its hash.
+                let theirs = canonical(&page.url, &self.rules).ok()?;
+                (theirs.url == c.url).then_some((page, theirs.applied))
+            });
+        let (probability, duplicate_of) = match hit {
+            Some((page, theirs)) => {
+                if !theirs.is_empty() {
+                    rules.push("|".to_owned());
+                    rules.extend(theirs);
+                }
+                (
+                    c.keeps * page.keeps,
+                    Some(Indexed {
+                        id: &page.id,
+                        url: &page.url,
+                    }),
+                )
+            }
+            None => (0.0, None),
+        };
+        Ok(Prediction {
+            url,
+            canonical: c.url,
+            probability,
+            rules,
+            duplicate_of,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::urlrules::{Evidence, ParamRule, SiteRules};
+
+    fn rules() -> Rules {
+        let mut s = SiteRules {
+            www: Some(Evidence::new(20, 0)),
+            ..SiteRules::default()
+        };
+        s.params
+            .push(ParamRule::irrelevant("sid", "/", Evidence::new(95, 5)));
+        let mut r = Rules::default();
+        r.sites.insert("f.example".into(), s);
+        r
+    }
+
+    #[test]
+    fn a_url_meets_the_indexed_page_of_its_canonical_form() {
+        let mut ix = Index::new(rules());
+        ix.add("1", "https://f.example/t?id=1&sid=aa").unwrap();
+        ix.add("2", "https://f.example/t?id=2").unwrap();
+        assert!(ix.add("3", "ftp://f.example/").is_err());
+        assert_eq!((ix.len(), ix.bad_urls()), (2, 1));
+
+        // www and sid rewritten on the query, sid on the indexed page: 0.8389 × 0.8882 × 0.8882.
+        let p = ix.predict("https://www.f.example/t?sid=bb&id=1").unwrap();
+        assert_eq!(p.canonical, "https://f.example/t?id=1");
+        assert_eq!(p.rules, ["www", "param sid", "|", "param sid"]);
+        assert_eq!(
+            p.duplicate_of,
+            Some(Indexed {
+                id: "1",
+                url: "https://f.example/t?id=1&sid=aa"
+            })
+        );
+        assert!((p.probability - 0.8389 * 0.8882 * 0.8882).abs() < 1e-3);
+
+        // The indexed URL itself: certain.
+        let p = ix.predict("https://f.example/t?id=2").unwrap();
+        assert_eq!(p.probability, 1.0);
+        assert!(p.rules.is_empty());
+
+        // Rules apply, but no page has the form: new.
+        let p = ix.predict("https://www.f.example/t?id=3&sid=x").unwrap();
+        assert_eq!((p.probability, p.duplicate_of), (0.0, None));
+        assert!(matches!(
+            ix.predict("mailto:a@b"),
+            Err(UrlError::NotHttp(_))
+        ));
+    }
+
+    #[test]
+    fn the_page_named_is_the_one_the_evidence_trusts_most() {
+        let mut ix = Index::new(rules());
+        ix.add("b", "https://f.example/t?id=1&sid=aa").unwrap();
+        ix.add("a", "https://f.example/t?id=1").unwrap();
+        ix.add("c", "https://f.example/t?id=1&sid=b").unwrap();
+        let p = ix.predict("https://f.example/t?id=1&sid=zz").unwrap();
+        assert_eq!(p.duplicate_of.unwrap().id, "a");
+    }
+}
