@@ -18,7 +18,7 @@ use super::{ParamRule, Rules, ALL_SITES};
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if "\\.[]{}()<>*+-=!?^$|/&#;:,".contains(c) {
+        if "\\.[]{}()*+?^$|".contains(c) {
             out.push('\\');
         }
         out.push(c);
@@ -164,4 +164,68 @@ pub fn regex_normalize_xml(rules: &Rules, min: Option<f64>) -> String {
     }
     out.push_str("</regex-normalize>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use fancy_regex::Regex;
+
+    use super::*;
+    use crate::urlrules::{canonical, Evidence, SiteRules};
+
+    /// Applies the exported patterns in order, as Nutch's regex normaliser does (`replaceAll`).
+    fn apply(rules: &Rules, url: &str) -> String {
+        let mut u = url.to_owned();
+        for (pattern, substitution, _) in patterns(rules, None) {
+            if pattern.is_empty() {
+                continue;
+            }
+            let re = Regex::new(&pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+            u = re.replace_all(&u, substitution.as_str()).into_owned();
+        }
+        u
+    }
+
+    #[test]
+    fn the_exported_regexes_rewrite_as_the_canonical_form_does() {
+        let e = Evidence::new(50, 0);
+        let mut site = SiteRules {
+            scheme: Some(e),
+            www: Some(e),
+            ..SiteRules::default()
+        };
+        site.path_params.insert("jsessionid".into(), e);
+        site.default_documents.insert("index.html".into(), e);
+        site.params.push(ParamRule::irrelevant("sid", "/", e));
+        site.params.push(ParamRule::irrelevant("ref", "/blog/", e));
+        site.params
+            .push(ParamRule::default_value("sort", "asc", "/", e));
+        // Evidence against: not exported.
+        site.params
+            .push(ParamRule::irrelevant("id", "/", Evidence::new(0, 50)));
+        let mut rules = Rules::default();
+        rules.sites.insert("shop.example".into(), site);
+        // Another site's URLs are left alone.
+        for url in [
+            "http://www.shop.example/a/index.html;jsessionid=AB12?sid=1",
+            "http://shop.example:8080/a;JSESSIONID=x/b?id=7&sid=9&sort=asc",
+            "https://shop.example/blog/x?ref=feed&id=2",
+            "https://shop.example/shop/x?ref=feed&id=2",
+            "https://shop.example/list?sort=desc&id=3",
+            "https://shop.example/list?sort=ascending",
+            "https://shop.example/p?sidx=1&sid=2",
+            "https://shop.example/",
+            "http://www.other.example/index.html?sid=1",
+            "http://shop.example.org/index.html?sid=1",
+        ] {
+            let want = canonical(url, &rules).unwrap().url;
+            assert_eq!(apply(&rules, url), want, "{url}");
+        }
+        let xml = regex_normalize_xml(&rules, None);
+        assert!(xml.starts_with("<?xml"));
+        assert!(xml.contains("<regex-normalize>") && xml.ends_with("</regex-normalize>\n"));
+        // scheme, www, jsessionid, index.html, sid, ref, sort=asc, and the two clean-ups.
+        assert_eq!(xml.matches("<regex>").count(), 9, "{xml}");
+        assert!(!xml.contains("param id"), "{xml}");
+    }
 }
