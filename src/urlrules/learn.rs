@@ -438,17 +438,20 @@ impl Learner {
         });
         // Whether the site-level irrelevant rule applies, per site and parameter name hash, so that
         // prefix rules and value rules it covers are left out.
-        let mut site_param: FxHashMap<(u32, u64), bool> = FxHashMap::default();
+        let mut param_applies: FxHashMap<(u32, u64, u64), bool> = FxHashMap::default();
         let site_level: FxHashMap<Key, (u64, u64)> = all
             .iter()
             .filter(|(k, _)| k.prefix == 0)
             .map(|(k, c)| (*k, (c.support, c.against)))
             .collect();
         for (k, c) in &all {
-            if k.kind == Kind::Param && k.prefix == 0 {
+            if k.kind == Kind::Param {
                 let e = Evidence::new(c.support, c.against);
                 let enough = c.support + c.against >= MIN_OBSERVATIONS;
-                site_param.insert((k.site, k.name), enough && e.estimate >= min_estimate);
+                param_applies.insert(
+                    (k.site, k.name, k.prefix),
+                    enough && e.estimate >= min_estimate,
+                );
             }
         }
         for (k, c) in all {
@@ -470,8 +473,13 @@ impl Learner {
             if c.support + c.against < MIN_OBSERVATIONS {
                 continue;
             }
-            let covered = site_param.get(&(k.site, k.name)).copied().unwrap_or(false);
-            if (k.prefix != 0 || k.kind == Kind::ParamValue) && covered {
+            // Where the parameter's rule applies at a level, a value rule at that level adds
+            // nothing.
+            let covered = param_applies
+                .get(&(k.site, k.name, k.prefix))
+                .copied()
+                .unwrap_or(false);
+            if covered && k.kind == Kind::ParamValue {
                 continue;
             }
             // A value that does not apply says nothing its parameter's rule does not say.

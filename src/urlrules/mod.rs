@@ -20,7 +20,8 @@
 //! 2. the scheme rule: `https` for both schemes; the `www` rule: the bare host;
 //! 3. path parameters the site ignores (`;jsessionid=…`) removed from every segment;
 //! 4. a trailing default document (`index.html`) removed, leaving the directory;
-//! 5. query parameters the site ignores (on every path, or under a path prefix), and parameters at
+//! 5. query parameters the site ignores (on every path, under a first directory, or on one script at
+//!    the top such as `/viewtopic.php`), and parameters at
 //!    a value that does not matter (a default such as `sort=asc`), removed; empty pairs dropped;
 //! 6. the parameter-order rule: the remaining pairs sorted (by name, then value, as written).
 //!
@@ -125,7 +126,8 @@ pub struct ParamRule {
     /// The one value that does not matter; `None`: no value matters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
-    /// The rule holds for paths starting with this.
+    /// The rule holds for paths starting with this when it ends in `/` (`/` itself: the whole
+    /// site), else on this path only (a script at the top, such as `/viewtopic.php`).
     pub path_prefix: String,
     /// Its evidence.
     pub evidence: Evidence,
@@ -149,6 +151,16 @@ impl ParamRule {
             value: Some(value.to_owned()),
             path_prefix: path_prefix.to_owned(),
             evidence,
+        }
+    }
+
+    /// Whether the rule holds on `path`: under a directory prefix (ending in `/`), or on exactly
+    /// that path (a script at the top, such as `/viewtopic.php`).
+    pub fn holds_on(&self, path: &str) -> bool {
+        if self.path_prefix.ends_with('/') {
+            path.starts_with(&self.path_prefix)
+        } else {
+            path == self.path_prefix
         }
     }
 
@@ -285,7 +297,7 @@ impl<'r> Lookup<'r> {
             let level = r
                 .params
                 .iter()
-                .filter(|p| p.param == name && path.starts_with(&p.path_prefix))
+                .filter(|p| p.param == name && p.holds_on(path))
                 .map(|p| p.path_prefix.len())
                 .max();
             if let Some(len) = level {
@@ -295,7 +307,7 @@ impl<'r> Lookup<'r> {
                     .find(|p| {
                         p.path_prefix.len() == len
                             && p.param == name
-                            && path.starts_with(&p.path_prefix)
+                            && p.holds_on(path)
                             && p.evidence.estimate >= self.min
                             && p.value.as_deref().is_none_or(|v| value.unwrap_or("") == v)
                     })

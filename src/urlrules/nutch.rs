@@ -119,10 +119,12 @@ pub fn patterns(rules: &Rules, min: Option<f64>) -> Vec<(String, String, String)
 }
 
 fn param_pattern(site: &str, host: &str, p: &ParamRule) -> (String, String, String) {
-    let prefix = if p.path_prefix == "/" {
-        String::new()
+    let path = if p.path_prefix == "/" {
+        "/[^?#]*".to_owned()
+    } else if p.path_prefix.ends_with('/') {
+        format!("{}[^?#]*", quote(&p.path_prefix))
     } else {
-        quote(p.path_prefix.trim_start_matches('/'))
+        quote(&p.path_prefix)
     };
     let value = match &p.value {
         Some(v) => format!("={}", quote(v)),
@@ -130,7 +132,7 @@ fn param_pattern(site: &str, host: &str, p: &ParamRule) -> (String, String, Stri
     };
     (
         format!(
-            "^(https?://{host}/{prefix}[^?#]*\\?(?:[^#]*?&)?){}{value}(?=[&#]|$)&?",
+            "^(https?://{host}{path}\\?(?:[^#]*?&)?){}{value}(?=[&#]|$)&?",
             quote(&p.param)
         ),
         "$1".to_owned(),
@@ -199,6 +201,8 @@ mod tests {
         site.params.push(ParamRule::irrelevant("sid", "/", e));
         site.params.push(ParamRule::irrelevant("ref", "/blog/", e));
         site.params
+            .push(ParamRule::irrelevant("f", "/viewtopic.php", e));
+        site.params
             .push(ParamRule::default_value("sort", "asc", "/", e));
         // Evidence against: not exported.
         site.params
@@ -215,6 +219,9 @@ mod tests {
             "https://shop.example/list?sort=ascending",
             "https://shop.example/p?sidx=1&sid=2",
             "https://shop.example/",
+            "https://shop.example/viewtopic.php?f=1&t=2",
+            "https://shop.example/viewtopic.phpx?f=1&t=2",
+            "https://shop.example/viewforum.php?f=1",
             "http://www.other.example/index.html?sid=1",
             "http://shop.example.org/index.html?sid=1",
         ] {
@@ -224,8 +231,8 @@ mod tests {
         let xml = regex_normalize_xml(&rules, None);
         assert!(xml.starts_with("<?xml"));
         assert!(xml.contains("<regex-normalize>") && xml.ends_with("</regex-normalize>\n"));
-        // scheme, www, jsessionid, index.html, sid, ref, sort=asc, and the two clean-ups.
-        assert_eq!(xml.matches("<regex>").count(), 9, "{xml}");
+        // scheme, www, jsessionid, index.html, sid, ref, f, sort=asc, and the two clean-ups.
+        assert_eq!(xml.matches("<regex>").count(), 10, "{xml}");
         assert!(!xml.contains("param id"), "{xml}");
     }
 }

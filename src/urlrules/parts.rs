@@ -96,10 +96,17 @@ impl<'a> Parts<'a> {
         out
     }
 
-    /// The first directory of the path (`/forum/` for `/forum/view`), or `None` at the top.
+    /// Where a query-parameter rule may hold apart from the whole site: the first directory of the
+    /// path (`/forum/` for `/forum/view`), or a path of one segment itself (`/viewtopic.php`: a
+    /// script at the top, where parameters often mean different things than in its neighbours).
     pub fn prefix(&self) -> Option<String> {
-        (self.segments.len() >= 2 && !self.segments[0].name.is_empty())
-            .then(|| format!("/{}/", self.segments[0].name))
+        let first = self.segments.first().map_or("", |s| s.name);
+        match self.segments.len() {
+            0 => None,
+            _ if first.is_empty() => None,
+            1 => Some(format!("/{first}")),
+            _ => Some(format!("/{first}/")),
+        }
     }
 
     /// The URL, written back.
@@ -173,5 +180,10 @@ mod tests {
         let p = Parts::of(&top);
         assert_eq!(p.to_url(), "http://example.com/");
         assert_eq!(p.prefix(), None);
+        let script = parse("http://example.com/viewtopic.php?t=1").unwrap();
+        assert_eq!(
+            Parts::of(&script).prefix().as_deref(),
+            Some("/viewtopic.php")
+        );
     }
 }
