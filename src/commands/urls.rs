@@ -162,8 +162,13 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
 
 /// Reads a rules file: one line on what is wrong with it otherwise.
 pub fn load_rules(path: &Path) -> Result<Rules, Failure> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the rules {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read the rules {} (make them with `solr-dedup urls learn --out {}`)",
+            path.display(),
+            path.display()
+        )
+    })?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         anyhow!(
             "rules {}: not JSON ({e}); write it again with `solr-dedup urls learn`",
@@ -175,6 +180,13 @@ pub fn load_rules(path: &Path) -> Result<Rules, Failure> {
         Some(v) => {
             return Err(anyhow!(
                 "rules {}: format {v}, this solr-dedup reads format {FORMAT}; learn them again with `solr-dedup urls learn`",
+                path.display()
+            )
+            .into())
+        }
+        None if value.get("url_rules").is_some() => {
+            return Err(anyhow!(
+                "rules {}: \"url_rules\" must be a format number ({FORMAT}); learn them again with `solr-dedup urls learn`",
                 path.display()
             )
             .into())

@@ -111,6 +111,11 @@ pub async fn learn<S: Store>(
                     exact_key(sig)
                 }
                 (None, None) => {
+                    if !crate::urlrules::is_http_url(url) {
+                        // Counted by the learner; no text read for it.
+                        let _ = learner.add_page(url, 0);
+                        continue;
+                    }
                     if let Some(id) = get_str(doc, &f.id) {
                         unsigned.push(id.to_owned());
                     }

@@ -129,8 +129,11 @@ impl Learner {
         let url = parse(raw).inspect_err(|_| self.summary.bad_urls += 1)?;
         let p = Parts::of(&url);
         let key = self.form(&p);
-        if self.urls.insert(key, content).is_some() {
-            self.summary.repeated_urls += 1;
+        match self.urls.entry(key) {
+            std::collections::hash_map::Entry::Occupied(_) => self.summary.repeated_urls += 1,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(content);
+            }
         }
         self.summary.pages += 1;
         let site = self.site(p.site());

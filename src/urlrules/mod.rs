@@ -249,6 +249,11 @@ pub struct Canonical {
     pub keeps: f64,
 }
 
+/// Whether `raw` has a canonical form at all (an http(s) URL with a host).
+pub fn is_http_url(raw: &str) -> bool {
+    parse(raw).is_ok()
+}
+
 /// The site of a host: the host without one leading `www.`.
 pub fn site_of(host: &str) -> &str {
     host.strip_prefix("www.")
@@ -327,6 +332,10 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
     let mut applied = Vec::new();
     if host_has_upper_case(raw) {
         applied.push("host case".to_owned());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        // Credentials never choose the page; they are left out of the form (and of every answer).
+        applied.push("user info".to_owned());
     }
     let mut keeps = 1.0;
     let mut apply = |what: &str, (e, pooled): (&Evidence, bool)| {

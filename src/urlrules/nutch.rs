@@ -148,7 +148,7 @@ fn param_pattern(site: &str, host: &str, p: &ParamRule) -> (String, String, Stri
 /// The whole `regex-normalize.xml`.
 pub fn regex_normalize_xml(rules: &Rules, min: Option<f64>) -> String {
     let mut out = String::from(
-        "<?xml version=\"1.0\"?>\n<!-- URL rules learned by solr-dedup (urls export --format nutch): \
+        "<?xml version=\"1.0\"?>\n<!-- URL rules learned by solr-dedup (urls export, format nutch): \
          one regex per rule that applies, with its evidence (same-content pairs of all pairs). -->\n\
          <regex-normalize>\n",
     );

@@ -23,7 +23,9 @@ pub(crate) fn parse(raw: &str) -> Result<Url, UrlError> {
 pub(crate) fn host_has_upper_case(raw: &str) -> bool {
     let rest = raw.trim().split_once("://").map_or("", |(_, r)| r);
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    rest[..end].bytes().any(|b| b.is_ascii_uppercase())
+    let authority = &rest[..end];
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    host.bytes().any(|b| b.is_ascii_uppercase())
 }
 
 /// One path segment: its name and its path parameters (`name=value`, as written).
@@ -176,6 +178,7 @@ mod tests {
         assert!(!p.pairs_sorted());
         assert!(host_has_upper_case("HTTP://WWW.Example.COM:8080/A"));
         assert!(!host_has_upper_case("http://example.com/A?B"));
+        assert!(!host_has_upper_case("http://User:PW@example.com/"));
         let top = parse("http://example.com").unwrap();
         let p = Parts::of(&top);
         assert_eq!(p.to_url(), "http://example.com/");

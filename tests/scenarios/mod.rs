@@ -13,3 +13,4 @@ mod hand_worked;
 mod near;
 mod reliability;
 mod solr_work;
+mod urls;
