@@ -26,7 +26,8 @@ to a signed long for the `md5` scheme), so values that YaCy already wrote and va
 writes can be compared.
 
 `run` finds the doubles and writes flags and copy counts, `check` tells whether that is already done, \
-`schema` checks or adds the fields a core needs, and `signature` prints the signatures of a text; \
+`schema` checks or adds the fields a core needs, `signature` prints the signatures of a text, and \
+`urls` learns which URL parts do not change a page and tells crawlers which URLs they need not fetch; \
 `solr-dedup COMMAND --help` explains each. Each works on a Solr core (--solr URL, or SOLR_URL) or, for \
 run and check, on a file of Solr documents (--input FILE).
 

@@ -491,11 +491,17 @@ impl Learner {
             {
                 continue;
             }
-            // A prefix that holds all of the site's evidence says nothing the site's rule does not.
-            if k.prefix != 0
-                && site_level.get(&Key { prefix: 0, ..k }) == Some(&(c.support, c.against))
-            {
-                continue;
+            // A prefix rule is kept where it decides otherwise than the site's rule, or applies
+            // with a higher estimate; else it would only say the same on less evidence.
+            if k.prefix != 0 {
+                let site = site_level
+                    .get(&Key { prefix: 0, ..k })
+                    .map_or(0.0, |&(s, a)| Evidence::new(s, a).estimate);
+                let here = Evidence::new(c.support, c.against).estimate;
+                let differs = (here >= min_estimate) != (site >= min_estimate);
+                if !differs && !(here >= min_estimate && here > site) {
+                    continue;
+                }
             }
             let (site, pages) = &self.sites[k.site as usize];
             let r = rules.sites.entry(site.to_string()).or_default();
@@ -730,7 +736,8 @@ mod tests {
         };
         assert_eq!(get("/"), Some(ev(5, 5)));
         assert_eq!(get("/blog/"), Some(ev(5, 0)));
-        assert_eq!(get("/shop/"), Some(ev(0, 5)));
+        // Under /shop/ the rule does not apply, as on the whole site: nothing more to say there.
+        assert_eq!(get("/shop/"), None);
         assert_eq!(
             canonical("https://m.example/blog/9?ref=x", &rules)
                 .unwrap()
