@@ -499,7 +499,8 @@ impl Learner {
                     .map_or(0.0, |&(s, a)| Evidence::new(s, a).estimate);
                 let here = Evidence::new(c.support, c.against).estimate;
                 let differs = (here >= min_estimate) != (site >= min_estimate);
-                if !differs && !(here >= min_estimate && here > site) {
+                let better = here >= min_estimate && here > site;
+                if !(differs || better) {
                     continue;
                 }
             }
