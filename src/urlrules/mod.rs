@@ -484,19 +484,76 @@ mod tests {
         assert_eq!(pessimistic(0, 50), 0.0);
     }
 
+    /// [`every_kind`], plus rules pooled over all sites, rules that do not apply (and keep the
+    /// pooled ones off), and a rule for one top-level script.
+    fn every_level() -> Rules {
+        let mut r = every_kind();
+        let yes = Evidence::new(99, 0);
+        let no = Evidence::new(0, 99);
+        let shop = r.sites.get_mut("shop.example").unwrap();
+        shop.params.push(ParamRule::irrelevant("f", "/", no));
+        shop.params
+            .push(ParamRule::irrelevant("f", "/view.php", yes));
+        shop.params
+            .push(ParamRule::irrelevant("utm_source", "/", no));
+        let mut all = SiteRules {
+            www: Some(yes),
+            scheme: Some(no),
+            ..SiteRules::default()
+        };
+        all.default_documents.insert("index.htm".into(), yes);
+        all.path_params.insert("sid".into(), yes);
+        all.params
+            .push(ParamRule::irrelevant("utm_source", "/", yes));
+        all.params
+            .push(ParamRule::default_value("sort", "asc", "/", yes));
+        r.sites.insert(ALL_SITES.into(), all);
+        r
+    }
+
+    #[test]
+    fn the_site_decides_before_the_pooled_rules_and_the_most_specific_prefix_first() {
+        let r = every_level();
+        // A site without rules of its own: the pooled ones that apply (not the scheme).
+        let c = canonical(
+            "http://www.other.example/a/index.htm;SID=1?utm_source=x&sort=asc&f=2",
+            &r,
+        )
+        .unwrap();
+        assert_eq!(c.url, "http://other.example/a/?f=2");
+        assert_eq!(
+            c.applied,
+            [
+                "www (all sites)",
+                "path parameter sid (all sites)",
+                "default document index.htm (all sites)",
+                "param utm_source (all sites)",
+                "param sort=asc (all sites)"
+            ]
+        );
+        // The shop's own evidence against utm_source keeps the pooled rule off; f goes on
+        // /view.php only.
+        let c = canonical("https://shop.example/view.php?f=1&utm_source=x", &r).unwrap();
+        assert_eq!(c.url, "https://shop.example/view.php?utm_source=x");
+        let c = canonical("https://shop.example/list.php?f=1", &r).unwrap();
+        assert_eq!(c.url, "https://shop.example/list.php?f=1");
+    }
+
     proptest! {
         #[test]
         fn the_canonical_form_is_idempotent(
             www in any::<bool>(),
             https in any::<bool>(),
-            segs in proptest::collection::vec("[a-zA-Z0-9.]{0,6}(;[a-zA-Z]{1,10}=[0-9]{0,3})?", 0..4),
-            pairs in proptest::collection::vec(("(sid|ref|sort|a|b|z)", proptest::option::of("(asc|desc|x|)")), 0..6),
+            shop in any::<bool>(),
+            segs in proptest::collection::vec("([a-zA-Z0-9.]{0,6}|view.php|index.htm|index.html)(;[a-zA-Z]{1,10}=[0-9]{0,3})?", 0..4),
+            pairs in proptest::collection::vec(("(sid|ref|sort|a|b|z|f|utm_source)", proptest::option::of("(asc|desc|x|)")), 0..6),
         ) {
-            let r = every_kind();
+            let r = every_level();
             let mut u = format!(
-                "{}://{}shop.example/{}",
+                "{}://{}{}/{}",
                 if https { "https" } else { "http" },
                 if www { "www." } else { "" },
+                if shop { "shop.example" } else { "Other.Example" },
                 segs.join("/")
             );
             for (i, (k, v)) in pairs.iter().enumerate() {
