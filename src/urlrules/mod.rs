@@ -244,6 +244,8 @@ pub struct Canonical {
     /// What changed the URL, as short descriptions (`host case`, `www`, `param utm_source`; a rule
     /// pooled over all sites ends in ` (all sites)`).
     pub applied: Vec<String>,
+    /// The estimate of each of `applied` (1 for host case and user info).
+    pub estimates: Vec<f64>,
     /// The product of the applied rules' estimates: the chance, by the evidence, that the canonical
     /// form serves the same page (1 when nothing but the parser's normalisation applied).
     pub keeps: f64,
@@ -330,12 +332,15 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
     let site = p.site();
     let look = Lookup::new(rules, site);
     let mut applied = Vec::new();
+    let mut estimates = Vec::new();
     if host_has_upper_case(raw) {
         applied.push("host case".to_owned());
+        estimates.push(1.0);
     }
     if !url.username().is_empty() || url.password().is_some() {
         // Credentials never choose the page; they are left out of the form (and of every answer).
         applied.push("user info".to_owned());
+        estimates.push(1.0);
     }
     let mut keeps = 1.0;
     let mut apply = |what: &str, (e, pooled): (&Evidence, bool)| {
@@ -344,6 +349,7 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
         } else {
             what.to_owned()
         });
+        estimates.push(e.estimate);
         keeps *= e.estimate;
     };
     if p.scheme == "http" {
@@ -398,6 +404,7 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
         url: p.to_url(),
         site: site.to_owned(),
         applied,
+        estimates,
         keeps,
     })
 }

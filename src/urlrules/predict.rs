@@ -7,8 +7,10 @@
 //! named page's canonical form again, so a hash collision can never name a wrong page.
 //!
 //! The probability that a URL duplicates that page is the product of the estimates of the rules
-//! that rewrote either of the two URLs into the common form ([`super::Canonical::keeps`]); 0 when no
-//! indexed page has the form: the URL is new, whatever the rules say.
+//! their match needed: the rules that rewrote either URL, a rule that removed the same parameter
+//! from both counted once, and a rule that changed the same part the same way on both (both had
+//! `www.`) not at all. It is 0 when no indexed page has the form: the URL is new, whatever the
+//! rules say.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -17,7 +19,7 @@ use rustc_hash::FxHasher;
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::{canonical, Rules, UrlError};
+use super::{canonical, Canonical, Rules, UrlError};
 
 type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
@@ -134,7 +136,6 @@ impl Index {
     /// What the index says about `url`.
     pub fn predict<'s, 'u: 's>(&'s self, url: &'u str) -> Result<Prediction<'s>, UrlError> {
         let c = canonical(url, &self.rules)?;
-        let mut rules = c.applied;
         let hit = self
             .forms
             .get(&xxh3_64(c.url.as_bytes()))
@@ -142,16 +143,18 @@ impl Index {
             .and_then(|page| {
                 // Confirm: the page's own canonical form, not only its hash.
                 let theirs = canonical(&page.url, &self.rules).ok()?;
-                (theirs.url == c.url).then_some((page, theirs.applied))
+                (theirs.url == c.url).then_some((page, theirs))
             });
+        let mut rules = c.applied.clone();
         let (probability, duplicate_of) = match hit {
             Some((page, theirs)) => {
-                if !theirs.is_empty() {
+                let probability = joint(&c, &theirs);
+                if !theirs.applied.is_empty() {
                     rules.push("|".to_owned());
-                    rules.extend(theirs);
+                    rules.extend(theirs.applied);
                 }
                 (
-                    c.keeps * page.keeps,
+                    probability,
                     Some(Indexed {
                         id: &page.id,
                         url: &page.url,
@@ -168,6 +171,39 @@ impl Index {
             duplicate_of,
         })
     }
+}
+
+/// Whether a rule applied to both URLs of a pair changed the same thing on both (both had
+/// `www.`, both `http`, both `index.html`): then the two matched without it.
+fn same_on_both(label: &str) -> bool {
+    [
+        "scheme",
+        "www",
+        "default document",
+        "host case",
+        "user info",
+    ]
+    .iter()
+    .any(|k| label.starts_with(k))
+}
+
+/// The probability that the URL of `ours` and the indexed page of `theirs` serve the same page:
+/// the product of the estimates of the rules their match needed. A rule that changed the same part
+/// the same way on both sides is not needed; a rule that removed a part from both (`sid` with two
+/// values) is counted once.
+fn joint(ours: &Canonical, theirs: &Canonical) -> f64 {
+    let mut p = 1.0;
+    for (label, e) in ours.applied.iter().zip(&ours.estimates) {
+        if !(same_on_both(label) && theirs.applied.contains(label)) {
+            p *= e;
+        }
+    }
+    for (label, e) in theirs.applied.iter().zip(&theirs.estimates) {
+        if !ours.applied.contains(label) {
+            p *= e;
+        }
+    }
+    p
 }
 
 #[cfg(test)]
@@ -195,7 +231,8 @@ mod tests {
         assert!(ix.add("3", "ftp://f.example/").is_err());
         assert_eq!((ix.len(), ix.bad_urls()), (2, 1));
 
-        // www and sid rewritten on the query, sid on the indexed page: 0.8389 × 0.8882 × 0.8882.
+        // www and sid rewritten on the query, sid on the indexed page: the sid rule counted once,
+        // 0.8389 × 0.8882.
         let p = ix.predict("https://www.f.example/t?sid=bb&id=1").unwrap();
         assert_eq!(p.canonical, "https://f.example/t?id=1");
         assert_eq!(p.rules, ["www", "param sid", "|", "param sid"]);
@@ -206,7 +243,13 @@ mod tests {
                 url: "https://f.example/t?id=1&sid=aa"
             })
         );
-        assert!((p.probability - 0.8389 * 0.8882 * 0.8882).abs() < 1e-3);
+        assert!((p.probability - 0.8389 * 0.8882).abs() < 1e-3);
+
+        // www on both sides: they matched without it; only sid counts.
+        ix.add("4", "https://www.f.example/u?id=4").unwrap();
+        let p = ix.predict("https://www.f.example/u?id=4&sid=x").unwrap();
+        assert_eq!(p.rules, ["www", "param sid", "|", "www"]);
+        assert!((p.probability - 0.8882).abs() < 1e-3);
 
         // The indexed URL itself: certain.
         let p = ix.predict("https://f.example/t?id=2").unwrap();
