@@ -457,6 +457,10 @@ mod tests {
                 "param order"
             ]
         );
+        // The scheme rule on https's port: the form the parser would write, and stays so.
+        let c = canonical("http://shop.example:443/p", &r).unwrap();
+        assert_eq!(c.url, "https://shop.example/p");
+        assert_eq!(canonical(&c.url, &r).unwrap().url, c.url);
         // A value that matters stays, and `ref` outside /blog/ too.
         let c = canonical("https://shop.example/p?sort=desc&ref=x", &r).unwrap();
         assert_eq!(c.url, "https://shop.example/p?ref=x&sort=desc");
@@ -552,15 +556,17 @@ mod tests {
             www in any::<bool>(),
             https in any::<bool>(),
             shop in any::<bool>(),
+            port in "(|:80|:443|:8080)",
             segs in proptest::collection::vec("([a-zA-Z0-9.]{0,6}|view.php|index.htm|index.html)(;[a-zA-Z]{1,10}=[0-9]{0,3})?", 0..4),
             pairs in proptest::collection::vec(("(sid|ref|sort|a|b|z|f|utm_source)", proptest::option::of("(asc|desc|x|)")), 0..6),
         ) {
             let r = every_level();
             let mut u = format!(
-                "{}://{}{}/{}",
+                "{}://{}{}{}/{}",
                 if https { "https" } else { "http" },
                 if www { "www." } else { "" },
                 if shop { "shop.example" } else { "Other.Example" },
+                port,
                 segs.join("/")
             );
             for (i, (k, v)) in pairs.iter().enumerate() {

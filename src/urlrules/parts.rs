@@ -117,9 +117,14 @@ impl<'a> Parts<'a> {
         out.push_str(self.scheme);
         out.push_str("://");
         out.push_str(self.host);
+        // A port is written unless it is the scheme's default (a rule may have changed the scheme:
+        // `http://h:443/` becomes `https://h/`, as the parser writes it).
         if let Some(port) = self.port {
-            out.push(':');
-            out.push_str(&port.to_string());
+            let default = matches!((self.scheme, port), ("http", 80) | ("https", 443));
+            if !default {
+                out.push(':');
+                out.push_str(&port.to_string());
+            }
         }
         if self.segments.is_empty() {
             out.push('/');
