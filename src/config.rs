@@ -32,6 +32,29 @@ pub enum Config {
     UrlsCanonical(UrlsCanonicalConfig),
     /// `solr-dedup urls export`.
     UrlsExport(UrlsExportConfig),
+    /// `solr-dedup serve`.
+    Serve(Box<ServeConfig>),
+}
+
+/// `solr-dedup serve`.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Where the indexed documents are.
+    pub source: Source,
+    /// `--filter` as given.
+    pub filter: Option<String>,
+    /// The rules file, if any.
+    pub rules: Option<PathBuf>,
+    /// Where to listen.
+    pub listen: std::net::SocketAddr,
+    /// A file holding the bearer token (else the environment's `SOLR_DEDUP_TOKEN`).
+    pub token_file: Option<PathBuf>,
+    /// Field names.
+    pub fields: crate::model::FieldNames,
+    /// Documents per read page.
+    pub batch_size: usize,
+    /// 0 quiet logs, 1 info, 2 debug.
+    pub verbosity: u8,
 }
 
 /// `solr-dedup urls learn`.

@@ -14,6 +14,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod model;
+pub mod server;
 pub mod signature;
 pub mod solr;
 pub mod store;

@@ -1450,3 +1450,286 @@ fn urls_export_is_well_formed_xml() {
         "{comments:?}"
     );
 }
+
+/// A plain-HTTP client (reqwest needs a TLS provider installed even for http://).
+fn http() -> reqwest::blocking::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::blocking::Client::new()
+}
+
+/// A `solr-dedup serve` child on a loopback port the system picks, stopped when dropped.
+struct Server {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Server {
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Server {
+        use std::io::BufRead;
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
+        cmd.arg("serve")
+            .args(args)
+            .env_remove("SOLR_DEDUP_TOKEN")
+            .env_remove("SOLR_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start serve");
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let base = loop {
+            line.clear();
+            if err.read_line(&mut line).unwrap() == 0 {
+                let _ = child.kill();
+                panic!("serve ended before listening");
+            }
+            if let Some(rest) = line.trim().strip_prefix("serving on ") {
+                break rest.to_owned();
+            }
+        };
+        // Keep draining its log so that it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while err.read_line(&mut sink).unwrap_or(0) > 0 {
+                sink.clear();
+            }
+        });
+        Server { child, base }
+    }
+
+    fn post(&self, path: &str, body: &Value, headers: &[(&str, &str)]) -> (u16, Value) {
+        let client = http();
+        let mut req = client
+            .post(format!("{}{path}", self.base))
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().unwrap();
+        let status = resp.status().as_u16();
+        (
+            status,
+            serde_json::from_str(&resp.text().unwrap()).unwrap_or(Value::Null),
+        )
+    }
+
+    fn get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+        let client = http();
+        let mut req = client.get(format!("{}{path}", self.base));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().unwrap();
+        (resp.status().as_u16(), resp.text().unwrap())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A Prometheus text exposition as name → value, checking every sample line's form.
+fn prometheus(text: &str) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        if line.starts_with("# HELP ") || line.starts_with("# TYPE ") {
+            continue;
+        }
+        let (name, value) = line.split_once(' ').unwrap_or_else(|| panic!("{line:?}"));
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line:?}"
+        );
+        out.insert(
+            name.to_owned(),
+            value.parse().unwrap_or_else(|_| panic!("{line:?}")),
+        );
+    }
+    out
+}
+
+#[test]
+fn serve_answers_predictions_as_the_command_line_does() {
+    let (input, rules) = shop_rules("serve-predict");
+    let urls = [
+        "http://www.shop.example/item/2?sid=zz",
+        "https://shop.example/item/99",
+        "mailto:a@shop.example",
+    ];
+    let server = Server::start(
+        &[
+            "--input",
+            input.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let (status, body) = server.post(
+        "/api/urls/predict",
+        &serde_json::json!({ "urls": urls }),
+        &[],
+    );
+    assert_eq!(status, 200, "{body}");
+    let mut args = vec![
+        "urls",
+        "predict",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+    ];
+    args.extend(urls);
+    let cli = json_lines(&run(&args, b""));
+    assert_eq!(body["answers"].as_array().unwrap(), &cli);
+    // By hand: scheme, www and sid rewrite the first to p2's URL; the second is new; the third has
+    // no canonical form.
+    assert_eq!(body["answers"][0]["duplicate_of"]["id"], "p2");
+    assert_eq!(body["answers"][1]["duplicate_of"], Value::Null);
+    assert!(body["answers"][2]["error"]
+        .as_str()
+        .unwrap()
+        .contains("not an http(s) URL"));
+
+    let (status, body) = server.post(
+        "/api/urls/canonical",
+        &serde_json::json!({ "urls": [urls[0]] }),
+        &[],
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        body["answers"][0]["canonical"],
+        "https://shop.example/item/2"
+    );
+
+    let (status, text) = server.get("/metrics", &[]);
+    assert_eq!(status, 200);
+    let m = prometheus(&text);
+    assert_eq!(m["solr_dedup_predict_requests_total"], 1.0);
+    assert_eq!(m["solr_dedup_predicted_urls_total"], 3.0);
+    assert_eq!(m["solr_dedup_predicted_duplicates_total"], 1.0);
+    assert_eq!(m["solr_dedup_url_errors_total"], 1.0);
+    assert_eq!(m["solr_dedup_canonical_requests_total"], 1.0);
+    assert_eq!(m["solr_dedup_indexed_pages"], 30.0);
+    assert_eq!(server.get("/healthz", &[]), (200, "ok\n".to_owned()));
+}
+
+#[test]
+fn serve_refuses_what_it_should() {
+    let (input, rules) = shop_rules("serve-refuse");
+    let server = Server::start(
+        &[
+            "--input",
+            input.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    // A cross-site form cannot send JSON: anything else is refused.
+    let client = http();
+    let form = client
+        .post(format!("{}/api/urls/predict", server.base))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("urls=http://a.example/")
+        .send()
+        .unwrap();
+    assert_eq!(form.status().as_u16(), 415);
+    let (status, body) = server.post(
+        "/api/urls/predict",
+        &serde_json::json!({ "urls": [] }),
+        &[("Origin", "http://evil.example")],
+    );
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (403, Some("cross-site requests are refused"))
+    );
+    let many: Vec<String> = (0..10_001)
+        .map(|i| format!("http://a.example/{i}"))
+        .collect();
+    let (status, body) = server.post(
+        "/api/urls/predict",
+        &serde_json::json!({ "urls": many }),
+        &[],
+    );
+    assert_eq!(status, 413, "{body}");
+    let (status, body) = server.post("/api/urls/predict", &serde_json::json!({ "url": "x" }), &[]);
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("send {\"urls\""),
+        "{body}"
+    );
+    assert_eq!(server.get("/nothing", &[]).0, 404);
+    drop(server);
+
+    // Without rules the URL endpoints say how to get them.
+    let server = Server::start(&["--listen", "127.0.0.1:0"], &[]);
+    let (status, body) = server.post("/api/urls/predict", &serde_json::json!({ "urls": [] }), &[]);
+    assert_eq!(status, 503);
+    assert!(
+        body["error"].as_str().unwrap().contains("--rules"),
+        "{body}"
+    );
+}
+
+#[test]
+fn serve_needs_a_token_off_loopback_and_checks_it_everywhere_it_is_set() {
+    // Off loopback without a token: refused before listening, one line, exit 2.
+    let out = run_without_solr_url(&["serve", "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("needs a bearer token"), "{err}");
+    // A short token is refused too.
+    let short = temp_file("serve-short-token", b"abc\n");
+    let out = run_without_solr_url(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        short.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("too short"), "{}", stderr(&out));
+
+    let token = "0123456789abcdef0123";
+    let server = Server::start(&["--listen", "127.0.0.1:0"], &[("SOLR_DEDUP_TOKEN", token)]);
+    let body = serde_json::json!({ "urls": [] });
+    assert_eq!(server.post("/api/urls/canonical", &body, &[]).0, 401);
+    assert_eq!(
+        server
+            .post(
+                "/api/urls/canonical",
+                &body,
+                &[("Authorization", "Bearer 0123456789abcdef0124")]
+            )
+            .0,
+        401
+    );
+    let bearer = format!("Bearer {token}");
+    // Authorised: past the guard (503: no rules loaded).
+    assert_eq!(
+        server
+            .post("/api/urls/canonical", &body, &[("Authorization", &bearer)])
+            .0,
+        503
+    );
+    assert_eq!(server.get("/metrics", &[]).0, 401);
+    let (status, text) = server.get("/metrics", &[("Authorization", &bearer)]);
+    assert_eq!(status, 200);
+    assert_eq!(prometheus(&text)["solr_dedup_unauthorized_total"], 3.0);
+    // The token never appears in an answer.
+    assert!(!text.contains(token));
+    assert_eq!(server.get("/healthz", &[]).0, 200);
+}

@@ -90,6 +90,75 @@ pub enum Command {
     /// URL rules: learn which URL parts do not change a page, and predict duplicate URLs for crawlers
     #[command(subcommand)]
     Urls(UrlsCommand),
+    /// Serve URL predictions and canonical forms over HTTP, with /healthz and /metrics
+    #[command(long_about = SERVE_LONG_ABOUT, after_help = SERVE_EXAMPLES)]
+    Serve(ServeArgs),
+}
+
+const SERVE_LONG_ABOUT: &str = "\
+Serve the URL rules over HTTP for crawlers: the index's ids and URLs are read once at start (light), and \
+each request costs a lookup per URL and no Solr work.
+
+  POST /api/urls/predict    {\"urls\": [\"http://…\", …]}  ->  {\"answers\": [one object per URL, as urls predict]}
+  POST /api/urls/canonical  {\"urls\": […]}                 ->  {\"answers\": [{\"url\", \"canonical\", \"rules\"}, …]}
+  GET  /metrics             Prometheus text: requests, URLs, duplicates, errors, refused tokens, pages
+  GET  /healthz             ok
+
+At most 10,000 URLs per request. It listens on 127.0.0.1 unless told otherwise (--listen); on any other \
+address it needs a bearer token (--token-file FILE, or SOLR_DEDUP_TOKEN), which every request but \
+/healthz must then carry (Authorization: Bearer TOKEN). POSTs take application/json only, and a request \
+whose Origin is another site is refused. Stop it with Ctrl-C (SIGINT) or SIGTERM.
+
+This is the first part of the server: starting and watching runs, the admin page and scheduling are not \
+built yet (use `solr-dedup run` from a timer, see the README).";
+
+const SERVE_EXAMPLES: &str = "\
+Examples:
+  solr-dedup serve --solr http://127.0.0.1:8983/solr/collection1 --rules rules.json
+  curl -s localhost:8987/api/urls/predict -H 'Content-Type: application/json' \\
+      -d '{\"urls\": [\"http://www.shop.example/item?id=7&sid=x\"]}'
+  SOLR_DEDUP_TOKEN=$(cat /etc/solr-dedup/token) solr-dedup serve --input docs.jsonl --rules rules.json \\
+      --listen 0.0.0.0:8987";
+
+/// Arguments of `solr-dedup serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// JSON Lines of Solr documents, or a Solr /select JSON response (file mode: no Solr needed)
+    #[arg(long, value_name = "FILE", conflicts_with = "solr")]
+    pub input: Option<PathBuf>,
+
+    /// How to reach the core, when there is no --input.
+    #[command(flatten)]
+    pub solr: SolrArgs,
+
+    /// The rules file (`urls learn --out`); without it the URL endpoints answer 503
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+
+    /// Address and port to listen on; any address but loopback needs a token
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8987")]
+    pub listen: std::net::SocketAddr,
+
+    /// A file whose first line is the bearer token (else SOLR_DEDUP_TOKEN; needed off loopback)
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// Only documents matching this filter count as indexed (an fq for Solr; see `run --help`)
+    #[arg(long, value_name = "FQ")]
+    pub filter: Option<String>,
+
+    /// Documents per read page
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub batch_size: u64,
+
+    /// Rename a field: the YaCy name, `=`, your name (repeatable), e.g. --field sku=url_s
+    #[arg(long = "field", value_name = "NAME=FIELD", value_parser = parse_field)]
+    pub fields: Vec<(String, String)>,
+
+    /// Log more to standard error
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 /// `solr-dedup urls …`.

@@ -8,6 +8,7 @@ use super::{
     RunArgs, SchemaAction, SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions,
     SolrArgs, UrlsCommand,
 };
+use crate::config::ServeConfig;
 use crate::config::{
     ChromeLearnConfig, Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig,
     SolrConfig, Source, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
@@ -81,6 +82,16 @@ impl From<Cli> for Config {
                     urls: stdin_dash(args.urls),
                 })
             }
+            Command::Serve(args) => Config::Serve(Box::new(ServeConfig {
+                source: source(&args.input, &args.solr, 4),
+                filter: args.filter,
+                rules: args.rules,
+                listen: args.listen,
+                token_file: args.token_file,
+                fields: field_names(&args.fields),
+                batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                verbosity: args.verbose,
+            })),
             Command::Urls(UrlsCommand::Export(args)) => Config::UrlsExport(UrlsExportConfig {
                 rules: args.rules,
                 min_estimate: args.min_estimate,

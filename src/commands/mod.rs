@@ -12,6 +12,7 @@ pub mod near;
 mod progress;
 pub mod schema;
 pub mod schema_fit;
+pub mod serve;
 pub mod signature;
 pub mod urls;
 
@@ -131,6 +132,7 @@ pub fn run(config: Config) -> Result<Exit, Failure> {
         Config::UrlsPredict(c) => urls::predict(&c),
         Config::UrlsCanonical(c) => urls::canonical(&c),
         Config::UrlsExport(c) => urls::export(&c),
+        Config::Serve(c) => serve::run(&c),
     }
 }
 

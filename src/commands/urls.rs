@@ -253,21 +253,38 @@ fn stdout_failed(e: std::io::Error) -> Failure {
     }
 }
 
+/// The index of canonical forms of the pages in `source` under `rules` (one light read).
+pub(super) async fn index_of(
+    source: &Source,
+    filter: &Option<String>,
+    f: &FieldNames,
+    batch_size: usize,
+    rules: Rules,
+    progress: &dyn crate::engine::Progress,
+) -> Result<crate::urlrules::predict::Index, Failure> {
+    let light = vec![f.id.clone(), f.url.clone()];
+    let (store, filter, _) = open(source, filter, f, light, &f.url).await?;
+    match &store {
+        Opened::File(s) => load_index(s, f, &filter, batch_size, rules, progress).await,
+        Opened::Solr(s) => load_index(s, f, &filter, batch_size, rules, progress).await,
+    }
+    .map_err(engine_failure)
+}
+
 /// `urls predict`.
 pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
     init_logging(c.verbosity);
     let rules = load_rules(&c.rules)?;
     let f = &c.fields;
     let progress = Spinner::new(c.quiet);
-    let index = runtime()?.block_on(async {
-        let light = vec![f.id.clone(), f.url.clone()];
-        let (store, filter, _) = open(&c.source, &c.filter, f, light, &f.url).await?;
-        match &store {
-            Opened::File(s) => load_index(s, f, &filter, c.batch_size, rules, &progress).await,
-            Opened::Solr(s) => load_index(s, f, &filter, c.batch_size, rules, &progress).await,
-        }
-        .map_err(engine_failure)
-    })?;
+    let index = runtime()?.block_on(index_of(
+        &c.source,
+        &c.filter,
+        f,
+        c.batch_size,
+        rules,
+        &progress,
+    ))?;
     let mut problems = false;
     if index.is_empty() {
         eprintln!("warning: the index holds no page with an http(s) URL: every URL is new (check --input/--solr and --filter)");
