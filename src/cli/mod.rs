@@ -204,7 +204,8 @@ Examples:
   solr-dedup urls learn --solr http://127.0.0.1:8983/solr/collection1 --out rules.json
   solr-dedup urls learn --input docs.jsonl --out - | jq '.sites[\"shop.example\"]'
   solr-dedup urls learn --input docs.jsonl --out rules.json --min-estimate 0.9
-      write the same evidence, but apply only rules whose estimate is at least 0.9";
+      apply only rules whose estimate is at least 0.9 (which prefix and value rules are written
+      depends on it: learn again rather than edit the number in the file)";
 
 const URLS_PREDICT_LONG_ABOUT: &str = "\
 For each URL (arguments, or one per line on standard input with `-`), one JSON line:
@@ -212,8 +213,9 @@ For each URL (arguments, or one per line on standard input with `-`), one JSON l
    \"duplicate_of\": {\"id\": …, \"url\": …}}
 The canonical form is the URL rewritten by the rules that apply; duplicate_of is the indexed page with the \
 same canonical form, or null: the URL is new, whatever the rules say, and its probability is 0. The \
-probability is the product of the estimates of the rules that rewrote the URL and (after \"|\" in rules) the \
-indexed page's URL. A URL without a canonical form (not a URL, not http(s)) gets {\"url\": …, \"error\": …} \
+probability is the product of the estimates of the rules the match needed: those that rewrote the URL and \
+(after \"|\" in rules) the indexed page's URL, a rule that removed a parameter from both counted once, and \
+one that changed both the same way (both www., both http) not at all. A URL without a canonical form (not a URL, not http(s)) gets {\"url\": …, \"error\": …} \
 and the rest are still answered.
 
 Skip a URL above a threshold, and still fetch a small share (MaybeDont: 5 %) of those you would skip, so \

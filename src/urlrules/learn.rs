@@ -34,6 +34,9 @@ type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 /// Up to this many query pairs, every set of two or more is tried without; beyond, the tails.
 const MAX_SET_PARAMS: usize = 5;
 
+/// URLs with more query pairs than this take no part in the parameter rules.
+const MAX_PAIRS: usize = 64;
+
 /// What a candidate rule rewrites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Kind {
@@ -92,6 +95,8 @@ pub struct Summary {
     pub repeated_urls: u64,
     /// Pairs compared.
     pub pairs: u64,
+    /// URLs with more than 64 query pairs, left out of the parameter rules.
+    pub long_queries: u64,
     /// Candidates met in at least one pair.
     pub candidates: u64,
     /// Rules written (with enough evidence to say yes or no), and of them the ones that apply, by
@@ -103,6 +108,8 @@ pub struct Summary {
 #[derive(Default)]
 pub struct Learner {
     urls: FxHashMap<u64, u64>,
+    /// URL forms observed in pass 2: a URL listed twice is paired once.
+    observed: std::collections::HashSet<u64, BuildHasherDefault<FxHasher>>,
     site_ids: FxHashMap<Box<str>, u32>,
     sites: Vec<(Box<str>, u64)>,
     candidates: FxHashMap<Key, Counts>,
@@ -149,6 +156,9 @@ impl Learner {
         let Some(&content) = self.urls.get(&own) else {
             return;
         };
+        if !self.observed.insert(own) {
+            return;
+        }
         let site = self.site(p.site());
         let key = |kind| Key {
             site,
@@ -200,6 +210,10 @@ impl Learner {
         }
         for (i, segment) in p.segments.iter().enumerate() {
             for (j, param) in segment.params.iter().enumerate() {
+                if segment.params[..j].contains(param) {
+                    // The same parameter twice: dropping either gives the same URL.
+                    continue;
+                }
                 let (name, value) = param.split_once('=').unwrap_or((param, ""));
                 let name = name.to_ascii_lowercase();
                 let mut q = p.clone();
@@ -214,7 +228,15 @@ impl Learner {
             }
         }
         let prefix = p.prefix();
+        if p.pairs.len() > MAX_PAIRS {
+            // Not a page's URL that a rule is learned from (and pairs of it would cost k² here).
+            self.summary.long_queries += 1;
+            return;
+        }
         for (j, &(name, value)) in p.pairs.iter().enumerate() {
+            if p.pairs[..j].contains(&(name, value)) {
+                continue;
+            }
             let mut q = p.clone();
             q.pairs.remove(j);
             let value = value.unwrap_or("");
@@ -241,26 +263,34 @@ impl Learner {
         // content says only that one of them matters, not which: not counted.
         let k = p.pairs.len();
         if k >= 2 {
-            let sets: Vec<u32> = if k <= MAX_SET_PARAMS {
-                (1u32..1 << k).filter(|m| m.count_ones() >= 2).collect()
+            // Which pairs each set drops: every set of two or more for a few pairs, the tails
+            // (pairs i.. for each i) beyond.
+            let sets: Vec<Vec<bool>> = if k <= MAX_SET_PARAMS {
+                (1u32..1 << k)
+                    .filter(|m| m.count_ones() >= 2)
+                    .map(|m| (0..k).map(|j| m & (1 << j) != 0).collect())
+                    .collect()
             } else {
                 (0..k - 1)
-                    .map(|i| (u32::MAX << i) & ((1u32 << k) - 1))
+                    .map(|i| (0..k).map(|j| j >= i).collect())
                     .collect()
             };
-            for mask in sets {
+            let mut tried: Vec<u64> = Vec::new();
+            for drop in sets {
                 let mut q = p.clone();
-                let mut bit = 0;
-                q.pairs.retain(|_| {
-                    bit += 1;
-                    mask & (1 << (bit - 1)) == 0
-                });
-                if self.base(&q) != Some(content) {
+                let mut it = drop.iter();
+                q.pairs.retain(|_| !*it.next().unwrap_or(&false));
+                let form = self.form(&q);
+                if tried.contains(&form) || form == own {
+                    continue;
+                }
+                tried.push(form);
+                if self.urls.get(&form) != Some(&content) {
                     continue;
                 }
                 self.summary.pairs += 1;
                 for (j, &(name, value)) in p.pairs.iter().enumerate() {
-                    if mask & (1 << j) != 0 {
+                    if drop[j] && !p.pairs[..j].contains(&(name, value)) {
                         self.param_evidence(
                             site,
                             name,
@@ -408,7 +438,9 @@ impl Learner {
         for group in siblings.chunk_by(|a, b| a.form == b.form && a.what == b.what) {
             let first = group[0];
             let (key, prefixed) = self.sibling_kinds[first.what as usize];
-            for s in &group[1..] {
+            // Members with the first's value differ from it in something else (the order of the
+            // other pairs): not a pair for this parameter.
+            for s in group[1..].iter().filter(|s| s.variant != first.variant) {
                 self.summary.pairs += 1;
                 let same = s.content == first.content;
                 self.count(key, same, Counts::default);
@@ -418,6 +450,8 @@ impl Learner {
             }
         }
         drop(siblings);
+        // Candidates named for sibling records that never formed a pair have no evidence.
+        self.candidates.retain(|_, c| c.support + c.against > 0);
         self.summary.candidates = self.candidates.len() as u64;
 
         let mut rules = Rules {
@@ -442,6 +476,8 @@ impl Learner {
         // Whether the site-level irrelevant rule applies, per site and parameter name hash, so that
         // prefix rules and value rules it covers are left out.
         let mut param_applies: FxHashMap<(u32, u64, u64), bool> = FxHashMap::default();
+        let mut prefix_params: std::collections::HashSet<(u32, u64, u64)> =
+            std::collections::HashSet::new();
         let site_level: FxHashMap<Key, (u64, u64)> = all
             .iter()
             .filter(|(k, _)| k.prefix == 0)
@@ -492,8 +528,15 @@ impl Learner {
                 continue;
             }
             // A prefix rule is kept where it decides otherwise than the site's rule, or applies
-            // with a higher estimate; else it would only say the same on less evidence.
-            if k.prefix != 0 {
+            // with a higher estimate; else it would only say the same on less evidence. A value
+            // rule under a prefix is kept where the prefix has a parameter rule of its own (that
+            // level decides there, and the value rule is what lets that value go). Parameter
+            // rules sort before value rules, so the set is complete when values come.
+            if k.prefix != 0 && k.kind == Kind::ParamValue {
+                if !prefix_params.contains(&(k.site, k.name, k.prefix)) {
+                    continue;
+                }
+            } else if k.prefix != 0 {
                 let site = site_level
                     .get(&Key { prefix: 0, ..k })
                     .map_or(0.0, |&(s, a)| Evidence::new(s, a).estimate);
@@ -502,6 +545,9 @@ impl Learner {
                 let better = here >= min_estimate && here > site;
                 if !(differs || better) {
                     continue;
+                }
+                if k.kind == Kind::Param {
+                    prefix_params.insert((k.site, k.name, k.prefix));
                 }
             }
             let (site, pages) = &self.sites[k.site as usize];
@@ -808,6 +854,111 @@ mod tests {
 
     fn pessimistic_of(s: u64, a: u64) -> f64 {
         crate::urlrules::pessimistic(s, a)
+    }
+
+    #[test]
+    fn a_value_that_does_not_matter_under_a_prefix_where_the_parameter_does() {
+        // Under /a/, x=0 is the page and x=1 another (5 each); under /b/, x never matters (60).
+        // The site's rule for x applies (60+5 of 70), /a/'s does not (5 of 10), so /a/ decides
+        // there, and its value rule x=0 (5 of 5) must be written to let x=0 go.
+        let mut pages: Vec<(String, u64)> = Vec::new();
+        for i in 0..5u64 {
+            pages.push((format!("https://s.example/a/{i}"), i));
+            pages.push((format!("https://s.example/a/{i}?x=0"), i));
+            pages.push((format!("https://s.example/a/{i}?x=1"), 100 + i));
+        }
+        for i in 0..60u64 {
+            pages.push((format!("https://s.example/b/{i}"), 200 + i));
+            pages.push((format!("https://s.example/b/{i}?x={i}"), 200 + i));
+        }
+        let refs: Vec<(&str, u64)> = pages.iter().map(|(u, c)| (u.as_str(), *c)).collect();
+        let (rules, _) = learn(&refs);
+        let s = &rules.sites["s.example"];
+        let get = |value: Option<&str>, prefix: &str| {
+            s.params
+                .iter()
+                .find(|p| p.param == "x" && p.value.as_deref() == value && p.path_prefix == prefix)
+                .map(|p| p.evidence)
+        };
+        assert_eq!(get(None, "/"), Some(ev(65, 5)));
+        assert_eq!(get(None, "/a/"), Some(ev(5, 5)));
+        assert_eq!(get(Some("0"), "/a/"), Some(ev(5, 0)));
+        let c = |u: &str| canonical(u, &rules).unwrap().url;
+        assert_eq!(c("https://s.example/a/9?x=0"), "https://s.example/a/9");
+        assert_eq!(c("https://s.example/a/9?x=1"), "https://s.example/a/9?x=1");
+        assert_eq!(c("https://s.example/b/9?x=7"), "https://s.example/b/9");
+    }
+
+    #[test]
+    fn a_url_is_never_paired_with_itself() {
+        let mut pages: Vec<(String, u64)> = Vec::new();
+        for i in 0..5u64 {
+            // Listed twice (the fragment goes in parsing): one URL, no pair.
+            pages.push((format!("https://e.example/v?t={i}&id={i}#a"), i));
+            pages.push((format!("https://e.example/v?t={i}&id={i}#b"), i));
+            // A parameter repeated: dropping either copy gives the same URL, not another one.
+            pages.push((format!("https://d.example/p{i}?a=1&a=1"), 10 + i));
+            // Two orders of the same pairs: they differ in order, not in `sid`.
+            pages.push((format!("https://g.example/v?sid=1&t={i}"), 20 + i));
+            pages.push((format!("https://g.example/v?t={i}&sid=1"), 20 + i));
+        }
+        let refs: Vec<(&str, u64)> = pages.iter().map(|(u, c)| (u.as_str(), *c)).collect();
+        let (rules, summary) = learn(&refs);
+        assert!(!rules.sites.contains_key("e.example"), "{rules:?}");
+        assert!(!rules.sites.contains_key("d.example"), "{rules:?}");
+        let g = &rules.sites["g.example"];
+        assert!(!g.params.iter().any(|p| p.param == "sid"), "{g:?}");
+        assert_eq!(g.param_order, Some(ev(5, 0)));
+        // `t` does matter: without it both orders of each page fall in the group of `?sid=1`,
+        // whose first member is t=0; the 8 members with another t are against (those with t=0
+        // too are no pair).
+        let t = g.params.iter().find(|p| p.param == "t").unwrap();
+        assert_eq!(t.evidence, ev(0, 8));
+        assert_eq!(summary.pairs, 5 + 8);
+        assert_eq!(summary.repeated_urls, 5);
+    }
+
+    #[test]
+    fn a_pooled_rule_needs_evidence_from_two_sites() {
+        let mut pages: Vec<(String, u64)> = Vec::new();
+        for i in 0..5u64 {
+            pages.push((format!("https://a.example/{i}"), i));
+            pages.push((format!("https://a.example/{i}?utm_source=x"), i));
+        }
+        // b.example has a URL with the parameter, but no pair.
+        pages.push(("https://b.example/?utm_source=x".into(), 99));
+        let refs: Vec<(&str, u64)> = pages.iter().map(|(u, c)| (u.as_str(), *c)).collect();
+        let (rules, _) = learn(&refs);
+        assert!(!rules.sites.contains_key(ALL_SITES), "{rules:?}");
+    }
+
+    #[test]
+    fn a_url_with_many_pairs_neither_panics_nor_counts() {
+        let long: String = (0..40).map(|i| format!("p{i}={i}&")).collect();
+        let mut l = Learner::new();
+        for i in 0..5 {
+            l.add_page(&format!("https://l.example/{i}?{long}"), i)
+                .unwrap();
+            l.add_page(&format!("https://l.example/{i}"), i).unwrap();
+        }
+        for i in 0..5 {
+            l.observe(&format!("https://l.example/{i}?{long}"));
+        }
+        let (rules, summary) = l.finish(0.5);
+        assert_eq!(summary.long_queries, 0, "40 pairs are under the limit");
+        // The tails: dropping all 40 gives the indexed page, support for each of them.
+        let p0 = rules.sites["l.example"]
+            .params
+            .iter()
+            .find(|p| p.param == "p0" && p.value.is_none())
+            .unwrap();
+        assert_eq!(p0.evidence, ev(5, 0));
+        let longer: String = (0..70).map(|i| format!("q{i}=1&")).collect();
+        let mut l = Learner::new();
+        l.add_page(&format!("https://l.example/?{longer}"), 1)
+            .unwrap();
+        l.observe(&format!("https://l.example/?{longer}"));
+        assert_eq!(l.finish(0.5).1.long_queries, 1);
     }
 
     #[test]

@@ -85,6 +85,27 @@ impl Default for Rules {
     }
 }
 
+impl Rules {
+    /// Each rule's estimate computed again from its counts (a file edited by hand cannot claim
+    /// more than its evidence says), and the site keys lower-cased as hosts are.
+    pub fn recompute(&mut self) {
+        let sites = std::mem::take(&mut self.sites);
+        for (site, mut r) in sites {
+            let fix = |e: &mut Evidence| *e = Evidence::new(e.support, e.against);
+            for e in [&mut r.scheme, &mut r.www, &mut r.param_order]
+                .into_iter()
+                .flatten()
+            {
+                fix(e);
+            }
+            r.path_params.values_mut().for_each(fix);
+            r.default_documents.values_mut().for_each(fix);
+            r.params.iter_mut().for_each(|p| fix(&mut p.evidence));
+            self.sites.insert(site.to_ascii_lowercase(), r);
+        }
+    }
+}
+
 /// One site's rules, each with its evidence.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -256,11 +277,18 @@ pub fn is_http_url(raw: &str) -> bool {
     parse(raw).is_ok()
 }
 
-/// The site of a host: the host without one leading `www.`.
+/// The site of a host: the host without its leading `www.`.
 pub fn site_of(host: &str) -> &str {
-    host.strip_prefix("www.")
-        .filter(|s| !s.is_empty())
-        .unwrap_or(host)
+    // Every leading `www.` (`www.www.example` too, so that the form stays idempotent), as long as a
+    // name with a dot is left (`www.com` is a site of its own).
+    let mut site = host;
+    while let Some(rest) = site.strip_prefix("www.") {
+        if !rest.contains('.') {
+            break;
+        }
+        site = rest;
+    }
+    site
 }
 
 /// A site's own rules and the pooled ones.
@@ -280,6 +308,12 @@ impl<'r> Lookup<'r> {
         }
     }
 
+    /// A rule applies when its estimate reaches the file's minimum, and is above 0 whatever the
+    /// minimum (an estimate of 0 is too little evidence, or evidence against).
+    fn applies(&self, e: &Evidence) -> bool {
+        e.estimate >= self.min && e.estimate > 0.0
+    }
+
     /// The evidence that decides a candidate: the site's own when it has any, else the pooled;
     /// `Some` when that applies, with whether it is the pooled one.
     fn decide<F>(&self, get: F) -> Option<(&'r Evidence, bool)>
@@ -287,11 +321,11 @@ impl<'r> Lookup<'r> {
         F: Fn(&'r SiteRules) -> Option<&'r Evidence>,
     {
         match self.own.and_then(&get) {
-            Some(e) => (e.estimate >= self.min).then_some((e, false)),
+            Some(e) => self.applies(e).then_some((e, false)),
             None => self
                 .all
                 .and_then(&get)
-                .filter(|e| e.estimate >= self.min)
+                .filter(|e| self.applies(e))
                 .map(|e| (e, true)),
         }
     }
@@ -315,7 +349,7 @@ impl<'r> Lookup<'r> {
                         p.path_prefix.len() == len
                             && p.param == name
                             && p.holds_on(path)
-                            && p.evidence.estimate >= self.min
+                            && self.applies(&p.evidence)
                             && p.value.as_deref().is_none_or(|v| value.unwrap_or("") == v)
                     })
                     .map(|p| (p, pooled));
@@ -557,6 +591,7 @@ mod tests {
             https in any::<bool>(),
             shop in any::<bool>(),
             port in "(|:80|:443|:8080)",
+            host in "(shop\\.example|Other\\.Example|www\\.shop\\.example|www\\.www\\.shop\\.example|www\\.com)",
             segs in proptest::collection::vec("([a-zA-Z0-9.]{0,6}|view.php|index.htm|index.html)(;[a-zA-Z]{1,10}=[0-9]{0,3})?", 0..4),
             pairs in proptest::collection::vec(("(sid|ref|sort|a|b|z|f|utm_source)", proptest::option::of("(asc|desc|x|)")), 0..6),
         ) {
@@ -565,7 +600,7 @@ mod tests {
                 "{}://{}{}{}/{}",
                 if https { "https" } else { "http" },
                 if www { "www." } else { "" },
-                if shop { "shop.example" } else { "Other.Example" },
+                if shop { "shop.example" } else { host.as_str() },
                 port,
                 segs.join("/")
             );

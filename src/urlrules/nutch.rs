@@ -49,9 +49,10 @@ pub fn patterns(rules: &Rules, min: Option<f64>) -> Vec<(String, String, String)
         let host = format!("(?:www\\.)?{s}(?::\\d+)?");
         let ok = |e: &super::Evidence| e.estimate >= min;
         if let Some(e) = r.scheme.filter(ok) {
+            // https's default port goes with the change, as the canonical form writes it.
             out.push((
-                format!("^http://({host})(?=[/?#]|$)"),
-                "https://$1".to_owned(),
+                format!("^http://((?:www\\.)?{s})(?::443)?((?::\\d+)?)(?=[/?#]|$)"),
+                "https://$1$2".to_owned(),
                 format!(
                     "{site}: scheme ({} of {})",
                     e.support,
@@ -92,7 +93,18 @@ pub fn patterns(rules: &Rules, min: Option<f64>) -> Vec<(String, String, String)
             ));
         }
         for p in r.params.iter().filter(|p| ok(&p.evidence)) {
-            out.push(param_pattern(site, &host, p));
+            // Under a prefix with a rule of its own for the parameter, that rule decides: the
+            // site's pattern leaves those paths alone.
+            let exceptions: Vec<&str> = if p.path_prefix == "/" {
+                r.params
+                    .iter()
+                    .filter(|o| o.param == p.param && o.path_prefix != "/")
+                    .map(|o| o.path_prefix.as_str())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            out.push(param_pattern(site, &host, p, &exceptions));
             cleanup = true;
         }
         if r.param_order.is_some_and(|e| ok(&e)) {
@@ -118,9 +130,28 @@ pub fn patterns(rules: &Rules, min: Option<f64>) -> Vec<(String, String, String)
     out
 }
 
-fn param_pattern(site: &str, host: &str, p: &ParamRule) -> (String, String, String) {
+fn param_pattern(
+    site: &str,
+    host: &str,
+    p: &ParamRule,
+    exceptions: &[&str],
+) -> (String, String, String) {
     let path = if p.path_prefix == "/" {
-        "/[^?#]*".to_owned()
+        let mut not = String::new();
+        for (i, e) in exceptions.iter().enumerate() {
+            not.push(if i == 0 { '(' } else { '|' });
+            let e = e.trim_start_matches('/');
+            not.push_str(&quote(e));
+            if !e.ends_with('/') {
+                // A script: that path exactly.
+                not.push_str("(?:[?#]|$)");
+            }
+        }
+        if exceptions.is_empty() {
+            "/[^?#]*".to_owned()
+        } else {
+            format!("/(?!{not}))[^?#]*", not = &not[..])
+        }
     } else if p.path_prefix.ends_with('/') {
         format!("{}[^?#]*", quote(&p.path_prefix))
     } else {
@@ -202,6 +233,15 @@ mod tests {
         site.params.push(ParamRule::irrelevant("ref", "/blog/", e));
         site.params
             .push(ParamRule::irrelevant("f", "/viewtopic.php", e));
+        // Irrelevant on the site, but it matters under /item/ and on /search.php.
+        site.params.push(ParamRule::irrelevant("p", "/", e));
+        site.params
+            .push(ParamRule::irrelevant("p", "/item/", Evidence::new(0, 50)));
+        site.params.push(ParamRule::irrelevant(
+            "p",
+            "/search.php",
+            Evidence::new(0, 50),
+        ));
         site.params
             .push(ParamRule::default_value("sort", "asc", "/", e));
         // Evidence against: not exported.
@@ -222,6 +262,13 @@ mod tests {
             "https://shop.example/viewtopic.php?f=1&t=2",
             "https://shop.example/viewtopic.phpx?f=1&t=2",
             "https://shop.example/viewforum.php?f=1",
+            "https://shop.example/item/3?p=1&q=2",
+            "https://shop.example/items/3?p=1&q=2",
+            "https://shop.example/search.php?p=1",
+            "https://shop.example/search.phpx?p=1",
+            "https://shop.example/search.php/x?p=1",
+            "http://shop.example:443/a?p=1",
+            "http://www.shop.example:8080/a?p=1",
             "http://www.other.example/index.html?sid=1",
             "http://shop.example.org/index.html?sid=1",
         ] {
@@ -231,8 +278,8 @@ mod tests {
         let xml = regex_normalize_xml(&rules, None);
         assert!(xml.starts_with("<?xml"));
         assert!(xml.contains("<regex-normalize>") && xml.ends_with("</regex-normalize>\n"));
-        // scheme, www, jsessionid, index.html, sid, ref, f, sort=asc, and the two clean-ups.
-        assert_eq!(xml.matches("<regex>").count(), 10, "{xml}");
+        // scheme, www, jsessionid, index.html, sid, ref, f, p, sort=asc, and the two clean-ups.
+        assert_eq!(xml.matches("<regex>").count(), 11, "{xml}");
         assert!(!xml.contains("param id"), "{xml}");
     }
 }

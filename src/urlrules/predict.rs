@@ -86,9 +86,18 @@ impl Index {
     pub fn add(&mut self, id: &str, url: &str) -> Result<(), UrlError> {
         let c = canonical(url, &self.rules).inspect_err(|_| self.bad_urls += 1)?;
         self.added += 1;
+        // Credentials in an indexed URL never go out in an answer.
+        let url: Box<str> = match super::parts::parse(url) {
+            Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+                u.as_str().into()
+            }
+            _ => url.into(),
+        };
         let page = Page {
             id: id.into(),
-            url: url.into(),
+            url,
             keeps: c.keeps,
         };
         let next = self.pages.len() as u32;
@@ -227,7 +236,7 @@ mod tests {
     fn a_url_meets_the_indexed_page_of_its_canonical_form() {
         let mut ix = Index::new(rules());
         ix.add("1", "https://f.example/t?id=1&sid=aa").unwrap();
-        ix.add("2", "https://f.example/t?id=2").unwrap();
+        ix.add("2", "https://user:secret@f.example/t?id=2").unwrap();
         assert!(ix.add("3", "ftp://f.example/").is_err());
         assert_eq!((ix.len(), ix.bad_urls()), (2, 1));
 
@@ -251,8 +260,12 @@ mod tests {
         assert_eq!(p.rules, ["www", "param sid", "|", "www"]);
         assert!((p.probability - 0.8882).abs() < 1e-3);
 
-        // The indexed URL itself: certain.
+        // The indexed URL itself: certain; its credentials are not in the answer.
         let p = ix.predict("https://f.example/t?id=2").unwrap();
+        assert_eq!(
+            p.duplicate_of.as_ref().unwrap().url,
+            "https://f.example/t?id=2"
+        );
         assert_eq!(p.probability, 1.0);
         assert!(p.rules.is_empty());
 
