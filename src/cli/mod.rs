@@ -99,10 +99,10 @@ const SERVE_LONG_ABOUT: &str = "\
 Serve the URL rules over HTTP for crawlers: the index's ids and URLs are read once at start (light), and \
 each request costs a lookup per URL and no Solr work.
 
-  POST /api/urls/predict    {\"urls\": [\"http://…\", …]}  ->  {\"answers\": [one object per URL, as urls predict]}
-  POST /api/urls/canonical  {\"urls\": […]}                 ->  {\"answers\": [{\"url\", \"canonical\", \"rules\"}, …]}
-  GET  /metrics             Prometheus text: requests, URLs, duplicates, errors, refused tokens, pages
-  GET  /healthz             ok
+  POST /api/urls/predict     {\"urls\": [...]}: one answer per URL, as `urls predict` writes it
+  POST /api/urls/canonical   {\"urls\": [...]}: {\"url\", \"canonical\", \"rules\"} per URL
+  GET  /metrics              Prometheus text: requests, URLs, duplicates, errors, refused tokens
+  GET  /healthz              ok
 
 At most 10,000 URLs per request. It listens on 127.0.0.1 unless told otherwise (--listen); on any other \
 address it needs a bearer token (--token-file FILE, or SOLR_DEDUP_TOKEN), which every request but \
