@@ -1621,6 +1621,24 @@ fn serve_answers_predictions_as_the_command_line_does() {
     assert_eq!(m["solr_dedup_canonical_requests_total"], 1.0);
     assert_eq!(m["solr_dedup_indexed_pages"], 30.0);
     assert_eq!(server.get("/healthz", &[]), (200, "ok\n".to_owned()));
+
+    // The OpenAPI document lists every endpoint this test used, and each answers as documented.
+    let (status, text) = server.get("/openapi.json", &[]);
+    assert_eq!(status, 200);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        paths,
+        [
+            "/api/urls/canonical",
+            "/api/urls/predict",
+            "/healthz",
+            "/metrics",
+            "/openapi.json"
+        ]
+    );
+    assert!(doc["paths"]["/api/urls/predict"]["post"]["responses"]["200"].is_object());
 }
 
 #[test]

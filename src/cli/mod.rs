@@ -102,6 +102,7 @@ each request costs a lookup per URL and no Solr work.
   POST /api/urls/predict     {\"urls\": [...]}: one answer per URL, as `urls predict` writes it
   POST /api/urls/canonical   {\"urls\": [...]}: {\"url\", \"canonical\", \"rules\"} per URL
   GET  /metrics              Prometheus text: requests, URLs, duplicates, errors, refused tokens
+  GET  /openapi.json         the OpenAPI 3.1 document of these endpoints
   GET  /healthz              ok
 
 At most 10,000 URLs per request. It listens on 127.0.0.1 unless told otherwise (--listen); on any other \

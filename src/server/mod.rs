@@ -1,7 +1,7 @@
 //! `solr-dedup serve`: the HTTP API (axum). **First part of issue 14:** URL predictions and
 //! canonical forms for crawlers, `/healthz`, `/metrics`, and the listening rules (loopback by
 //! default; a bearer token required anywhere else). Starting, watching and cancelling runs, the
-//! admin page, scheduling and the OpenAPI document are not built yet.
+//! admin page and scheduling are not built yet. `/openapi.json` describes what is.
 //!
 //! The router holds the index of canonical forms ([`crate::urlrules::predict::Index`]) loaded at
 //! start, so that a crawler's request costs a lookup per URL and no Solr work.
@@ -65,6 +65,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/urls/predict", post(predict))
         .route("/api/urls/canonical", post(canonical_forms))
         .route("/metrics", get(metrics))
+        .route("/openapi.json", get(|| async { Json(openapi()) }))
         .layer(middleware::from_fn_with_state(state.clone(), guard));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
@@ -255,6 +256,92 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         "# HELP solr_dedup_indexed_pages Pages in the prediction index.\n# TYPE solr_dedup_indexed_pages gauge\nsolr_dedup_indexed_pages {indexed}\n"
     ));
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+/// The OpenAPI 3.1 document of the API (served at `/openapi.json`).
+pub fn openapi() -> Value {
+    let urls_body = json!({
+        "required": true,
+        "content": { "application/json": { "schema": {
+            "type": "object", "required": ["urls"], "additionalProperties": false,
+            "properties": { "urls": { "type": "array", "maxItems": MAX_URLS, "items": { "type": "string" } } }
+        } } }
+    });
+    let error = json!({ "description": "an error", "content": { "application/json": { "schema": {
+        "$ref": "#/components/schemas/Error" } } } });
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "solr-dedup serve",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "URL predictions and canonical forms under rules learned by `solr-dedup urls learn`. \
+                With a token configured, every path but /healthz needs `Authorization: Bearer TOKEN`."
+        },
+        "components": {
+            "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
+            "schemas": {
+                "Error": { "type": "object", "required": ["error"], "properties": { "error": { "type": "string" } } },
+                "Prediction": {
+                    "type": "object",
+                    "description": "As `solr-dedup urls predict` writes it; `error` instead of the rest for a URL without a canonical form.",
+                    "properties": {
+                        "url": { "type": "string" },
+                        "canonical": { "type": "string" },
+                        "probability": { "type": "number", "minimum": 0, "maximum": 1 },
+                        "rules": { "type": "array", "items": { "type": "string" } },
+                        "duplicate_of": { "type": ["object", "null"], "properties": {
+                            "id": { "type": "string" }, "url": { "type": "string" } } },
+                        "error": { "type": "string" }
+                    }
+                },
+                "Canonical": {
+                    "type": "object",
+                    "properties": {
+                        "url": { "type": "string" },
+                        "canonical": { "type": "string" },
+                        "rules": { "type": "array", "items": { "type": "string" } },
+                        "error": { "type": "string" }
+                    }
+                }
+            }
+        },
+        "security": [ { "bearer": [] } ],
+        "paths": {
+            "/api/urls/predict": { "post": {
+                "summary": "Whether each URL duplicates an indexed page",
+                "requestBody": urls_body,
+                "responses": {
+                    "200": { "description": "one answer per URL, in order", "content": { "application/json": { "schema": {
+                        "type": "object", "properties": { "answers": { "type": "array",
+                            "items": { "$ref": "#/components/schemas/Prediction" } } } } } } },
+                    "401": error, "403": error, "413": error, "415": error, "422": error, "503": error
+                }
+            } },
+            "/api/urls/canonical": { "post": {
+                "summary": "The canonical form of each URL under the rules",
+                "requestBody": urls_body,
+                "responses": {
+                    "200": { "description": "one answer per URL, in order", "content": { "application/json": { "schema": {
+                        "type": "object", "properties": { "answers": { "type": "array",
+                            "items": { "$ref": "#/components/schemas/Canonical" } } } } } } },
+                    "401": error, "403": error, "413": error, "415": error, "422": error, "503": error
+                }
+            } },
+            "/metrics": { "get": {
+                "summary": "Counters in Prometheus' text format",
+                "responses": { "200": { "description": "text/plain; version=0.0.4" }, "401": error }
+            } },
+            "/openapi.json": { "get": {
+                "summary": "This document",
+                "responses": { "200": { "description": "OpenAPI 3.1" }, "401": error }
+            } },
+            "/healthz": { "get": {
+                "summary": "Liveness",
+                "security": [],
+                "responses": { "200": { "description": "ok" } }
+            } }
+        }
+    })
 }
 
 #[cfg(test)]
