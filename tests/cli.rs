@@ -1751,3 +1751,50 @@ fn serve_needs_a_token_off_loopback_and_checks_it_everywhere_it_is_set() {
     assert!(!text.contains(token));
     assert_eq!(server.get("/healthz", &[]).0, 200);
 }
+
+#[test]
+fn urls_learn_gives_a_page_without_a_cluster_the_cluster_of_its_exact_copies() {
+    // Five pages with a near cluster and an exact signature; their http:// copies were indexed
+    // after the last run: same signature, no cluster yet. By hand: 5 scheme pairs, all the same
+    // content once the copies take their originals' clusters. A sixth http:// page whose signature
+    // no clustered page has stands for itself (its https page has another signature): 1 against.
+    let mut lines = String::new();
+    for i in 0..5 {
+        lines.push_str(&format!(
+            "{{\"id\":\"a{i}\",\"sku\":\"https://m.example/p{i}\",\"exact_signature_l\":{},\"near_group_s\":\"a{i}\"}}\n",
+            1000 + i
+        ));
+        lines.push_str(&format!(
+            "{{\"id\":\"b{i}\",\"sku\":\"http://m.example/p{i}\",\"exact_signature_l\":{}}}\n",
+            1000 + i
+        ));
+    }
+    lines.push_str("{\"id\":\"a9\",\"sku\":\"https://m.example/p9\",\"exact_signature_l\":9,\"near_group_s\":\"a9\"}\n");
+    lines.push_str("{\"id\":\"b9\",\"sku\":\"http://m.example/p9\",\"exact_signature_l\":99}\n");
+    let input = temp_file("urls-waiting.jsonl", lines.as_bytes());
+    let out = run(
+        &[
+            "urls",
+            "learn",
+            "--input",
+            input.to_str().unwrap(),
+            "--out",
+            "-",
+            "-q",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rules: Value = serde_json::from_str(stdout(&out)).unwrap();
+    let scheme = &rules["sites"]["m.example"]["scheme"];
+    assert_eq!(
+        (scheme["support"].as_u64(), scheme["against"].as_u64()),
+        (Some(5), Some(1)),
+        "{rules}"
+    );
+    assert!(
+        stderr(&out).contains("content by near cluster 11, by exact signature 1"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -7,8 +7,12 @@
 //! content is its near-duplicate cluster (`near_group_s`, written by a run with the `near`
 //! dimension) when it has one, else its exact signature; a page with neither has its text read by
 //! id (real-time get, a page of them at a time) and its exact signature computed in memory, as a
-//! run would. Running `solr-dedup run` first saves that work and lets print views and other
+//! run would. A page without a cluster (indexed since the last run) takes the cluster of a page with
+//! the same exact signature, found by one more light read, so that it meets its copies; without one
+//! it stands for itself. Running `solr-dedup run` first saves that work and lets print views and other
 //! near-duplicates count as the same content.
+
+use std::collections::{HashMap, HashSet};
 
 use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64;
@@ -48,9 +52,9 @@ pub struct LearnWork {
     pub text_docs: u64,
     /// Documents without a URL.
     pub no_url: u64,
-    /// Pages whose content was their near cluster.
+    /// Pages whose content was a near cluster (their own, or their exact copies').
     pub by_near: u64,
-    /// Pages whose content was their stored exact signature.
+    /// Pages whose content was their exact signature (stored, or computed now).
     pub by_exact: u64,
 }
 
@@ -87,6 +91,10 @@ pub async fn learn<S: Store>(
     store.hint_rereads(&query);
     progress.phase("read");
     let text_fields = vec![f.id.clone(), f.url.clone(), f.text.clone()];
+    // With near clusters as content, a page without one (added since the last run) is keyed by its
+    // exact signature's cluster where another page with that signature has one: its URL and
+    // signature wait here until pass 1 has seen every cluster.
+    let mut waiting: Vec<(String, i64)> = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
         let page = store.read_page(&query, cursor.as_deref()).await?;
@@ -105,6 +113,10 @@ pub async fn learn<S: Store>(
                 (Some(group), _) => {
                     work.by_near += 1;
                     near_key(group)
+                }
+                (None, Some(sig)) if s.near => {
+                    waiting.push((url.to_owned(), sig));
+                    continue;
                 }
                 (None, Some(sig)) => {
                     work.by_exact += 1;
@@ -134,12 +146,54 @@ pub async fn learn<S: Store>(
                     continue;
                 };
                 let sig = s.signer.exact(get_str(doc, &f.text).unwrap_or(""));
-                let _ = learner.add_page(url, exact_key(sig));
+                if s.near {
+                    waiting.push((url.to_owned(), sig));
+                } else {
+                    work.by_exact += 1;
+                    let _ = learner.add_page(url, exact_key(sig));
+                }
             }
         }
         match page.next {
             Some(next) => cursor = Some(next),
             None => break,
+        }
+    }
+    if !waiting.is_empty() {
+        // One more light read: the cluster of each waiting signature, where a page has one.
+        let wanted: HashSet<i64> = waiting.iter().map(|w| w.1).collect();
+        let mut clusters: HashMap<i64, u64> = HashMap::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = store.read_page(&query, cursor.as_deref()).await?;
+            work.light_docs += page.docs.len() as u64;
+            for doc in &page.docs {
+                if let (Some(group), Some(sig)) = (
+                    get_str(doc, &f.near_group),
+                    get_i64(doc, &f.exact_signature),
+                ) {
+                    if wanted.contains(&sig) {
+                        clusters.entry(sig).or_insert_with(|| near_key(group));
+                    }
+                }
+            }
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        for (url, sig) in waiting {
+            let content = match clusters.get(&sig) {
+                Some(&k) => {
+                    work.by_near += 1;
+                    k
+                }
+                None => {
+                    work.by_exact += 1;
+                    exact_key(sig)
+                }
+            };
+            let _ = learner.add_page(&url, content);
         }
     }
     progress.phase("pairs");

@@ -234,7 +234,7 @@ solr_test!(
             "{err}"
         );
         assert!(
-            err.contains("content by near cluster 0, by exact signature 0, signed now 36"),
+            err.contains("content by near cluster 0, by exact signature 36, signed now 36"),
             "{err}"
         );
         assert_eq!(t.versions(&ids), loaded, "learn writes nothing");
