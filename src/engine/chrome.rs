@@ -17,6 +17,7 @@ use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::doc::get_str;
+use super::pages::Pages;
 use super::url_key::host_name;
 use super::{EngineError, Progress};
 use crate::model::FieldNames;
@@ -78,11 +79,9 @@ pub async fn learn<S: Store>(
         rows: s.batch_size.max(1),
     };
     progress.phase("scan");
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.read_page(&query, cursor.as_deref()).await?;
+    let mut pages = Pages::new(progress);
+    while let Some(page) = pages.next(store, &query).await? {
         work.light_docs += page.docs.len() as u64;
-        progress.advance(page.docs.len() as u64);
         for doc in &page.docs {
             let Some(id) = get_str(doc, &f.id) else {
                 continue;
@@ -103,10 +102,6 @@ pub async fn learn<S: Store>(
                 h.ids.pop();
                 h.ids.push(key);
             }
-        }
-        match page.next {
-            Some(next) => cursor = Some(next),
-            None => break,
         }
     }
     let mut hosts: Vec<(String, HostSample)> = hosts.into_iter().collect();

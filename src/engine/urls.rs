@@ -18,7 +18,8 @@ use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::doc::{get_i64, get_str};
-use super::{EngineError, Progress};
+use super::pages::Pages;
+use super::{EngineError, Progress, Silent};
 use crate::model::FieldNames;
 use crate::signature::Signer;
 use crate::store::{Filter, ReadQuery, Store};
@@ -95,11 +96,9 @@ pub async fn learn<S: Store>(
     // exact signature's cluster where another page with that signature has one: its URL and
     // signature wait here until pass 1 has seen every cluster.
     let mut waiting: Vec<(String, i64)> = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.read_page(&query, cursor.as_deref()).await?;
+    let mut pages = Pages::new(progress);
+    while let Some(page) = pages.next(store, &query).await? {
         work.light_docs += page.docs.len() as u64;
-        progress.advance(page.docs.len() as u64);
         let mut unsigned: Vec<String> = Vec::new();
         for doc in &page.docs {
             let Some(url) = get_str(doc, &f.url) else {
@@ -154,18 +153,13 @@ pub async fn learn<S: Store>(
                 }
             }
         }
-        match page.next {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
     }
     if !waiting.is_empty() {
         // One more light read: the cluster of each waiting signature, where a page has one.
         let wanted: HashSet<i64> = waiting.iter().map(|w| w.1).collect();
         let mut clusters: HashMap<i64, u64> = HashMap::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let page = store.read_page(&query, cursor.as_deref()).await?;
+        let mut pages = Pages::new(&Silent);
+        while let Some(page) = pages.next(store, &query).await? {
             work.light_docs += page.docs.len() as u64;
             for doc in &page.docs {
                 if let (Some(group), Some(sig)) = (
@@ -176,10 +170,6 @@ pub async fn learn<S: Store>(
                         clusters.entry(sig).or_insert_with(|| near_key(group));
                     }
                 }
-            }
-            match page.next {
-                Some(next) => cursor = Some(next),
-                None => break,
             }
         }
         for (url, sig) in waiting {
@@ -202,19 +192,13 @@ pub async fn learn<S: Store>(
         fields: vec![f.url.clone()],
         rows: s.batch_size.max(1),
     };
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.read_page(&query, cursor.as_deref()).await?;
+    let mut pages = Pages::new(progress);
+    while let Some(page) = pages.next(store, &query).await? {
         work.light_docs += page.docs.len() as u64;
-        progress.advance(page.docs.len() as u64);
         for doc in &page.docs {
             if let Some(url) = get_str(doc, &f.url) {
                 learner.observe(url);
             }
-        }
-        match page.next {
-            Some(next) => cursor = Some(next),
-            None => break,
         }
     }
     progress.phase("rules");
@@ -246,18 +230,12 @@ pub async fn load_index<S: Store>(
         rows: batch_size.max(1),
     };
     progress.phase("index");
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.read_page(&query, cursor.as_deref()).await?;
-        progress.advance(page.docs.len() as u64);
+    let mut pages = Pages::new(progress);
+    while let Some(page) = pages.next(store, &query).await? {
         for doc in &page.docs {
             if let (Some(id), Some(url)) = (get_str(doc, &fields.id), get_str(doc, &fields.url)) {
                 let _ = index.add(id, url);
             }
-        }
-        match page.next {
-            Some(next) => cursor = Some(next),
-            None => break,
         }
     }
     progress.finish();
