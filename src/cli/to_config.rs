@@ -49,8 +49,8 @@ impl From<Cli> for Config {
             }
             Command::Urls(UrlsCommand::Learn(args)) => {
                 Config::UrlsLearn(Box::new(UrlsLearnConfig {
-                    source: source(&args.input, &args.solr, 2),
-                    filter: args.filter,
+                    source: source(&args.index.input, &args.index.solr, 2),
+                    filter: args.index.filter,
                     out: Input::from_arg(args.out),
                     min_estimate: args.min_estimate,
                     near: args.content == super::ContentArg::Near,
@@ -58,8 +58,8 @@ impl From<Cli> for Config {
                         SchemeArg::Yacy => Scheme::Yacy,
                         SchemeArg::Md5 => Scheme::Md5,
                     }),
-                    fields: field_names(&args.fields),
-                    batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                    fields: field_names(&args.index.fields),
+                    batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
                     quiet: args.quiet,
                     verbosity: args.verbose,
                 }))
@@ -67,11 +67,11 @@ impl From<Cli> for Config {
             Command::Urls(UrlsCommand::Predict(args)) => {
                 Config::UrlsPredict(Box::new(UrlsPredictConfig {
                     rules: args.rules,
-                    source: source(&args.input, &args.solr, 2),
-                    filter: args.filter,
+                    source: source(&args.index.input, &args.index.solr, 2),
+                    filter: args.index.filter,
                     urls: stdin_dash(args.urls),
-                    fields: field_names(&args.fields),
-                    batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                    fields: field_names(&args.index.fields),
+                    batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
                     quiet: args.quiet,
                     verbosity: args.verbose,
                 }))
@@ -83,13 +83,13 @@ impl From<Cli> for Config {
                 })
             }
             Command::Serve(args) => Config::Serve(Box::new(ServeConfig {
-                source: source(&args.input, &args.solr, 4),
-                filter: args.filter,
+                source: source(&args.index.input, &args.index.solr, 4),
+                filter: args.index.filter,
                 rules: args.rules,
                 listen: args.listen,
                 token_file: args.token_file,
-                fields: field_names(&args.fields),
-                batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                fields: field_names(&args.index.fields),
+                batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
                 verbosity: args.verbose,
             })),
             Command::Urls(UrlsCommand::Export(args)) => Config::UrlsExport(UrlsExportConfig {
