@@ -216,59 +216,83 @@ async fn canonical_forms(
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     let m = &state.metrics;
     let indexed = state.index.as_ref().map_or(0, Index::len);
+    let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    let samples = [
+        (
+            "solr_dedup_predict_requests_total",
+            "counter",
+            "Prediction requests answered.",
+            n(&m.predict_requests),
+        ),
+        (
+            "solr_dedup_predicted_urls_total",
+            "counter",
+            "URLs answered by prediction requests.",
+            n(&m.predicted_urls),
+        ),
+        (
+            "solr_dedup_predicted_duplicates_total",
+            "counter",
+            "URLs answered with an indexed page of the same canonical form.",
+            n(&m.predicted_duplicates),
+        ),
+        (
+            "solr_dedup_url_errors_total",
+            "counter",
+            "URLs without a canonical form.",
+            n(&m.url_errors),
+        ),
+        (
+            "solr_dedup_canonical_requests_total",
+            "counter",
+            "Canonical-form requests answered.",
+            n(&m.canonical_requests),
+        ),
+        (
+            "solr_dedup_unauthorized_total",
+            "counter",
+            "Requests refused for a missing or wrong token.",
+            n(&m.unauthorized),
+        ),
+        (
+            "solr_dedup_indexed_pages",
+            "gauge",
+            "Pages in the prediction index.",
+            indexed,
+        ),
+    ];
     let mut out = String::new();
-    let mut counter = |name: &str, help: &str, v: u64| {
+    for (name, kind, help, v) in samples {
         out.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}\n"
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}\n"
         ));
-    };
-    counter(
-        "solr_dedup_predict_requests_total",
-        "Prediction requests answered.",
-        m.predict_requests.load(Ordering::Relaxed),
-    );
-    counter(
-        "solr_dedup_predicted_urls_total",
-        "URLs answered by prediction requests.",
-        m.predicted_urls.load(Ordering::Relaxed),
-    );
-    counter(
-        "solr_dedup_predicted_duplicates_total",
-        "URLs answered with an indexed page of the same canonical form.",
-        m.predicted_duplicates.load(Ordering::Relaxed),
-    );
-    counter(
-        "solr_dedup_url_errors_total",
-        "URLs without a canonical form.",
-        m.url_errors.load(Ordering::Relaxed),
-    );
-    counter(
-        "solr_dedup_canonical_requests_total",
-        "Canonical-form requests answered.",
-        m.canonical_requests.load(Ordering::Relaxed),
-    );
-    counter(
-        "solr_dedup_unauthorized_total",
-        "Requests refused for a missing or wrong token.",
-        m.unauthorized.load(Ordering::Relaxed),
-    );
-    out.push_str(&format!(
-        "# HELP solr_dedup_indexed_pages Pages in the prediction index.\n# TYPE solr_dedup_indexed_pages gauge\nsolr_dedup_indexed_pages {indexed}\n"
-    ));
+    }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 
 /// The OpenAPI 3.1 document of the API (served at `/openapi.json`).
 pub fn openapi() -> Value {
-    let urls_body = json!({
-        "required": true,
-        "content": { "application/json": { "schema": {
-            "type": "object", "required": ["urls"], "additionalProperties": false,
-            "properties": { "urls": { "type": "array", "maxItems": MAX_URLS, "items": { "type": "string" } } }
-        } } }
-    });
     let error = json!({ "description": "an error", "content": { "application/json": { "schema": {
         "$ref": "#/components/schemas/Error" } } } });
+    // The two URL operations differ only in their summary and the schema of an answer.
+    let urls_op = |summary: &str, answer: &str| {
+        json!({ "post": {
+            "summary": summary,
+            "requestBody": {
+                "required": true,
+                "content": { "application/json": { "schema": {
+                    "type": "object", "required": ["urls"], "additionalProperties": false,
+                    "properties": { "urls": { "type": "array", "maxItems": MAX_URLS, "items": { "type": "string" } } }
+                } } }
+            },
+            "responses": {
+                "200": { "description": "one answer per URL, in order", "content": { "application/json": { "schema": {
+                    "type": "object", "properties": { "answers": { "type": "array",
+                        "items": { "$ref": format!("#/components/schemas/{answer}") } } } } } } },
+                "401": error, "403": error, "413": error, "415": error, "422": error, "503": error
+            }
+        } })
+    };
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -307,26 +331,8 @@ pub fn openapi() -> Value {
         },
         "security": [ { "bearer": [] } ],
         "paths": {
-            "/api/urls/predict": { "post": {
-                "summary": "Whether each URL duplicates an indexed page",
-                "requestBody": urls_body,
-                "responses": {
-                    "200": { "description": "one answer per URL, in order", "content": { "application/json": { "schema": {
-                        "type": "object", "properties": { "answers": { "type": "array",
-                            "items": { "$ref": "#/components/schemas/Prediction" } } } } } } },
-                    "401": error, "403": error, "413": error, "415": error, "422": error, "503": error
-                }
-            } },
-            "/api/urls/canonical": { "post": {
-                "summary": "The canonical form of each URL under the rules",
-                "requestBody": urls_body,
-                "responses": {
-                    "200": { "description": "one answer per URL, in order", "content": { "application/json": { "schema": {
-                        "type": "object", "properties": { "answers": { "type": "array",
-                            "items": { "$ref": "#/components/schemas/Canonical" } } } } } } },
-                    "401": error, "403": error, "413": error, "415": error, "422": error, "503": error
-                }
-            } },
+            "/api/urls/predict": urls_op("Whether each URL duplicates an indexed page", "Prediction"),
+            "/api/urls/canonical": urls_op("The canonical form of each URL under the rules", "Canonical"),
             "/metrics": { "get": {
                 "summary": "Counters in Prometheus' text format",
                 "responses": { "200": { "description": "text/plain; version=0.0.4" }, "401": error }
