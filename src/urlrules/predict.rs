@@ -86,14 +86,15 @@ impl Index {
     pub fn add(&mut self, id: &str, url: &str) -> Result<(), UrlError> {
         let c = canonical(url, &self.rules).inspect_err(|_| self.bad_urls += 1)?;
         self.added += 1;
-        // Credentials in an indexed URL never go out in an answer.
-        let url: Box<str> = match super::parts::parse(url) {
-            Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
-                let _ = u.set_username("");
-                let _ = u.set_password(None);
-                u.as_str().into()
-            }
-            _ => url.into(),
+        // Credentials in an indexed URL never go out in an answer. The canonical form says when
+        // it has any; only then is the URL parsed again.
+        let url: Box<str> = if c.applied.iter().any(|a| a == "user info") {
+            let mut u = super::parts::parse(url)?;
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.as_str().into()
+        } else {
+            url.into()
         };
         let page = Page {
             id: id.into(),
