@@ -8,7 +8,7 @@ use tracing::info;
 
 use super::job::init_logging;
 use super::progress::Spinner;
-use super::urls::{index_of, load_rules};
+use super::urls::{index_of, load_rules, runtime};
 use super::{Exit, Failure};
 use crate::config::{ServeConfig, Source};
 use crate::server::{router, AppState, Metrics};
@@ -57,12 +57,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         )
         .into());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?;
-    runtime.block_on(async {
+    runtime()?.block_on(async {
         let index = match rules {
             Some(rules) => Some(
                 index_of(

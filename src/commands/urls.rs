@@ -88,7 +88,8 @@ fn engine_failure(e: EngineError) -> Failure {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+/// The runtime of the `urls` commands and `serve`: two workers.
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
