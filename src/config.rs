@@ -39,20 +39,23 @@ pub enum Config {
 /// `solr-dedup serve`.
 #[derive(Debug, Clone)]
 pub struct ServeConfig {
-    /// Where the indexed documents are.
-    pub source: Source,
-    /// `--filter` as given.
-    pub filter: Option<String>,
+    /// The run options of `run`: the source, `--filter`, field names, what a run decides and
+    /// writes. Runs started over HTTP change only `check`, `full` and `dry_run`.
+    pub job: JobConfig,
     /// The rules file, if any.
     pub rules: Option<PathBuf>,
     /// Where to listen.
     pub listen: std::net::SocketAddr,
     /// A file holding the bearer token (else the environment's `SOLR_DEDUP_TOKEN`).
     pub token_file: Option<PathBuf>,
-    /// Field names.
-    pub fields: crate::model::FieldNames,
-    /// Documents per read page.
-    pub batch_size: usize,
+    /// Where the runs' records are kept.
+    pub state_dir: PathBuf,
+    /// `--every`: a run every so often.
+    pub every: Option<Duration>,
+    /// `--after-quiet`: a run once the index has had no change this long.
+    pub after_quiet: Option<Duration>,
+    /// Origins allowed to frame the admin page.
+    pub frame_ancestors: Vec<String>,
     /// 0 quiet logs, 1 info, 2 debug.
     pub verbosity: u8,
 }

@@ -1461,15 +1461,20 @@ fn http() -> reqwest::blocking::Client {
 struct Server {
     child: std::process::Child,
     base: String,
+    /// The state directory, unless the test gave its own.
+    _state: Option<tempfile::TempDir>,
 }
 
 impl Server {
     fn start(args: &[&str], env: &[(&str, &str)]) -> Server {
         use std::io::BufRead;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
-        cmd.arg("serve")
-            .args(args)
-            .env_remove("SOLR_DEDUP_TOKEN")
+        cmd.arg("serve").args(args);
+        let state = (!args.contains(&"--state-dir")).then(|| tempfile::tempdir().unwrap());
+        if let Some(dir) = &state {
+            cmd.arg("--state-dir").arg(dir.path());
+        }
+        cmd.env_remove("SOLR_DEDUP_TOKEN")
             .env_remove("SOLR_URL")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -1497,7 +1502,11 @@ impl Server {
                 sink.clear();
             }
         });
-        Server { child, base }
+        Server {
+            child,
+            base,
+            _state: state,
+        }
     }
 
     fn post(&self, path: &str, body: &Value, headers: &[(&str, &str)]) -> (u16, Value) {
@@ -1542,11 +1551,25 @@ fn prometheus(text: &str) -> std::collections::BTreeMap<String, f64> {
         if line.starts_with("# HELP ") || line.starts_with("# TYPE ") {
             continue;
         }
-        let (name, value) = line.split_once(' ').unwrap_or_else(|| panic!("{line:?}"));
-        assert!(
-            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-            "{line:?}"
-        );
+        let (name, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line:?}"));
+        // name, or name{label="value",...} with names of letters, digits and underscores.
+        let (base, labels) = match name.split_once('{') {
+            Some((base, rest)) => (
+                base,
+                rest.strip_suffix('}').unwrap_or_else(|| panic!("{line:?}")),
+            ),
+            None => (name, ""),
+        };
+        let word =
+            |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        assert!(word(base), "{line:?}");
+        for pair in labels.split(',').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or_else(|| panic!("{line:?}"));
+            assert!(
+                word(k) && v.len() >= 2 && v.starts_with('"') && v.ends_with('"'),
+                "{line:?}"
+            );
+        }
         out.insert(
             name.to_owned(),
             value.parse().unwrap_or_else(|_| panic!("{line:?}")),

@@ -99,7 +99,7 @@ pub enum Command {
     /// URL rules: learn which URL parts do not change a page, and predict duplicate URLs for crawlers
     #[command(subcommand)]
     Urls(UrlsCommand),
-    /// Serve URL predictions and canonical forms over HTTP, with /healthz and /metrics
+    /// The admin page and HTTP API: runs, checks, groups, URL predictions, metrics, schedules
     #[command(long_about = urls::SERVE_LONG_ABOUT, after_help = urls::SERVE_EXAMPLES)]
     Serve(ServeArgs),
 }

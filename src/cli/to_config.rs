@@ -82,16 +82,20 @@ impl From<Cli> for Config {
                     urls: stdin_dash(args.urls),
                 })
             }
-            Command::Serve(args) => Config::Serve(Box::new(ServeConfig {
-                source: source(&args.index.input, &args.index.solr, 4),
-                filter: args.index.filter,
-                rules: args.rules,
-                listen: args.listen,
-                token_file: args.token_file,
-                fields: field_names(&args.index.fields),
-                batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
-                verbosity: args.verbose,
-            })),
+            Command::Serve(args) => {
+                let verbosity = args.run.job.verbose;
+                Config::Serve(Box::new(ServeConfig {
+                    job: JobConfig::from(args.run),
+                    rules: args.rules,
+                    listen: args.listen,
+                    token_file: args.token_file,
+                    state_dir: args.state_dir.unwrap_or_else(default_state_dir),
+                    every: args.every,
+                    after_quiet: args.after_quiet,
+                    frame_ancestors: args.frame_ancestors,
+                    verbosity,
+                }))
+            }
             Command::Urls(UrlsCommand::Export(args)) => Config::UrlsExport(UrlsExportConfig {
                 rules: args.rules,
                 min_estimate: args.min_estimate,
@@ -99,6 +103,29 @@ impl From<Cli> for Config {
             }),
         }
     }
+}
+
+/// `$STATE_DIRECTORY` (systemd's `StateDirectory=`), else `$XDG_STATE_HOME/solr-dedup`, else
+/// `~/.local/state/solr-dedup`, else `.solr-dedup-state` in the working directory.
+fn default_state_dir() -> std::path::PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = var("STATE_DIRECTORY") {
+        // systemd may list several, separated by colons: the first is ours.
+        let first = d
+            .to_string_lossy()
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        return first.into();
+    }
+    if let Some(d) = var("XDG_STATE_HOME") {
+        return std::path::PathBuf::from(d).join("solr-dedup");
+    }
+    if let Some(h) = var("HOME") {
+        return std::path::PathBuf::from(h).join(".local/state/solr-dedup");
+    }
+    ".solr-dedup-state".into()
 }
 
 /// URL arguments: `-` alone (or none) means standard input, given as an empty list.

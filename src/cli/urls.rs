@@ -32,26 +32,41 @@ pub struct IndexArgs {
 }
 
 pub(super) const SERVE_LONG_ABOUT: &str = "\
-Serve the URL rules over HTTP for crawlers: the index's ids and URLs are read once at start (light), and \
-each request costs a lookup per URL and no Solr work.
+One long-running process for operators and crawlers: an admin page, an HTTP API to start, watch and \
+cancel runs and checks, the biggest groups of each dimension, URL predictions under learned rules, \
+metrics, and runs that start by themselves (--every, --after-quiet). Takes the options of `run`, which \
+every run it starts uses.
 
-  POST /api/urls/predict     {\"urls\": [...]}: one answer per URL, as `urls predict` writes it
-  POST /api/urls/canonical   {\"urls\": [...]}: {\"url\", \"canonical\", \"rules\"} per URL
-  GET  /metrics              Prometheus text: requests, URLs, duplicates, errors, refused tokens
-  GET  /openapi.json         the OpenAPI 3.1 document of these endpoints
-  GET  /healthz              ok
+  GET  /                       the admin page (a browser; asks for the token when one is set)
+  POST /api/runs               {\"check\": false, \"full\": false, \"dry_run\": false}: start; 409 while one runs
+  GET  /api/runs               recent runs with their reports (kept in --state-dir across restarts)
+  GET  /api/runs/current       the run going on, with phase, documents done of the total, rate, round
+  GET  /api/runs/ID            one run; POST /api/runs/ID/cancel stops it after the batch in flight
+  GET  /api/groups/DIMENSION   the biggest groups (exact, fuzzy, title, description, near)
+  POST /api/urls/predict       {\"urls\": [...]}: one answer per URL, as `urls predict` writes it
+  POST /api/urls/canonical     {\"urls\": [...]}: {\"url\", \"canonical\", \"rules\"} per URL
+  GET  /api/status             the index, its health, the run going on, the schedule
+  GET  /metrics                Prometheus text: runs by outcome, time per phase, documents, Solr work
+  GET  /openapi.json           the OpenAPI 3.1 document of all of these
+  GET  /healthz                ok
 
-At most 10,000 URLs per request. It listens on 127.0.0.1 unless told otherwise (--listen); on any other \
-address it needs a bearer token (--token-file FILE, or SOLR_DEDUP_TOKEN), which every request but \
-/healthz must then carry (Authorization: Bearer TOKEN). POSTs take application/json only, and a request \
-whose Origin is another site is refused. Stop it with Ctrl-C (SIGINT) or SIGTERM.
+--after-quiet starts a run once the index has had no change for that long and has changed since the \
+last run: on Solr it reads the number of documents and their highest _version_ (one light request \
+every fifth of the period, at most every 30 s); on a file, its size and modification time. In file mode \
+without --output, runs are dry runs (they decide and report, and write nothing).
 
-This is the first part of the server: starting and watching runs, the admin page and scheduling are not \
-built yet (use `solr-dedup run` from a timer, see the README).";
+It listens on 127.0.0.1 unless told otherwise (--listen); on any other address it needs a bearer token \
+(--token-file FILE, or SOLR_DEDUP_TOKEN), which every request but /healthz and the page's empty shell \
+must then carry (Authorization: Bearer TOKEN). POSTs take application/json only, and cross-site \
+requests are refused. Stop it with Ctrl-C (SIGINT) or SIGTERM: the run going on ends after its batch \
+in flight.";
 
 pub(super) const SERVE_EXAMPLES: &str = "\
 Examples:
-  solr-dedup serve --solr http://127.0.0.1:8983/solr/collection1 --rules rules.json
+  solr-dedup serve --solr http://127.0.0.1:8983/solr/collection1 --after-quiet 10m
+      open http://127.0.0.1:8987/ ; a run starts 10 minutes after the crawl stops writing
+  solr-dedup serve --solr http://127.0.0.1:8983/solr/collection1 --rules rules.json --every 6h
+  curl -s -XPOST localhost:8987/api/runs -H 'Content-Type: application/json' -d '{}'
   curl -s localhost:8987/api/urls/predict -H 'Content-Type: application/json' \\
       -d '{\"urls\": [\"http://www.shop.example/item?id=7&sid=x\"]}'
   SOLR_DEDUP_TOKEN=$(cat /etc/solr-dedup/token) solr-dedup serve --input docs.jsonl --rules rules.json \\
@@ -60,9 +75,9 @@ Examples:
 /// Arguments of `solr-dedup serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The index: a file or a core, and which of its documents count.
+    /// The index and what every run decides and writes (the options of `run`).
     #[command(flatten)]
-    pub index: IndexArgs,
+    pub run: super::RunArgs,
 
     /// The rules file (`urls learn --out`); without it the URL endpoints answer 503
     #[arg(long, value_name = "FILE")]
@@ -76,9 +91,50 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
-    /// Log more to standard error
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    /// Where the runs and their reports are kept [default: $STATE_DIRECTORY (systemd), else
+    /// $XDG_STATE_HOME/solr-dedup, else ~/.local/state/solr-dedup]
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Start a run this often (e.g. 30m, 6h, 1d); skipped while one runs
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub every: Option<std::time::Duration>,
+
+    /// Start a run once the index has had no change this long and has changed since the last run
+    /// (e.g. 10m): after a crawl, without the crawler's help
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub after_quiet: Option<std::time::Duration>,
+
+    /// An origin that may show the admin page in a frame, e.g. a YaCy-like console's
+    /// http://console.example:8090 (repeatable; by default only this server's own pages)
+    #[arg(long, value_name = "ORIGIN", value_parser = parse_origin)]
+    pub frame_ancestors: Vec<String>,
+}
+
+/// A duration such as `90s`, `10m`, `6h`, `1d` or `1h30m`, at least 0.1 s.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("{e}; write a number and a unit, e.g. 90s, 10m, 6h, 1d"))?;
+    if d < std::time::Duration::from_millis(100) {
+        return Err("too short; use at least 100ms (e.g. 10m)".to_owned());
+    }
+    Ok(d)
+}
+
+/// `scheme://host[:port]`, nothing more (it goes into a Content-Security-Policy header).
+fn parse_origin(s: &str) -> Result<String, String> {
+    let u =
+        url::Url::parse(s).map_err(|e| format!("{e}; write e.g. http://console.example:8090"))?;
+    let origin = u.origin().ascii_serialization();
+    if !matches!(u.scheme(), "http" | "https")
+        || origin == "null"
+        || s.trim_end_matches('/') != origin
+    {
+        return Err(format!(
+            "an origin is scheme://host[:port] and nothing more, e.g. {origin}"
+        ));
+    }
+    Ok(origin)
 }
 
 /// `solr-dedup urls …`.

@@ -11,7 +11,7 @@ use super::progress::Spinner;
 use super::schema_fit::inspect;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, SolrConfig, Source};
-use crate::engine::{self, Dimension, EngineConfig, EngineError, Mode, Report};
+use crate::engine::{self, Dimension, EngineConfig, EngineError, Mode, Progress, Report};
 use crate::solr::schema::SchemaInfo;
 use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::{FileStore, Output};
@@ -21,6 +21,18 @@ use crate::store::{Filter, FilterError, Store};
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     init_logging(c.verbosity);
+    let result = perform(c, &Spinner::new(c.quiet))?;
+    finish(c, result)
+}
+
+/// Opens the store, checks the schema and runs the engine, telling `progress` how far it is (and
+/// stopping when it says so). The outer error is a failure before the engine started (configuration,
+/// the schema, Solr unreachable); the inner result is the engine's. Builds its own runtime: call it
+/// from a thread that is not a runtime's worker (`serve` runs each job on a thread of its own).
+pub fn perform(
+    c: &JobConfig,
+    progress: &dyn Progress,
+) -> Result<Result<Report, EngineError>, Failure> {
     c.engine
         .near
         .validate()
@@ -41,8 +53,8 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
         }
     };
     match &c.source {
-        Source::File(path) => run_file(c, path),
-        Source::Solr(solr) => run_solr(c, solr),
+        Source::File(path) => run_file(c, path, progress),
+        Source::Solr(solr) => run_solr(c, solr, progress),
         Source::Missing => Err(anyhow!(
             "no documents to work on: give --solr URL (or set SOLR_URL) for a Solr core, or --input FILE for a file"
         )
@@ -50,7 +62,11 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     }
 }
 
-fn run_file(c: &JobConfig, path: &std::path::Path) -> Result<Exit, Failure> {
+fn run_file(
+    c: &JobConfig,
+    path: &std::path::Path,
+    progress: &dyn Progress,
+) -> Result<Result<Report, EngineError>, Failure> {
     if c.report == Some(Input::Stdin) && c.output.is_none() && !c.check && !c.engine.dry_run {
         return Err(anyhow!(
             "the updates and the report would both go to standard output; give --output FILE or --report FILE"
@@ -77,11 +93,14 @@ fn run_file(c: &JobConfig, path: &std::path::Path) -> Result<Exit, Failure> {
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
-    let result = runtime.block_on(execute(&store, c, &engine));
-    finish(c, result)
+    Ok(runtime.block_on(execute(&store, c, &engine, progress)))
 }
 
-fn run_solr(c: &JobConfig, solr: &SolrConfig) -> Result<Exit, Failure> {
+fn run_solr(
+    c: &JobConfig,
+    solr: &SolrConfig,
+    progress: &dyn Progress,
+) -> Result<Result<Report, EngineError>, Failure> {
     if c.output.is_some() {
         return Err(anyhow!(
             "--output is for file mode; against Solr the updates go to the core (use --dry-run to write nothing)"
@@ -123,9 +142,9 @@ fn run_solr(c: &JobConfig, solr: &SolrConfig) -> Result<Exit, Failure> {
         if let Some(fields) = export {
             store = store.with_export(fields);
         }
-        Ok::<_, Failure>(execute(&store, c, &engine).await)
+        Ok::<_, Failure>(execute(&store, c, &engine, progress).await)
     })?;
-    finish(c, result)
+    Ok(result)
 }
 
 /// The light fields when every one has docValues and the core is standalone: then the scans go
@@ -295,9 +314,10 @@ async fn execute<S: Store>(
     store: &S,
     c: &JobConfig,
     engine: &EngineConfig,
+    progress: &dyn Progress,
 ) -> Result<Report, EngineError> {
     let mode = if c.check { Mode::Check } else { Mode::Run };
-    engine::execute(store, engine, mode, &Spinner::new(c.quiet)).await
+    engine::execute(store, engine, mode, progress).await
 }
 
 fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Failure> {

@@ -1,17 +1,222 @@
-//! `solr-dedup serve`: load the prediction index, check the listening rules, serve the router of
-//! [`crate::server`] until SIGINT or SIGTERM.
+//! `solr-dedup serve`: load the prediction index, check the listening rules, open the state
+//! directory, start the schedule, serve the router of [`crate::server`] until SIGINT or SIGTERM (then
+//! cancel the run going on after its batch in flight, and stop).
+//!
+//! The server reaches the index through [`IndexBackend`], the [`Backend`] built here over the stores
+//! and the `run` command's job ([`super::job::perform`]).
 
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use tracing::info;
 
-use super::job::init_logging;
+use super::job::{connect, init_logging, perform};
 use super::progress::Spinner;
 use super::urls::{index_of, load_rules, runtime};
 use super::{Exit, Failure};
-use crate::config::{ServeConfig, Source};
-use crate::server::{router, AppState, Metrics};
+use crate::config::{JobConfig, ServeConfig, Source};
+use crate::engine::biggest::{biggest_groups, GroupView};
+use crate::engine::{Dimension, EngineError, Progress};
+use crate::server::runs::{Ended, RunOptions, Runs, State};
+use crate::server::schedule;
+use crate::server::{router, AppState, Backend, Metrics};
+use crate::store::file::{FileStore, Output, OutputFormat};
+use crate::store::solr::SolrStore;
+use crate::store::{CommitMode, Filter, Store, StoreError};
+
+/// The index as the server sees it: the `run` command's job, and light reads for the page.
+pub struct IndexBackend {
+    job: JobConfig,
+    filter: Filter,
+}
+
+impl IndexBackend {
+    /// A backend for the job's source.
+    pub fn new(job: JobConfig) -> Result<Self, Failure> {
+        let filter = match (&job.source, &job.filter) {
+            (_, None) => Filter::All,
+            (Source::File(_), Some(text)) => Filter::parse(text)
+                .map_err(|e| anyhow!("--filter: {e} (file mode understands a subset of Solr's syntax; see run --help)"))?,
+            (_, Some(text)) => Filter::Solr(text.clone()),
+        };
+        Ok(IndexBackend { job, filter })
+    }
+
+    /// Runs `f` on the store, on a runtime of its own (the caller is a blocking thread).
+    fn with_store<T>(&self, f: impl AsyncStoreFn<T>) -> Result<T, String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start a runtime: {e}"))?;
+        let fields = &self.job.engine.fields;
+        match &self.job.source {
+            Source::File(path) => {
+                let store = FileStore::open(
+                    path,
+                    Output::Stdout,
+                    OutputFormat::Updates,
+                    &fields.id,
+                    &fields.version,
+                )
+                .map_err(|e| e.to_string())?;
+                rt.block_on(f.call(&store, &self.filter))
+                    .map_err(|e| e.to_string())
+            }
+            Source::Solr(solr) => {
+                let client = connect(solr).map_err(|e| format!("{:#}", e.error))?;
+                let store =
+                    SolrStore::new(client, &fields.id, &fields.version, CommitMode::None, false);
+                rt.block_on(f.call(&store, &self.filter))
+                    .map_err(|e| e.to_string())
+            }
+            Source::Missing => Err("no index".to_owned()),
+        }
+    }
+}
+
+/// An async function over any store (a closure cannot be generic over the store type).
+trait AsyncStoreFn<T> {
+    async fn call<S: Store>(self, store: &S, filter: &Filter) -> Result<T, StoreError>;
+}
+
+struct ChangeMark;
+
+impl AsyncStoreFn<String> for ChangeMark {
+    async fn call<S: Store>(self, store: &S, filter: &Filter) -> Result<String, StoreError> {
+        store.change_mark(filter).await
+    }
+}
+
+struct Biggest<'a> {
+    fields: &'a crate::model::FieldNames,
+    dimension: Dimension,
+    limit: usize,
+    members: usize,
+}
+
+impl AsyncStoreFn<Option<Vec<GroupView>>> for Biggest<'_> {
+    async fn call<S: Store>(
+        self,
+        store: &S,
+        filter: &Filter,
+    ) -> Result<Option<Vec<GroupView>>, StoreError> {
+        biggest_groups(
+            store,
+            self.fields,
+            filter,
+            self.dimension,
+            self.limit,
+            self.members,
+        )
+        .await
+    }
+}
+
+impl Backend for IndexBackend {
+    fn describe(&self) -> String {
+        match &self.job.source {
+            Source::File(path) => format!("file {}", path.display()),
+            Source::Solr(solr) => match connect(solr) {
+                Ok(client) => format!("solr {}", client.core_url()),
+                Err(_) => "solr (the URL does not parse)".to_owned(),
+            },
+            Source::Missing => "none".to_owned(),
+        }
+    }
+
+    fn document_link(&self, id: &str) -> Option<String> {
+        let Source::Solr(solr) = &self.job.source else {
+            return None;
+        };
+        let client = connect(solr).ok()?;
+        let q = format!("{{!term f={}}}{id}", self.job.engine.fields.id);
+        let q: String = url::form_urlencoded::byte_serialize(q.as_bytes()).collect();
+        Some(format!("{}/select?q={q}", client.core_url()))
+    }
+
+    fn health(&self) -> Result<(), String> {
+        match &self.job.source {
+            Source::File(path) => std::fs::metadata(path)
+                .map(|_| ())
+                .map_err(|e| format!("cannot read {}: {e}", path.display())),
+            Source::Solr(_) => self.with_store(ChangeMark).map(|_| ()),
+            Source::Missing => Err("no index".to_owned()),
+        }
+    }
+
+    fn run(&self, options: RunOptions, progress: &dyn Progress) -> Ended {
+        let mut job = self.job.clone();
+        job.check = options.check;
+        job.engine.full = options.full;
+        job.engine.dry_run =
+            options.dry_run || (matches!(job.source, Source::File(_)) && job.output.is_none());
+        job.report = None;
+        job.quiet = true;
+        match perform(&job, progress) {
+            Ok(Ok(report)) => Ended {
+                state: State::Succeeded,
+                report: serde_json::to_value(&report).ok(),
+                error: None,
+            },
+            Ok(Err(EngineError::Cancelled(report))) => Ended {
+                state: State::Cancelled,
+                report: serde_json::to_value(&*report).ok(),
+                error: Some(
+                    "cancelled: what it wrote is complete, and the next run takes up the rest"
+                        .to_owned(),
+                ),
+            },
+            Ok(Err(e)) => Ended {
+                state: State::Failed,
+                report: None,
+                error: Some(e.to_string()),
+            },
+            Err(failure) => Ended {
+                state: State::Failed,
+                report: None,
+                error: Some(format!("{:#}", failure.error)),
+            },
+        }
+    }
+
+    fn count(&self) -> Option<u64> {
+        let Source::Solr(solr) = &self.job.source else {
+            return None;
+        };
+        let client = connect(solr).ok()?;
+        let mut params = vec![
+            ("q".to_owned(), "*:*".to_owned()),
+            ("rows".to_owned(), "0".to_owned()),
+        ];
+        for fq in self.filter.to_solr_fqs() {
+            params.push(("fq".to_owned(), fq));
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        let answer = rt.block_on(client.select(params)).ok()?;
+        answer.pointer("/response/numFound")?.as_u64()
+    }
+
+    fn change_mark(&self) -> Result<String, String> {
+        self.with_store(ChangeMark)
+    }
+
+    fn groups(
+        &self,
+        dimension: Dimension,
+        limit: usize,
+        members: usize,
+    ) -> Result<Option<Vec<GroupView>>, String> {
+        self.with_store(Biggest {
+            fields: &self.job.engine.fields,
+            dimension,
+            limit,
+            members,
+        })
+    }
+}
 
 /// The bearer token: the first line of `--token-file`, else `SOLR_DEDUP_TOKEN`.
 fn token(c: &ServeConfig) -> Result<Option<String>, Failure> {
@@ -51,20 +256,41 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         .into());
     }
     let rules = c.rules.as_deref().map(load_rules).transpose()?;
-    if rules.is_some() && matches!(c.source, Source::Missing) {
+    if (rules.is_some() || c.every.is_some() || c.after_quiet.is_some())
+        && matches!(c.job.source, Source::Missing)
+    {
         return Err(anyhow!(
             "no index: give --solr URL (or set SOLR_URL) for a Solr core, or --input FILE for a file"
         )
         .into());
     }
+    if c.job.report.is_some() {
+        return Err(anyhow!(
+            "--report is for `run`; serve keeps every run's report in --state-dir (GET /api/runs)"
+        )
+        .into());
+    }
+    if let Some(path) = &c.job.chrome {
+        // Checked now, not at the first run.
+        super::chrome::load(path, c.job.engine.near.shingle)?;
+    }
+    let backend: Option<Arc<dyn Backend>> = match c.job.source {
+        Source::Missing => None,
+        _ => Some(Arc::new(IndexBackend::new(c.job.clone())?)),
+    };
+    let runs = Arc::new(Runs::open(&c.state_dir).map_err(|e| anyhow!(e))?);
+    let plan = schedule::Schedule {
+        every: c.every,
+        after_quiet: c.after_quiet,
+    };
     runtime()?.block_on(async {
         let index = match rules {
             Some(rules) => Some(
                 index_of(
-                    &c.source,
-                    &c.filter,
-                    &c.fields,
-                    c.batch_size,
+                    &c.job.source,
+                    &c.job.filter,
+                    &c.job.engine.fields,
+                    c.job.engine.batch_size,
                     rules,
                     &Spinner::new(true),
                 )
@@ -76,10 +302,16 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             info!(pages = ix.len(), "prediction index loaded");
         }
         let state = Arc::new(AppState {
+            backend,
+            runs: runs.clone(),
             index,
             token,
+            frame_ancestors: c.frame_ancestors.clone(),
+            schedule: plan.describe(),
             metrics: Metrics::default(),
         });
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        schedule::spawn(state.clone(), plan, stop_rx);
         let listener = tokio::net::TcpListener::bind(c.listen)
             .await
             .with_context(|| format!("cannot listen on {}", c.listen))?;
@@ -88,8 +320,15 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             .context("cannot read the listening address")?;
         // One line a script (or a test) can read the port from.
         eprintln!("serving on http://{addr}");
+        let shutdown = async move {
+            stopped().await;
+            info!("stopping");
+            stop_tx.send_replace(true);
+            // The run going on finishes its batch in flight and ends cancelled.
+            runs.stop().await;
+        };
         axum::serve(listener, router(state))
-            .with_graceful_shutdown(stopped())
+            .with_graceful_shutdown(shutdown)
             .await
             .context("the server failed")?;
         Ok::<_, Failure>(())

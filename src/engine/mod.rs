@@ -61,6 +61,7 @@
 //! - A document that changes during a run (HTTP 409 or a new version between passes) is never written
 //!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
 
+pub mod biggest;
 pub mod chrome;
 mod decide;
 mod doc;
@@ -179,6 +180,13 @@ pub enum EngineError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The run was cancelled ([`Progress::cancelled`]): every batch written before is complete (and
+    /// made visible with [`Store::refresh`]); what was done so far is in the report. The next run
+    /// converges.
+    #[error(
+        "the run was cancelled; what it wrote is complete, and the next run takes up the rest"
+    )]
+    Cancelled(Box<Report>),
     /// Documents kept changing under the run.
     #[error("documents kept changing during {0} rounds; run again when the index is quieter")]
     Unstable(u32),
@@ -258,8 +266,22 @@ pub async fn execute<S: Store>(
     let mut full = cfg.full;
     loop {
         report.rounds += 1;
+        progress.round(report.rounds);
         let round = Round::new(store, cfg, mode, full, progress, &guarded);
-        let outcome = round.execute(&mut report).await?;
+        let outcome = match round.execute(&mut report).await {
+            Ok(outcome) => outcome,
+            Err(EngineError::Store(StoreError::Cancelled)) => {
+                progress.finish();
+                if writes && report.documents.written > 0 {
+                    // The batches written are complete; let the next run's reads see them.
+                    store.refresh().await?;
+                }
+                report.work.requests = store.requests() - requests_before;
+                report.work.modelled_solr_ms = report.work.modelled_ms().round() as u64;
+                return Err(EngineError::Cancelled(Box::new(report)));
+            }
+            Err(e) => return Err(e),
+        };
         if !writes || outcome.unsettled == 0 {
             break;
         }

@@ -30,6 +30,9 @@ impl<'p> Pages<'p> {
         if self.done {
             return Ok(None);
         }
+        if self.progress.cancelled() {
+            return Err(StoreError::Cancelled);
+        }
         let page = store.read_page(query, self.cursor.as_deref()).await?;
         self.progress.advance(page.docs.len() as u64);
         match &page.next {

@@ -9,6 +9,13 @@ pub trait Progress: Send + Sync {
     fn advance(&self, n: u64);
     /// The round is over: clear what is shown.
     fn finish(&self);
+    /// Round `n` (from 1) begins; a round repeats when documents changed under the run.
+    fn round(&self, _n: u32) {}
+    /// Whether the run should stop: checked before every page the engine reads, so that the batch in
+    /// flight finishes and the run ends with [`super::EngineError::Cancelled`].
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// Shows nothing.

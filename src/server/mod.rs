@@ -1,24 +1,41 @@
-//! `solr-dedup serve`: the HTTP API (axum). **First part of issue 14:** URL predictions and
-//! canonical forms for crawlers, `/healthz`, `/metrics`, and the listening rules (loopback by
-//! default; a bearer token required anywhere else). Starting, watching and cancelling runs, the
-//! admin page and scheduling are not built yet. `/openapi.json` describes what is.
+//! `solr-dedup serve`: one long-running process for operators and crawlers (axum).
 //!
-//! The router holds the index of canonical forms ([`crate::urlrules::predict::Index`]) loaded at
-//! start, so that a crawler's request costs a lookup per URL and no Solr work.
+//! - **Runs** ([`runs`]): start a run or a check over HTTP (one at a time; a second start answers 409
+//!   with the running one's id), watch its phase, documents done, rate and round, cancel it between
+//!   batches, and read the recent runs with their reports, kept in a state directory across
+//!   restarts.
+//! - **Schedule** ([`schedule`]): `--every` and `--after-quiet` start runs by themselves.
+//! - **Groups**: the biggest groups of a dimension, for a person to look at
+//!   ([`crate::engine::biggest`]).
+//! - **URLs**: predictions and canonical forms under learned rules, from an index of canonical forms
+//!   ([`crate::urlrules::predict::Index`]) loaded at start, so that a crawler's request costs a
+//!   lookup per URL and no Solr work.
+//! - **Watching**: `/healthz`, `/metrics` in Prometheus' text format ([`metrics`]), the admin page at
+//!   `/` ([`page`]), and `/openapi.json`.
+//!
+//! The server reaches the index only through a [`Backend`], which the `serve` command builds over the
+//! store: the server itself knows nothing of Solr or files.
 //!
 //! Security:
-//! - with a token, every route but `/healthz` needs `Authorization: Bearer TOKEN` (compared in
-//!   constant time); the token is never logged or echoed;
-//! - a state-changing or answering `POST` only takes `Content-Type: application/json`, which a
-//!   cross-site HTML form cannot send without a CORS preflight (and CORS is not enabled), and a
-//!   request whose `Origin` names another host than its `Host` is refused;
-//! - answers never hold Solr's URL or credentials.
+//! - with a token, every route but `/healthz` and the page's empty shell at `/` needs
+//!   `Authorization: Bearer TOKEN` (compared in constant time); the page's script asks for the token
+//!   and sends it; the token is never logged or echoed;
+//! - a `POST` only takes `Content-Type: application/json`, which a cross-site HTML form cannot send
+//!   without a CORS preflight (and CORS is not enabled), and a request whose `Origin` names another
+//!   host than its `Host`, or that a browser marks `Sec-Fetch-Site: cross-site`, is refused;
+//! - the page may be framed only by the origins `--frame-ancestors` names;
+//! - answers never hold Solr's credentials (the backend describes the core without them).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+pub mod metrics;
+pub mod page;
+pub mod runs;
+pub mod schedule;
+
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -26,31 +43,60 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::engine::biggest::GroupView;
+use crate::engine::{Dimension, Progress};
 use crate::urlrules::canonical;
 use crate::urlrules::predict::Index;
+pub use metrics::Metrics;
+use runs::{CancelError, Ended, RunOptions, Runs, StartError, Trigger};
 
 /// URLs per prediction or canonical request at most.
 pub const MAX_URLS: usize = 10_000;
 
-/// What the server holds.
-pub struct AppState {
-    /// The index predictions look pages up in, when rules were given.
-    pub index: Option<Index>,
-    /// The bearer token every route but `/healthz` needs, when set.
-    pub token: Option<String>,
-    /// Counters for `/metrics`.
-    pub metrics: Metrics,
+/// Groups per request at most.
+pub const MAX_GROUPS: usize = 100;
+
+/// What the server needs of the index; the `serve` command implements it over the store. Every
+/// method blocks (the server calls them on a blocking thread) and none may return credentials.
+pub trait Backend: Send + Sync + 'static {
+    /// Where the documents are, for a person: `solr http://host:8983/solr/core` or `file docs.jsonl`.
+    fn describe(&self) -> String;
+    /// A link to the document in the index, when it has a web interface (Solr's `/select`).
+    fn document_link(&self, id: &str) -> Option<String>;
+    /// Whether the index answers: `Err` says what is wrong.
+    fn health(&self) -> Result<(), String>;
+    /// Runs a job to its end, telling `progress` how far it is and stopping when it says so.
+    fn run(&self, options: RunOptions, progress: &dyn Progress) -> Ended;
+    /// The documents a run goes through, when they can be counted cheaply.
+    fn count(&self) -> Option<u64>;
+    /// A mark that changes whenever the documents change (see
+    /// [`crate::store::Store::change_mark`]).
+    fn change_mark(&self) -> Result<String, String>;
+    /// The biggest groups of `d` (`None`: the dimension has no group field).
+    fn groups(
+        &self,
+        d: Dimension,
+        limit: usize,
+        members: usize,
+    ) -> Result<Option<Vec<GroupView>>, String>;
 }
 
-/// Counters, exported in Prometheus' text format.
-#[derive(Debug, Default)]
-pub struct Metrics {
-    predict_requests: AtomicU64,
-    predicted_urls: AtomicU64,
-    predicted_duplicates: AtomicU64,
-    url_errors: AtomicU64,
-    canonical_requests: AtomicU64,
-    unauthorized: AtomicU64,
+/// What the server holds.
+pub struct AppState {
+    /// The index runs go to, when the server was given one.
+    pub backend: Option<Arc<dyn Backend>>,
+    /// The runs: the one going on and the kept ones.
+    pub runs: Arc<Runs>,
+    /// The index predictions look pages up in, when rules were given.
+    pub index: Option<Index>,
+    /// The bearer token every route but `/healthz` and `/` needs, when set.
+    pub token: Option<String>,
+    /// Origins allowed to frame the admin page (`--frame-ancestors`); none: only this server.
+    pub frame_ancestors: Vec<String>,
+    /// The schedule, as a person reads it (`every 1h`, `after 10m quiet`), when there is one.
+    pub schedule: Option<String>,
+    /// Counters for `/metrics`.
+    pub metrics: Metrics,
 }
 
 #[derive(Deserialize)]
@@ -64,21 +110,57 @@ pub fn router(state: Arc<AppState>) -> Router {
     let api = Router::new()
         .route("/api/urls/predict", post(predict))
         .route("/api/urls/canonical", post(canonical_forms))
-        .route("/metrics", get(metrics))
+        .route("/api/runs", post(start_run).get(list_runs))
+        .route("/api/runs/current", get(current_run))
+        .route("/api/runs/{id}", get(get_run))
+        .route("/api/runs/{id}/cancel", post(cancel_run))
+        .route("/api/groups/{dimension}", get(groups))
+        .route("/api/status", get(status))
+        .route("/ui/overview", get(page::overview))
+        .route("/ui/groups", get(page::groups))
+        .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(|| async { Json(openapi()) }))
         .layer(middleware::from_fn_with_state(state.clone(), guard));
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
+        .route("/", get(page::shell))
         .merge(api)
         .fallback(|| async {
             error(
                 StatusCode::NOT_FOUND,
-                "no such endpoint; see the README's serve section",
+                "no such endpoint; see /openapi.json or the README's serve section",
             )
         })
         // Enough for MAX_URLS URLs of a few hundred bytes each.
         .layer(DefaultBodyLimit::max(8 << 20))
+        .layer(middleware::from_fn_with_state(state.clone(), headers))
         .with_state(state)
+}
+
+/// Headers on every answer: no sniffing, no caching of answers that hold index data, and who may
+/// frame the page.
+async fn headers(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let mut r = next.run(req).await;
+    let h = r.headers_mut();
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    let mut ancestors = vec!["'self'".to_owned()];
+    ancestors.extend(state.frame_ancestors.iter().cloned());
+    let csp = format!(
+        "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; \
+         img-src 'self' data:; frame-ancestors {}",
+        ancestors.join(" ")
+    );
+    if let Ok(v) = header::HeaderValue::from_str(&csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    r
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
@@ -115,6 +197,23 @@ async fn guard(
             );
             return r;
         }
+    }
+    if headers
+        .get("sec-fetch-site")
+        .is_some_and(|v| v.as_bytes() == b"cross-site")
+    {
+        return error(StatusCode::FORBIDDEN, "cross-site requests are refused");
+    }
+    if req.method() == Method::POST
+        && !headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"))
+    {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the request body as Content-Type: application/json",
+        );
     }
     if let (Some(origin), Some(host)) = (headers.get(header::ORIGIN), headers.get(header::HOST)) {
         let origin = origin.to_str().unwrap_or("");
@@ -213,61 +312,213 @@ async fn canonical_forms(
     Json(json!({ "answers": answers })).into_response()
 }
 
-async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    let m = &state.metrics;
-    let indexed = state.index.as_ref().map_or(0, Index::len);
-    let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
-    let samples = [
-        (
-            "solr_dedup_predict_requests_total",
-            "counter",
-            "Prediction requests answered.",
-            n(&m.predict_requests),
-        ),
-        (
-            "solr_dedup_predicted_urls_total",
-            "counter",
-            "URLs answered by prediction requests.",
-            n(&m.predicted_urls),
-        ),
-        (
-            "solr_dedup_predicted_duplicates_total",
-            "counter",
-            "URLs answered with an indexed page of the same canonical form.",
-            n(&m.predicted_duplicates),
-        ),
-        (
-            "solr_dedup_url_errors_total",
-            "counter",
-            "URLs without a canonical form.",
-            n(&m.url_errors),
-        ),
-        (
-            "solr_dedup_canonical_requests_total",
-            "counter",
-            "Canonical-form requests answered.",
-            n(&m.canonical_requests),
-        ),
-        (
-            "solr_dedup_unauthorized_total",
-            "counter",
-            "Requests refused for a missing or wrong token.",
-            n(&m.unauthorized),
-        ),
-        (
-            "solr_dedup_indexed_pages",
-            "gauge",
-            "Pages in the prediction index.",
-            indexed,
-        ),
-    ];
-    let mut out = String::new();
-    for (name, kind, help, v) in samples {
-        out.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}\n"
-        ));
+/// The backend, or the answer that the server has no index.
+#[allow(clippy::result_large_err)]
+fn backend(state: &AppState) -> Result<Arc<dyn Backend>, Response> {
+    state.backend.clone().ok_or_else(|| {
+        error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no index: start serve with --solr URL or --input FILE",
+        )
+    })
+}
+
+async fn start_run(
+    State(state): State<Arc<AppState>>,
+    body: Result<Json<RunOptions>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let options = match body {
+        Ok(Json(o)) => o,
+        Err(e) => {
+            let message = format!(
+                "{}; send {{\"check\": false, \"full\": false, \"dry_run\": false}} (every field optional)",
+                e.body_text()
+            );
+            return error(e.status(), &message);
+        }
+    };
+    let backend = match backend(&state) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    match state.runs.start(backend, options, Trigger::Api) {
+        Ok(id) => (
+            StatusCode::ACCEPTED,
+            [(header::LOCATION, format!("/api/runs/{id}"))],
+            Json(json!({ "id": id, "run": state.runs.get(id) })),
+        )
+            .into_response(),
+        Err(StartError::Busy(running)) => (
+            StatusCode::CONFLICT,
+            Json(json!({
+                "error": format!("run {running} is going; wait for it or cancel it (POST /api/runs/{running}/cancel)"),
+                "running": running,
+            })),
+        )
+            .into_response(),
+        Err(StartError::Stopping) => error(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"),
     }
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+async fn list_runs(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let limit = match query {
+        Ok(Query(q)) => q.limit.unwrap_or(20).min(runs::KEEP),
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
+    Json(json!({ "runs": state.runs.recent(limit) })).into_response()
+}
+
+async fn current_run(State(state): State<Arc<AppState>>) -> Response {
+    Json(json!({ "run": state.runs.current() })).into_response()
+}
+
+fn run_id(id: &str) -> Result<u64, Box<Response>> {
+    id.parse()
+        .map_err(|_| Box::new(error(StatusCode::NOT_FOUND, "no run has that id")))
+}
+
+async fn get_run(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
+    let id = match run_id(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    match state.runs.get(id) {
+        Some(r) => Json(r).into_response(),
+        None => error(
+            StatusCode::NOT_FOUND,
+            "no run has that id (or it is no longer kept)",
+        ),
+    }
+}
+
+async fn cancel_run(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
+    let id = match run_id(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    match state.runs.cancel(id) {
+        Ok(()) => (
+            StatusCode::ACCEPTED,
+            Json(json!({ "id": id, "cancelling": true })),
+        )
+            .into_response(),
+        Err(CancelError::Ended) => error(StatusCode::CONFLICT, "that run has ended already"),
+        Err(CancelError::Unknown) => error(StatusCode::NOT_FOUND, "no run has that id"),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupsQuery {
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    members: Option<usize>,
+}
+
+/// The biggest groups of a dimension, or the answer that says why not.
+pub(crate) async fn find_groups(
+    state: &AppState,
+    dimension: &str,
+    limit: usize,
+    members: usize,
+) -> Result<Vec<GroupView>, Response> {
+    let d: Dimension = dimension
+        .parse()
+        .map_err(|e: crate::model::DimensionError| error(StatusCode::NOT_FOUND, &e.to_string()))?;
+    let backend = backend(state)?;
+    let limit = limit.clamp(1, MAX_GROUPS);
+    let members = members.clamp(1, 20);
+    let answer = tokio::task::spawn_blocking(move || backend.groups(d, limit, members))
+        .await
+        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()))?;
+    match answer {
+        Ok(Some(groups)) => Ok(groups),
+        Ok(None) => Err(error(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "the {d} dimension keys its groups by a URL form no field stores, and they hold at most four documents; \
+                 groups are listed for exact, fuzzy, title, description and near"
+            ),
+        )),
+        Err(e) => Err(error(StatusCode::BAD_GATEWAY, &e)),
+    }
+}
+
+async fn groups(
+    State(state): State<Arc<AppState>>,
+    Path(dimension): Path<String>,
+    query: Result<Query<GroupsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let q = match query {
+        Ok(Query(q)) => q,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
+    let (limit, members) = (q.limit.unwrap_or(10), q.members.unwrap_or(5));
+    match find_groups(&state, &dimension, limit, members).await {
+        Ok(groups) => {
+            let backend = state.backend.as_ref();
+            let groups: Vec<Value> = groups
+                .iter()
+                .map(|g| {
+                    let mut v = serde_json::to_value(g).unwrap_or(Value::Null);
+                    if let (Some(b), Some(list)) =
+                        (backend, v.get_mut("members").and_then(Value::as_array_mut))
+                    {
+                        for m in list {
+                            let link = m
+                                .get("id")
+                                .and_then(Value::as_str)
+                                .and_then(|id| b.document_link(id));
+                            if let (Some(link), Some(o)) = (link, m.as_object_mut()) {
+                                o.insert("link".into(), Value::String(link));
+                            }
+                        }
+                    }
+                    v
+                })
+                .collect();
+            Json(json!({ "dimension": dimension, "groups": groups })).into_response()
+        }
+        Err(r) => r,
+    }
+}
+
+/// The server at a glance: the index and its health, the run going on, the schedule.
+pub(crate) async fn status_of(state: &AppState) -> Value {
+    let (store, health) = match state.backend.clone() {
+        Some(b) => {
+            let describe = b.describe();
+            let health = tokio::task::spawn_blocking(move || b.health())
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()));
+            (Some(describe), Some(health))
+        }
+        None => (None, None),
+    };
+    json!({
+        "store": store,
+        "healthy": health.as_ref().map(Result::is_ok),
+        "health_error": health.and_then(Result::err),
+        "running": state.runs.current(),
+        "schedule": state.schedule,
+        "rules": state.index.is_some(),
+        "version": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+async fn status(State(state): State<Arc<AppState>>) -> Response {
+    Json(status_of(&state).await).into_response()
 }
 
 /// The OpenAPI 3.1 document of the API (served at `/openapi.json`).

@@ -203,6 +203,10 @@ pub enum StoreError {
     /// query it rejects). The Solr error, with its URL and status, is kept whole.
     #[error(transparent)]
     Solr(#[from] SolrError),
+    /// The run was cancelled before this read (see [`crate::engine::Progress::cancelled`]); nothing
+    /// was read or written by the call that returns it.
+    #[error("the run was cancelled")]
+    Cancelled,
     /// An I/O failure; the cause follows in the error chain.
     #[error("{context}")]
     Io {
@@ -271,6 +275,17 @@ pub trait Store {
 
     /// A short description for logs and reports (never credentials).
     fn describe(&self) -> String;
+
+    /// A mark that changes whenever the documents of `filter` change (an add, an update, a delete),
+    /// as far as reads can see them: `serve --after-quiet` polls it to tell when a crawl has gone
+    /// quiet. Solr: the number of documents and the highest `_version_` (one `rows=0` request);
+    /// the file store: the input's size and modification time. By default: unsupported.
+    async fn change_mark(&self, _filter: &Filter) -> Result<String, StoreError> {
+        Err(StoreError::Unsupported(format!(
+            "{} cannot tell when its documents change",
+            self.describe()
+        )))
+    }
 
     /// Requests sent to a server so far, retries included (0 for stores without one).
     fn requests(&self) -> u64 {

@@ -490,6 +490,18 @@ impl Store for SolrStore {
         Ok(())
     }
 
+    async fn change_mark(&self, filter: &Filter) -> Result<String, StoreError> {
+        let facet = json!({ "v": format!("max({})", self.version_field) });
+        let answer = self.json_facet(filter, facet).await?;
+        let count = answer.pointer("/response/numFound").cloned();
+        let max = answer.pointer("/facets/v").cloned();
+        Ok(format!(
+            "{}/{}",
+            count.unwrap_or(Value::Null),
+            max.unwrap_or(Value::Null)
+        ))
+    }
+
     fn describe(&self) -> String {
         format!("solr {}", self.client.core_url())
     }

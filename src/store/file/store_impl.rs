@@ -156,6 +156,17 @@ impl Store for FileStore {
         self.write_output(merged)
     }
 
+    async fn change_mark(&self, _filter: &Filter) -> Result<String, StoreError> {
+        let meta = std::fs::metadata(&self.input)
+            .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        Ok(format!("{}/{modified}", meta.len()))
+    }
+
     fn describe(&self) -> String {
         format!("file {}", self.input.display())
     }

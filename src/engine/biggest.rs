@@ -1,0 +1,137 @@
+//! The biggest groups of a dimension, as a person looks at them (`serve`'s admin page and API): the
+//! groups as the index holds them now, by the stored signature or near group id that the last run
+//! grouped by, with the representative its flags name and a few members.
+//!
+//! Read only, and light: one facet over the group field, then two small reads per group listed (its
+//! representative, and its first few members). The `www` and `http` dimensions key their groups by a
+//! URL form that no field stores, and their groups hold at most two and four documents, so they
+//! have no biggest groups to list.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Dimension;
+use crate::model::FieldNames;
+use crate::store::{Doc, FacetQuery, Filter, ReadQuery, Store, StoreError};
+
+/// One group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupView {
+    /// The value the group shares (a signature, or a near group id), as the index holds it.
+    pub key: String,
+    /// How many documents hold it.
+    pub size: u64,
+    /// The member whose flag is true, if the index has one (none until a run decided the group).
+    pub representative: Option<Member>,
+    /// The first few members, the representative first when it is among them.
+    pub members: Vec<Member>,
+}
+
+/// A member of a group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Member {
+    /// The document's id.
+    pub id: String,
+    /// Its URL.
+    pub url: Option<String>,
+    /// Its stored flag in the dimension.
+    pub unique: Option<bool>,
+}
+
+/// The field a dimension's groups share, when it has one.
+pub fn group_field(fields: &FieldNames, d: Dimension) -> Option<&str> {
+    match d {
+        Dimension::Near => Some(&fields.near_group),
+        _ => fields.signature(d),
+    }
+}
+
+/// The `limit` biggest groups of `d` among the documents of `filter` (size descending, then key),
+/// each with at most `members` members. `None` for a dimension without a group field.
+pub async fn biggest_groups<S: Store>(
+    store: &S,
+    fields: &FieldNames,
+    filter: &Filter,
+    d: Dimension,
+    limit: usize,
+    members: usize,
+) -> Result<Option<Vec<GroupView>>, StoreError> {
+    let Some(field) = group_field(fields, d) else {
+        return Ok(None);
+    };
+    let mut buckets = store
+        .facet(&FacetQuery {
+            field: field.to_owned(),
+            filter: filter.clone(),
+            mincount: 2,
+        })
+        .await?;
+    buckets.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| text(&a.value).cmp(&text(&b.value)))
+    });
+    buckets.truncate(limit);
+    let flag = fields.unique(d);
+    let fl = vec![fields.id.clone(), fields.url.clone(), flag.to_owned()];
+    let member = |doc: &Doc| Member {
+        id: doc.get(&fields.id).map(text).unwrap_or_default(),
+        url: doc.get(&fields.url).map(text),
+        unique: doc.get(flag).and_then(Value::as_bool),
+    };
+    let mut out = Vec::with_capacity(buckets.len());
+    for b in buckets {
+        let key = text(&b.value);
+        let of_group = Filter::And(vec![
+            filter.clone(),
+            Filter::Term {
+                field: field.to_owned(),
+                value: key.clone(),
+            },
+        ]);
+        let representative = store
+            .sample(&ReadQuery {
+                filter: Filter::And(vec![
+                    of_group.clone(),
+                    Filter::Term {
+                        field: flag.to_owned(),
+                        value: "true".to_owned(),
+                    },
+                ]),
+                fields: fl.clone(),
+                rows: 1,
+            })
+            .await?
+            .first()
+            .map(member);
+        let mut list: Vec<Member> = store
+            .sample(&ReadQuery {
+                filter: of_group,
+                fields: fl.clone(),
+                rows: members.max(1),
+            })
+            .await?
+            .iter()
+            .map(member)
+            .collect();
+        list.sort_by(|a, b| {
+            (a.unique != Some(true), &a.url, &a.id).cmp(&(b.unique != Some(true), &b.url, &b.id))
+        });
+        list.truncate(members);
+        out.push(GroupView {
+            key,
+            size: b.count,
+            representative,
+            members: list,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// A JSON value as Solr would print it in a query: strings without quotes.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,242 @@
+//! `/metrics` in Prometheus' text format (version 0.0.4): the URL endpoints' counters, and the runs'
+//! totals and last results.
+//!
+//! Counters count what this process saw (they start from 0 at each start, as Prometheus expects of
+//! counters); the gauges of groups, doubles and the last success come from the newest kept record,
+//! so they survive a restart.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+use super::runs::State as RunState;
+use super::AppState;
+use crate::urlrules::predict::Index;
+
+/// The URL endpoints' counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub(super) predict_requests: AtomicU64,
+    pub(super) predicted_urls: AtomicU64,
+    pub(super) predicted_duplicates: AtomicU64,
+    pub(super) url_errors: AtomicU64,
+    pub(super) canonical_requests: AtomicU64,
+    pub(super) unauthorized: AtomicU64,
+}
+
+/// Writes Prometheus text: a family at a time.
+struct Out(String);
+
+impl Out {
+    fn family(&mut self, name: &str, kind: &str, help: &str, samples: &[(String, f64)]) {
+        let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, v) in samples {
+            let _ = writeln!(self.0, "{name}{labels} {v}");
+        }
+    }
+
+    fn one(&mut self, name: &str, kind: &str, help: &str, v: f64) {
+        self.family(name, kind, help, &[(String::new(), v)]);
+    }
+}
+
+/// `{name="value"}` (values here are names of ours: no escaping needed).
+fn labels(pairs: &[(&str, &str)]) -> String {
+    let inner: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    let mut out = Out(String::new());
+    let m = &state.metrics;
+    let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
+    out.one(
+        "solr_dedup_predict_requests_total",
+        "counter",
+        "Prediction requests answered.",
+        n(&m.predict_requests),
+    );
+    out.one(
+        "solr_dedup_predicted_urls_total",
+        "counter",
+        "URLs answered by prediction requests.",
+        n(&m.predicted_urls),
+    );
+    out.one(
+        "solr_dedup_predicted_duplicates_total",
+        "counter",
+        "URLs answered with an indexed page of the same canonical form.",
+        n(&m.predicted_duplicates),
+    );
+    out.one(
+        "solr_dedup_url_errors_total",
+        "counter",
+        "URLs without a canonical form.",
+        n(&m.url_errors),
+    );
+    out.one(
+        "solr_dedup_canonical_requests_total",
+        "counter",
+        "Canonical-form requests answered.",
+        n(&m.canonical_requests),
+    );
+    out.one(
+        "solr_dedup_unauthorized_total",
+        "counter",
+        "Requests refused for a missing or wrong token.",
+        n(&m.unauthorized),
+    );
+    out.one(
+        "solr_dedup_indexed_pages",
+        "gauge",
+        "Pages in the prediction index.",
+        state.index.as_ref().map_or(0, Index::len) as f64,
+    );
+    runs(&mut out, &state);
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out.0).into_response()
+}
+
+fn runs(out: &mut Out, state: &AppState) {
+    let runs = &state.runs;
+    out.one(
+        "solr_dedup_run_in_progress",
+        "gauge",
+        "1 while a run or check is going.",
+        f64::from(u8::from(runs.busy())),
+    );
+    let tally = runs::lock_tally(runs);
+    let mut by_outcome = Vec::new();
+    for kind in ["run", "check"] {
+        for outcome in ["succeeded", "failed", "cancelled"] {
+            let v = tally
+                .runs
+                .get(&(kind.to_owned(), outcome))
+                .copied()
+                .unwrap_or(0);
+            by_outcome.push((labels(&[("kind", kind), ("outcome", outcome)]), v as f64));
+        }
+    }
+    out.family(
+        "solr_dedup_runs_total",
+        "counter",
+        "Runs and checks ended, by outcome.",
+        &by_outcome,
+    );
+    let sum = |key: &str| tally.sums.get(key).copied().unwrap_or(0) as f64;
+    let phases: Vec<(String, f64)> = ["scan", "near", "rank", "write", "commit"]
+        .iter()
+        .map(|p| {
+            (
+                labels(&[("phase", p)]),
+                sum(&format!("phases_ms.{p}")) / 1000.0,
+            )
+        })
+        .collect();
+    out.family(
+        "solr_dedup_run_phase_seconds_total",
+        "counter",
+        "Time the runs spent per phase.",
+        &phases,
+    );
+    for (name, key, help) in [
+        (
+            "solr_dedup_documents_read_total",
+            "documents.read",
+            "Documents the runs read.",
+        ),
+        (
+            "solr_dedup_documents_signed_total",
+            "documents.signed",
+            "Documents the runs signed.",
+        ),
+        (
+            "solr_dedup_documents_written_total",
+            "documents.written",
+            "Documents the runs wrote (or, in checks and dry runs, would write).",
+        ),
+        (
+            "solr_dedup_conflicts_total",
+            "documents.conflicts",
+            "Updates Solr refused because the document had changed (HTTP 409).",
+        ),
+        (
+            "solr_dedup_solr_requests_total",
+            "work.requests",
+            "Requests the runs sent to Solr.",
+        ),
+        (
+            "solr_dedup_solr_written_documents_total",
+            "work.written_docs",
+            "Documents the runs sent to Solr's /update.",
+        ),
+    ] {
+        out.one(name, "counter", help, sum(key));
+    }
+    let reads: Vec<(String, f64)> = [
+        ("text", "work.text_docs"),
+        ("sample", "work.sample_docs"),
+        ("light_export", "work.light_export_docs"),
+        ("light_cursor", "work.light_cursor_docs"),
+        ("lookup", "work.lookup_docs"),
+        ("file", "work.file_docs"),
+    ]
+    .iter()
+    .map(|(how, key)| (labels(&[("read", how)]), sum(key)))
+    .collect();
+    out.family(
+        "solr_dedup_solr_read_documents_total",
+        "counter",
+        "Documents the runs read from the store, by how (text: with the page text; the others light).",
+        &reads,
+    );
+    out.one(
+        "solr_dedup_solr_modelled_seconds_total",
+        "counter",
+        "Solr time the runs' work models, from per-document costs measured on a real Solr.",
+        sum("work.modelled_solr_ms") / 1000.0,
+    );
+    drop(tally);
+    if let Some(last) = runs.last(RunState::Succeeded, None) {
+        let dims = last
+            .report
+            .as_ref()
+            .and_then(|r| r.get("dimensions"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (name, field, help) in [
+            ("solr_dedup_groups", "groups", "Groups of two or more documents, per dimension, as the last successful run or check found them."),
+            ("solr_dedup_doubles", "doubles", "Documents that double another, per dimension, as the last successful run or check found them."),
+        ] {
+            let samples: Vec<(String, f64)> = dims
+                .iter()
+                .map(|(d, v)| {
+                    (
+                        labels(&[("dimension", d)]),
+                        v.get(field).and_then(Value::as_f64).unwrap_or(0.0),
+                    )
+                })
+                .collect();
+            out.family(name, "gauge", help, &samples);
+        }
+    }
+    let mut last = Vec::new();
+    for kind in ["run", "check"] {
+        if let Some(r) = runs.last(RunState::Succeeded, Some(kind)) {
+            last.push((labels(&[("kind", kind)]), r.ended.unwrap_or(r.started)));
+        }
+    }
+    out.family(
+        "solr_dedup_last_success_timestamp_seconds",
+        "gauge",
+        "When the last successful run and check ended (Unix time).",
+        &last,
+    );
+}
+
+use super::runs;

@@ -1,0 +1,603 @@
+//! Runs started over HTTP (or by the schedule): one at a time, each on a thread of its own, watched
+//! through [`Live`], cancellable between batches, and kept with their reports in a state directory
+//! so that the history outlives a restart.
+//!
+//! A record is written when its run starts and again when it ends, each time atomically (a temporary
+//! file renamed over the old one), so a server killed at any point leaves whole records. A record
+//! still `running` when the server starts again belonged to a server that stopped during the run: it
+//! is closed as `interrupted` (nothing is lost; the next run converges, as after a kill).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tracing::{info, warn};
+
+use super::Backend;
+use crate::engine::Progress;
+
+/// Records kept in the state directory; older ones are removed.
+pub const KEEP: usize = 100;
+
+/// What a run is asked to do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunOptions {
+    /// `check`: read only, report what a run would change.
+    pub check: bool,
+    /// Recompute every signature from the text.
+    pub full: bool,
+    /// Decide everything, write nothing.
+    pub dry_run: bool,
+}
+
+/// Who started a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trigger {
+    /// `POST /api/runs`.
+    Api,
+    /// `--every`.
+    Every,
+    /// `--after-quiet`.
+    AfterQuiet,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Going.
+    Running,
+    /// Ended with a report.
+    Succeeded,
+    /// Ended with an error.
+    Failed,
+    /// Cancelled: what it wrote is complete.
+    Cancelled,
+    /// The server stopped during the run.
+    Interrupted,
+}
+
+impl State {
+    /// The name used in JSON and in metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Running => "running",
+            State::Succeeded => "succeeded",
+            State::Failed => "failed",
+            State::Cancelled => "cancelled",
+            State::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// How a job ended, as the backend tells it.
+pub struct Ended {
+    /// Succeeded, failed or cancelled.
+    pub state: State,
+    /// The report, also of a cancelled run (what it did so far).
+    pub report: Option<Value>,
+    /// What went wrong, in one line.
+    pub error: Option<String>,
+}
+
+/// A run, as kept and as answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Increasing from 1 over the state directory's life.
+    pub id: u64,
+    /// `run` or `check`.
+    pub kind: String,
+    /// The options it was started with.
+    pub options: RunOptions,
+    /// Who started it.
+    pub trigger: Trigger,
+    /// Where it stands.
+    pub state: State,
+    /// Start, in seconds since the epoch.
+    pub started: f64,
+    /// End, in seconds since the epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<f64>,
+    /// What went wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The report (`--report`'s JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<Value>,
+    /// The index's change mark read after the run (see [`crate::store::Store::change_mark`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_after: Option<String>,
+    /// While it runs: how far it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ProgressView>,
+}
+
+/// How far a running run is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressView {
+    /// `starting`, `scan`, `near`, `rank`, `write`, `commit` or `cancelling`.
+    pub phase: String,
+    /// Documents done in this phase.
+    pub done: u64,
+    /// Documents in the index (of `--filter`), when known: the scan reads them all; the rank and
+    /// write phases read them all on a first or full run, and fewer when they look documents up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Documents a second in this phase.
+    pub rate: f64,
+    /// The round (a round repeats when documents changed under the run).
+    pub round: u32,
+    /// Seconds since the run started.
+    pub elapsed: f64,
+}
+
+/// The progress of the run going on, shared between its thread and the API.
+pub struct Live {
+    phase: Mutex<(&'static str, Instant)>,
+    done: AtomicU64,
+    total: Mutex<Option<u64>>,
+    round: AtomicU32,
+    cancel: AtomicBool,
+    started: Instant,
+}
+
+impl Live {
+    fn new() -> Self {
+        Live {
+            phase: Mutex::new(("starting", Instant::now())),
+            done: AtomicU64::new(0),
+            total: Mutex::new(None),
+            round: AtomicU32::new(0),
+            cancel: AtomicBool::new(false),
+            started: Instant::now(),
+        }
+    }
+
+    /// Sets the number of documents the run will go through, when the backend could count them.
+    pub fn set_total(&self, total: u64) {
+        *lock(&self.total) = Some(total);
+    }
+
+    fn view(&self) -> ProgressView {
+        let (phase, since) = *lock(&self.phase);
+        let done = self.done.load(Ordering::Relaxed);
+        let secs = since.elapsed().as_secs_f64();
+        ProgressView {
+            phase: if self.cancel.load(Ordering::Relaxed) {
+                "cancelling".to_owned()
+            } else {
+                phase.to_owned()
+            },
+            done,
+            total: *lock(&self.total),
+            rate: if secs > 0.0 {
+                (done as f64 / secs * 10.0).round() / 10.0
+            } else {
+                0.0
+            },
+            round: self.round.load(Ordering::Relaxed),
+            elapsed: (self.started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+        }
+    }
+}
+
+impl Progress for Live {
+    fn phase(&self, name: &'static str) {
+        *lock(&self.phase) = (name, Instant::now());
+        self.done.store(0, Ordering::Relaxed);
+    }
+
+    fn advance(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn finish(&self) {}
+
+    fn round(&self, n: u32) {
+        self.round.store(n, Ordering::Relaxed);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}
+
+/// Why a run was not started.
+#[derive(Debug, PartialEq, Eq)]
+pub enum StartError {
+    /// Another run is going: its id.
+    Busy(u64),
+    /// The server is stopping.
+    Stopping,
+}
+
+/// Why a run could not be cancelled.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CancelError {
+    /// No run has that id.
+    Unknown,
+    /// It has ended already.
+    Ended,
+}
+
+struct Inner {
+    /// Every kept record, by id.
+    records: BTreeMap<u64, Record>,
+    /// The run going on, with its progress.
+    current: Option<(u64, Arc<Live>)>,
+    next_id: u64,
+    stopping: bool,
+}
+
+/// The runs: the one going on and the kept ones.
+pub struct Runs {
+    dir: PathBuf,
+    inner: Mutex<Inner>,
+    /// Notified whenever a run ends.
+    ended: tokio::sync::watch::Sender<u64>,
+    /// Counted when runs end (for `/metrics`).
+    tally: Mutex<Tally>,
+}
+
+/// Totals over the runs this process saw end (Prometheus counters).
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    /// By (kind, state).
+    pub(super) runs: BTreeMap<(String, &'static str), u64>,
+    /// Report fields summed: `documents.*`, `work.*`, `phases_ms.*`.
+    pub(super) sums: BTreeMap<String, u64>,
+}
+
+/// The totals, for `/metrics`.
+pub(super) fn lock_tally(runs: &Runs) -> MutexGuard<'_, Tally> {
+    lock(&runs.tally)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| (d.as_secs_f64() * 1000.0).round() / 1000.0)
+}
+
+impl Runs {
+    /// Opens the state directory (creating it), loads the kept records and closes those a stopped
+    /// server left `running`.
+    pub fn open(dir: &Path) -> Result<Runs, String> {
+        let runs_dir = dir.join("runs");
+        std::fs::create_dir_all(&runs_dir).map_err(|e| {
+            format!(
+                "cannot create the state directory {}: {e}; give a writable one with --state-dir",
+                runs_dir.display()
+            )
+        })?;
+        let mut records = BTreeMap::new();
+        let entries = std::fs::read_dir(&runs_dir)
+            .map_err(|e| format!("cannot read {}: {e}", runs_dir.display()))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let parsed = std::fs::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str::<Record>(&t).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(r) => {
+                    records.insert(r.id, r);
+                }
+                Err(e) => {
+                    warn!(file = %path.display(), error = %e, "a run record that cannot be read is left out")
+                }
+            }
+        }
+        let next_id = records.keys().next_back().map_or(1, |id| id + 1);
+        let runs = Runs {
+            dir: runs_dir,
+            inner: Mutex::new(Inner {
+                records,
+                current: None,
+                next_id,
+                stopping: false,
+            }),
+            ended: tokio::sync::watch::Sender::new(0),
+            tally: Mutex::new(Tally::default()),
+        };
+        let stale: Vec<Record> = lock(&runs.inner)
+            .records
+            .values_mut()
+            .filter(|r| r.state == State::Running)
+            .map(|r| {
+                r.state = State::Interrupted;
+                r.error = Some(
+                    "the server stopped during the run; what it wrote is complete, and the next run converges"
+                        .to_owned(),
+                );
+                r.progress = None;
+                r.clone()
+            })
+            .collect();
+        for r in &stale {
+            runs.save(r);
+        }
+        Ok(runs)
+    }
+
+    fn save(&self, r: &Record) {
+        let path = self.dir.join(format!("{:08}.json", r.id));
+        let tmp = self.dir.join(format!(".{:08}.json.tmp", r.id));
+        let result = serde_json::to_vec_pretty(r)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| std::fs::write(&tmp, bytes))
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if let Err(e) = result {
+            warn!(file = %path.display(), error = %e, "cannot save the run record");
+        }
+    }
+
+    /// Starts a run of `backend` on a thread of its own, unless one is going.
+    pub fn start(
+        self: &Arc<Self>,
+        backend: Arc<dyn Backend>,
+        options: RunOptions,
+        trigger: Trigger,
+    ) -> Result<u64, StartError> {
+        let live = Arc::new(Live::new());
+        let record = {
+            let mut inner = lock(&self.inner);
+            if inner.stopping {
+                return Err(StartError::Stopping);
+            }
+            if let Some((id, _)) = &inner.current {
+                return Err(StartError::Busy(*id));
+            }
+            let id = inner.next_id;
+            inner.next_id += 1;
+            let record = Record {
+                id,
+                kind: if options.check { "check" } else { "run" }.to_owned(),
+                options,
+                trigger,
+                state: State::Running,
+                started: now(),
+                ended: None,
+                error: None,
+                report: None,
+                mark_after: None,
+                progress: None,
+            };
+            inner.records.insert(id, record.clone());
+            inner.current = Some((id, live.clone()));
+            // Keep the newest KEEP records.
+            while inner.records.len() > KEEP {
+                let Some((&old, _)) = inner.records.iter().next() else {
+                    break;
+                };
+                inner.records.remove(&old);
+                let _ = std::fs::remove_file(self.dir.join(format!("{old:08}.json")));
+            }
+            record
+        };
+        self.save(&record);
+        info!(id = record.id, kind = %record.kind, trigger = ?trigger, "run started");
+        let runs = self.clone();
+        let id = record.id;
+        let spawned = std::thread::Builder::new()
+            .name(format!("run-{id}"))
+            .spawn(move || {
+                if let Some(total) = backend.count() {
+                    live.set_total(total);
+                }
+                let ended = backend.run(options, &*live);
+                let mark = backend.change_mark().ok();
+                runs.end(id, ended, mark);
+            });
+        if let Err(e) = spawned {
+            self.end(
+                id,
+                Ended {
+                    state: State::Failed,
+                    report: None,
+                    error: Some(format!("cannot start a thread for the run: {e}")),
+                },
+                None,
+            );
+        }
+        Ok(id)
+    }
+
+    fn end(&self, id: u64, ended: Ended, mark: Option<String>) {
+        let record = {
+            let mut inner = lock(&self.inner);
+            if inner.current.as_ref().is_some_and(|(c, _)| *c == id) {
+                inner.current = None;
+            }
+            let Some(r) = inner.records.get_mut(&id) else {
+                return;
+            };
+            r.state = ended.state;
+            r.ended = Some(now());
+            r.report = ended.report;
+            r.error = ended.error;
+            r.mark_after = mark;
+            r.clone()
+        };
+        self.save(&record);
+        self.count(&record);
+        info!(id, state = record.state.name(), "run ended");
+        self.ended.send_replace(id);
+    }
+
+    fn count(&self, r: &Record) {
+        let mut tally = lock(&self.tally);
+        *tally
+            .runs
+            .entry((r.kind.clone(), r.state.name()))
+            .or_default() += 1;
+        let Some(report) = &r.report else {
+            return;
+        };
+        for section in ["documents", "work", "phases_ms"] {
+            if let Some(Value::Object(m)) = report.get(section) {
+                for (k, v) in m {
+                    if let Some(n) = v.as_u64() {
+                        *tally.sums.entry(format!("{section}.{k}")).or_default() += n;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Asks the run `id` to stop after the batch in flight.
+    pub fn cancel(&self, id: u64) -> Result<(), CancelError> {
+        let inner = lock(&self.inner);
+        match &inner.current {
+            Some((c, live)) if *c == id => {
+                live.cancel.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            _ if inner.records.contains_key(&id) => Err(CancelError::Ended),
+            _ => Err(CancelError::Unknown),
+        }
+    }
+
+    /// Refuses new runs, cancels the one going on and waits for it to end.
+    pub async fn stop(&self) {
+        let current = {
+            let mut inner = lock(&self.inner);
+            inner.stopping = true;
+            inner.current.clone()
+        };
+        if let Some((id, live)) = current {
+            info!(id, "stopping: cancelling the run going on");
+            live.cancel.store(true, Ordering::Relaxed);
+            let mut rx = self.ended.subscribe();
+            while lock(&self.inner).current.is_some() {
+                if rx.changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// A run by id, with its progress while it runs.
+    pub fn get(&self, id: u64) -> Option<Record> {
+        let inner = lock(&self.inner);
+        let mut r = inner.records.get(&id)?.clone();
+        if let Some((c, live)) = &inner.current {
+            if *c == id {
+                r.progress = Some(live.view());
+            }
+        }
+        Some(r)
+    }
+
+    /// The run going on.
+    pub fn current(&self) -> Option<Record> {
+        let id = lock(&self.inner).current.as_ref().map(|(id, _)| *id)?;
+        self.get(id)
+    }
+
+    /// The newest `n` runs, newest first (the one going on with its progress).
+    pub fn recent(&self, n: usize) -> Vec<Record> {
+        let ids: Vec<u64> = lock(&self.inner)
+            .records
+            .keys()
+            .rev()
+            .take(n)
+            .copied()
+            .collect();
+        ids.into_iter().filter_map(|id| self.get(id)).collect()
+    }
+
+    /// The newest run that ended in `state` (of `kind`, when given).
+    pub fn last(&self, state: State, kind: Option<&str>) -> Option<Record> {
+        lock(&self.inner)
+            .records
+            .values()
+            .rev()
+            .find(|r| r.state == state && kind.is_none_or(|k| r.kind == k))
+            .cloned()
+    }
+
+    /// The change mark read after the newest run that ended with one.
+    pub fn last_mark(&self) -> Option<String> {
+        lock(&self.inner)
+            .records
+            .values()
+            .rev()
+            .find_map(|r| r.mark_after.clone())
+    }
+
+    /// Whether a run is going.
+    pub fn busy(&self) -> bool {
+        lock(&self.inner).current.is_some()
+    }
+
+    /// Wakes up whenever a run ends (the value is its id).
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.ended.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_take_defaults_and_refuse_unknown_fields() {
+        let o: RunOptions = serde_json::from_str(r#"{"full": true}"#).unwrap();
+        assert_eq!(
+            o,
+            RunOptions {
+                check: false,
+                full: true,
+                dry_run: false
+            }
+        );
+        assert!(serde_json::from_str::<RunOptions>(r#"{"fulll": true}"#).is_err());
+    }
+
+    #[test]
+    fn a_record_left_running_is_closed_as_interrupted() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs_dir = dir.path().join("runs");
+        std::fs::create_dir_all(&runs_dir).unwrap();
+        let r = Record {
+            id: 7,
+            kind: "run".into(),
+            options: RunOptions::default(),
+            trigger: Trigger::Api,
+            state: State::Running,
+            started: 1.0,
+            ended: None,
+            error: None,
+            report: None,
+            mark_after: None,
+            progress: None,
+        };
+        std::fs::write(
+            runs_dir.join("00000007.json"),
+            serde_json::to_vec(&r).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(runs_dir.join("00000008.json"), b"{ broken").unwrap();
+        let runs = Runs::open(dir.path()).unwrap();
+        let got = runs.get(7).unwrap();
+        assert_eq!(got.state, State::Interrupted);
+        assert!(got.error.unwrap().contains("stopped during the run"));
+        // Saved as such, and the next id follows the newest kept one.
+        let again = Runs::open(dir.path()).unwrap();
+        assert_eq!(again.get(7).unwrap().state, State::Interrupted);
+        assert_eq!(lock(&again.inner).next_id, 8);
+    }
+}
