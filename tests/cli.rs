@@ -1452,131 +1452,7 @@ fn urls_export_is_well_formed_xml() {
 }
 
 /// A plain-HTTP client (reqwest needs a TLS provider installed even for http://).
-fn http() -> reqwest::blocking::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::blocking::Client::new()
-}
-
-/// A `solr-dedup serve` child on a loopback port the system picks, stopped when dropped.
-struct Server {
-    child: std::process::Child,
-    base: String,
-    /// The state directory, unless the test gave its own.
-    _state: Option<tempfile::TempDir>,
-}
-
-impl Server {
-    fn start(args: &[&str], env: &[(&str, &str)]) -> Server {
-        use std::io::BufRead;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
-        cmd.arg("serve").args(args);
-        let state = (!args.contains(&"--state-dir")).then(|| tempfile::tempdir().unwrap());
-        if let Some(dir) = &state {
-            cmd.arg("--state-dir").arg(dir.path());
-        }
-        cmd.env_remove("SOLR_DEDUP_TOKEN")
-            .env_remove("SOLR_URL")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("start serve");
-        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        let base = loop {
-            line.clear();
-            if err.read_line(&mut line).unwrap() == 0 {
-                let _ = child.kill();
-                panic!("serve ended before listening");
-            }
-            if let Some(rest) = line.trim().strip_prefix("serving on ") {
-                break rest.to_owned();
-            }
-        };
-        // Keep draining its log so that it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            while err.read_line(&mut sink).unwrap_or(0) > 0 {
-                sink.clear();
-            }
-        });
-        Server {
-            child,
-            base,
-            _state: state,
-        }
-    }
-
-    fn post(&self, path: &str, body: &Value, headers: &[(&str, &str)]) -> (u16, Value) {
-        let client = http();
-        let mut req = client
-            .post(format!("{}{path}", self.base))
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let resp = req.send().unwrap();
-        let status = resp.status().as_u16();
-        (
-            status,
-            serde_json::from_str(&resp.text().unwrap()).unwrap_or(Value::Null),
-        )
-    }
-
-    fn get(&self, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-        let client = http();
-        let mut req = client.get(format!("{}{path}", self.base));
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let resp = req.send().unwrap();
-        (resp.status().as_u16(), resp.text().unwrap())
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A Prometheus text exposition as name → value, checking every sample line's form.
-fn prometheus(text: &str) -> std::collections::BTreeMap<String, f64> {
-    let mut out = std::collections::BTreeMap::new();
-    for line in text.lines() {
-        if line.starts_with("# HELP ") || line.starts_with("# TYPE ") {
-            continue;
-        }
-        let (name, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line:?}"));
-        // name, or name{label="value",...} with names of letters, digits and underscores.
-        let (base, labels) = match name.split_once('{') {
-            Some((base, rest)) => (
-                base,
-                rest.strip_suffix('}').unwrap_or_else(|| panic!("{line:?}")),
-            ),
-            None => (name, ""),
-        };
-        let word =
-            |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        assert!(word(base), "{line:?}");
-        for pair in labels.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or_else(|| panic!("{line:?}"));
-            assert!(
-                word(k) && v.len() >= 2 && v.starts_with('"') && v.ends_with('"'),
-                "{line:?}"
-            );
-        }
-        out.insert(
-            name.to_owned(),
-            value.parse().unwrap_or_else(|_| panic!("{line:?}")),
-        );
-    }
-    out
-}
+use crate::support::serve::{http, prometheus, Served as Server};
 
 #[test]
 fn serve_answers_predictions_as_the_command_line_does() {
@@ -1654,6 +1530,12 @@ fn serve_answers_predictions_as_the_command_line_does() {
     assert_eq!(
         paths,
         [
+            "/api/groups/{dimension}",
+            "/api/runs",
+            "/api/runs/current",
+            "/api/runs/{id}",
+            "/api/runs/{id}/cancel",
+            "/api/status",
             "/api/urls/canonical",
             "/api/urls/predict",
             "/healthz",

@@ -1,6 +1,12 @@
 //! The biggest groups of a dimension, as a person looks at them (`serve`'s admin page and API): the
-//! groups as the index holds them now, by the stored signature or near group id that the last run
-//! grouped by, with the representative its flags name and a few members.
+//! groups as the last run left them in the index, with the representative its flags name and a few
+//! members.
+//!
+//! A group is found by its doubles: the documents whose flag the run set to false, counted per value
+//! of the field the dimension groups by (its signature, or the near group id). A group's size is its
+//! doubles plus its representative, the one member whose flag is true. Documents a dimension leaves
+//! out (an empty text in `exact`) keep a true flag and never show as a group, as in the run's report.
+//! Under `--scope host` a signature shared by groups on several hosts shows as one group.
 //!
 //! Read only, and light: one facet over the group field, then two small reads per group listed (its
 //! representative, and its first few members). The `www` and `http` dimensions key their groups by a
@@ -19,7 +25,7 @@ use crate::store::{Doc, FacetQuery, Filter, ReadQuery, Store, StoreError};
 pub struct GroupView {
     /// The value the group shares (a signature, or a near group id), as the index holds it.
     pub key: String,
-    /// How many documents hold it.
+    /// Its members: its doubles and its representative.
     pub size: u64,
     /// The member whose flag is true, if the index has one (none until a run decided the group).
     pub representative: Option<Member>,
@@ -47,6 +53,7 @@ pub fn group_field(fields: &FieldNames, d: Dimension) -> Option<&str> {
 }
 
 /// The `limit` biggest groups of `d` among the documents of `filter` (size descending, then key),
+/// as the flags the last run wrote tell them,
 /// each with at most `members` members. `None` for a dimension without a group field.
 pub async fn biggest_groups<S: Store>(
     store: &S,
@@ -59,11 +66,19 @@ pub async fn biggest_groups<S: Store>(
     let Some(field) = group_field(fields, d) else {
         return Ok(None);
     };
+    let flag = fields.unique(d);
+    let doubles = Filter::And(vec![
+        filter.clone(),
+        Filter::Term {
+            field: flag.to_owned(),
+            value: "false".to_owned(),
+        },
+    ]);
     let mut buckets = store
         .facet(&FacetQuery {
             field: field.to_owned(),
-            filter: filter.clone(),
-            mincount: 2,
+            filter: doubles,
+            mincount: 1,
         })
         .await?;
     buckets.sort_by(|a, b| {
@@ -72,7 +87,6 @@ pub async fn biggest_groups<S: Store>(
             .then_with(|| text(&a.value).cmp(&text(&b.value)))
     });
     buckets.truncate(limit);
-    let flag = fields.unique(d);
     let fl = vec![fields.id.clone(), fields.url.clone(), flag.to_owned()];
     let member = |doc: &Doc| Member {
         id: doc.get(&fields.id).map(text).unwrap_or_default(),
@@ -120,7 +134,7 @@ pub async fn biggest_groups<S: Store>(
         list.truncate(members);
         out.push(GroupView {
             key,
-            size: b.count,
+            size: b.count + 1,
             representative,
             members: list,
         });

@@ -549,13 +549,62 @@ pub fn openapi() -> Value {
         "info": {
             "title": "solr-dedup serve",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "URL predictions and canonical forms under rules learned by `solr-dedup urls learn`. \
-                With a token configured, every path but /healthz needs `Authorization: Bearer TOKEN`."
+            "description": "Runs, checks and their history, the biggest groups, URL predictions and canonical forms \
+                under rules learned by `solr-dedup urls learn`, and metrics. The admin page at / and its fragments \
+                under /ui/ are for browsers. With a token configured, every path but /healthz and / needs \
+                `Authorization: Bearer TOKEN`."
         },
         "components": {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
             "schemas": {
                 "Error": { "type": "object", "required": ["error"], "properties": { "error": { "type": "string" } } },
+                "RunOptions": {
+                    "type": "object", "additionalProperties": false,
+                    "properties": {
+                        "check": { "type": "boolean", "default": false, "description": "read only: report what a run would change" },
+                        "full": { "type": "boolean", "default": false, "description": "recompute every signature from the text" },
+                        "dry_run": { "type": "boolean", "default": false, "description": "decide everything, write nothing" }
+                    }
+                },
+                "Run": {
+                    "type": "object",
+                    "required": ["id", "kind", "options", "trigger", "state", "started"],
+                    "properties": {
+                        "id": { "type": "integer" },
+                        "kind": { "enum": ["run", "check"] },
+                        "options": { "$ref": "#/components/schemas/RunOptions" },
+                        "trigger": { "enum": ["api", "every", "after-quiet"] },
+                        "state": { "enum": ["running", "succeeded", "failed", "cancelled", "interrupted"] },
+                        "started": { "type": "number", "description": "Unix time, seconds" },
+                        "ended": { "type": "number" },
+                        "error": { "type": "string" },
+                        "report": { "type": "object", "description": "the JSON report of `run --report` (also of a cancelled run: what it did so far)" },
+                        "mark_after": { "type": "string", "description": "the index's change mark read after the run" },
+                        "progress": {
+                            "type": "object", "description": "while it runs",
+                            "properties": {
+                                "phase": { "type": "string" }, "done": { "type": "integer" },
+                                "total": { "type": "integer" }, "rate": { "type": "number" },
+                                "round": { "type": "integer" }, "elapsed": { "type": "number" }
+                            }
+                        }
+                    }
+                },
+                "Group": {
+                    "type": "object",
+                    "properties": {
+                        "key": { "type": "string" }, "size": { "type": "integer" },
+                        "representative": { "$ref": "#/components/schemas/Member" },
+                        "members": { "type": "array", "items": { "$ref": "#/components/schemas/Member" } }
+                    }
+                },
+                "Member": {
+                    "type": ["object", "null"],
+                    "properties": {
+                        "id": { "type": "string" }, "url": { "type": ["string", "null"] },
+                        "unique": { "type": ["boolean", "null"] }, "link": { "type": "string" }
+                    }
+                },
                 "Prediction": {
                     "type": "object",
                     "description": "As `solr-dedup urls predict` writes it; `error` instead of the rest for a URL without a canonical form.",
@@ -582,6 +631,60 @@ pub fn openapi() -> Value {
         },
         "security": [ { "bearer": [] } ],
         "paths": {
+            "/api/runs": {
+                "post": {
+                    "summary": "Start a run or a check (one at a time)",
+                    "requestBody": { "required": true, "content": { "application/json": { "schema": {
+                        "$ref": "#/components/schemas/RunOptions" } } } },
+                    "responses": {
+                        "202": { "description": "started", "content": { "application/json": { "schema": {
+                            "type": "object", "properties": { "id": { "type": "integer" }, "run": { "$ref": "#/components/schemas/Run" } } } } } },
+                        "409": { "description": "another run is going", "content": { "application/json": { "schema": {
+                            "type": "object", "properties": { "error": { "type": "string" }, "running": { "type": "integer" } } } } } },
+                        "401": error, "403": error, "415": error, "422": error, "503": error
+                    }
+                },
+                "get": {
+                    "summary": "The newest runs, newest first, with their reports",
+                    "parameters": [ { "name": "limit", "in": "query", "schema": { "type": "integer", "default": 20, "maximum": runs::KEEP } } ],
+                    "responses": { "200": { "description": "runs", "content": { "application/json": { "schema": {
+                        "type": "object", "properties": { "runs": { "type": "array", "items": { "$ref": "#/components/schemas/Run" } } } } } } },
+                        "401": error }
+                }
+            },
+            "/api/runs/current": { "get": {
+                "summary": "The run going on, with its progress (null when none)",
+                "responses": { "200": { "description": "the run", "content": { "application/json": { "schema": {
+                    "type": "object", "properties": { "run": { "oneOf": [ { "$ref": "#/components/schemas/Run" }, { "type": "null" } ] } } } } } },
+                    "401": error }
+            } },
+            "/api/runs/{id}": { "get": {
+                "summary": "One run",
+                "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "integer" } } ],
+                "responses": { "200": { "description": "the run", "content": { "application/json": { "schema": {
+                    "$ref": "#/components/schemas/Run" } } } }, "401": error, "404": error }
+            } },
+            "/api/runs/{id}/cancel": { "post": {
+                "summary": "Cancel a run after its batch in flight",
+                "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "integer" } } ],
+                "responses": { "202": { "description": "cancelling" }, "401": error, "403": error, "404": error, "409": error, "415": error }
+            } },
+            "/api/groups/{dimension}": { "get": {
+                "summary": "The biggest groups of a dimension, as the last run left them",
+                "parameters": [
+                    { "name": "dimension", "in": "path", "required": true, "schema": { "enum": ["exact", "fuzzy", "title", "description", "near"] } },
+                    { "name": "limit", "in": "query", "schema": { "type": "integer", "default": 10, "maximum": MAX_GROUPS } },
+                    { "name": "members", "in": "query", "schema": { "type": "integer", "default": 5, "maximum": 20 } }
+                ],
+                "responses": { "200": { "description": "groups, biggest first", "content": { "application/json": { "schema": {
+                    "type": "object", "properties": { "dimension": { "type": "string" },
+                        "groups": { "type": "array", "items": { "$ref": "#/components/schemas/Group" } } } } } } },
+                    "400": error, "401": error, "404": error, "502": error, "503": error }
+            } },
+            "/api/status": { "get": {
+                "summary": "The index, whether it answers, the run going on, the schedule",
+                "responses": { "200": { "description": "status" }, "401": error }
+            } },
             "/api/urls/predict": urls_op("Whether each URL duplicates an indexed page", "Prediction"),
             "/api/urls/canonical": urls_op("The canonical form of each URL under the rules", "Canonical"),
             "/metrics": { "get": {

@@ -3,7 +3,8 @@
 //! place, and refreshes while a run goes. No build step, no framework, no external resource.
 //!
 //! Everything from the index (URLs, ids, errors) is HTML-escaped here; links are made only to
-//! `http` and `https` URLs.
+//! `http` and `https` URLs. The script's paths are relative, so the page works mounted under a
+//! reverse proxy's path prefix.
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -405,7 +406,7 @@ function showProgress(run) {
 }
 async function poll() {
   try {
-    const r = await api("/api/runs/current");
+    const r = await api("api/runs/current");
     const run = (await r.json()).run;
     showProgress(run);
     $("btn-cancel").disabled = !run;
@@ -413,19 +414,19 @@ async function poll() {
     if (running && (!run || run.id !== running)) {
       const ended = running;
       running = run ? run.id : null;
-      await fragment("overview", "/ui/overview");
-      const done = await (await api("/api/runs/" + ended)).json();
+      await fragment("overview", "ui/overview");
+      const done = await (await api("api/runs/" + ended)).json();
       say(`Run ${ended} ${done.state}` + (done.error ? `: ${done.error}` : "."), done.state !== "succeeded");
     } else if (run && !running) {
       running = run.id;
-      await fragment("overview", "/ui/overview");
+      await fragment("overview", "ui/overview");
     }
   } catch (e) { say(e.message, true); }
   setTimeout(poll, running ? 400 : 2000);
 }
 async function start(check) {
   try {
-    const r = await api("/api/runs", { check, full: $("opt-full").checked, dry_run: $("opt-dry").checked });
+    const r = await api("api/runs", { check, full: $("opt-full").checked, dry_run: $("opt-dry").checked });
     const answer = await r.json();
     if (r.status === 202) { running = answer.id; say(`${check ? "Check" : "Run"} ${answer.id} started.`); showProgress(answer.run); }
     else say(answer.error, true);
@@ -435,12 +436,12 @@ $("btn-run").onclick = () => start(false);
 $("btn-check").onclick = () => start(true);
 $("btn-cancel").onclick = async () => {
   if (!running) return;
-  try { const r = await api(`/api/runs/${running}/cancel`, {}); if (r.status !== 202) say((await r.json()).error, true); else say("Cancelling after the batch in flight…"); }
+  try { const r = await api(`api/runs/${running}/cancel`, {}); if (r.status !== 202) say((await r.json()).error, true); else say("Cancelling after the batch in flight…"); }
   catch (e) { say(e.message, true); }
 };
 $("btn-groups").onclick = async () => {
   $("groups").innerHTML = '<p class="muted">Loading…</p>';
-  try { await fragment("groups", "/ui/groups?dimension=" + encodeURIComponent($("groups-dimension").value)); }
+  try { await fragment("groups", "ui/groups?dimension=" + encodeURIComponent($("groups-dimension").value)); }
   catch (e) { say(e.message, true); }
 };
 $("btn-test").onclick = async () => {
@@ -449,7 +450,7 @@ $("btn-test").onclick = async () => {
   table.textContent = "";
   if (!urls.length) return;
   try {
-    const r = await api("/api/urls/predict", { urls });
+    const r = await api("api/urls/predict", { urls });
     const answer = await r.json();
     if (r.status !== 200) { say(answer.error, true); return; }
     const head = table.insertRow();
@@ -464,9 +465,9 @@ $("btn-test").onclick = async () => {
     }
   } catch (e) { say(e.message, true); }
 };
-$("btn-token").onclick = () => { sessionStorage.setItem("solr-dedup-token", $("token").value.trim()); $("token-box").style.display = "none"; fragment("overview", "/ui/overview").catch((e) => say(e.message, true)); };
+$("btn-token").onclick = () => { sessionStorage.setItem("solr-dedup-token", $("token").value.trim()); $("token-box").style.display = "none"; fragment("overview", "ui/overview").catch((e) => say(e.message, true)); };
 if (needsToken && !token()) $("token-box").style.display = "block";
-fragment("overview", "/ui/overview").catch((e) => say(e.message, true));
+fragment("overview", "ui/overview").catch((e) => say(e.message, true));
 poll();
 </script>
 </body>

@@ -12,5 +12,6 @@ mod e2e;
 mod hand_worked;
 mod near;
 mod reliability;
+mod serve;
 mod solr_work;
 mod urls;

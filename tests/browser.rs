@@ -1,0 +1,266 @@
+//! Browser tests: pages driven in a real headless Chromium through chromedriver
+//! (`tests/support/webdriver.rs`). Without a browser they skip with a note, unless
+//! `SOLR_DEDUP_TEST_REQUIRE_BROWSER=1` (CI) makes that a failure.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::scenarios::harness::{corpus, Target};
+use crate::support::fake_solr::{Fault, FaultRule};
+use crate::support::serve::Served;
+use crate::support::webdriver;
+
+/// How long a page may take to show what a test waits for.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// How long a run may take.
+const RUN: Duration = Duration::from_secs(300);
+
+/// Serves `html` to every request on a fresh 127.0.0.1 port, from a background thread that lives as
+/// long as the test binary; returns the page's URL.
+fn serve_html(html: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("cannot bind a port for the test page");
+    let url = format!("http://{}/", listener.local_addr().expect("local address"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            // A thread per connection: Chromium opens spare connections that it may never use, and
+            // those must not hold up the next request.
+            std::thread::spawn(move || {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\n\
+                     content-length: {}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n{html}",
+                    html.len()
+                );
+                let _ = stream.write_all(answer.as_bytes());
+            });
+        }
+    });
+    url
+}
+
+const SMOKE_PAGE: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>smoke</title></head>
+<body>
+<h1>WebDriver smoke test</h1>
+<input id="name" value="prefilled">
+<button id="go" type="button">Go</button>
+<p id="out"></p>
+<script>
+document.getElementById('go').addEventListener('click', () => {
+  setTimeout(() => {
+    document.getElementById('out').textContent =
+      'clicked: ' + document.getElementById('name').value;
+  }, 50);
+});
+</script>
+</body></html>"#;
+
+/// The harness end to end: a page served here, typed into, clicked, its script's answer waited for,
+/// scripts run, and a screenshot saved as a PNG.
+#[test]
+fn webdriver_drives_a_page() {
+    let Some(browser) = webdriver::browser("webdriver_drives_a_page") else {
+        return;
+    };
+    let url = serve_html(SMOKE_PAGE);
+    browser.set_window_size(1024, 768);
+    browser.goto(&url);
+    assert_eq!(browser.current_url(), url);
+
+    let name = browser.wait_for("#name", WAIT);
+    assert_eq!(browser.property(&name, "value"), "prefilled");
+    assert_eq!(browser.attr(&name, "id").as_deref(), Some("name"));
+    assert_eq!(browser.attr(&name, "placeholder"), None);
+    browser.clear(&name);
+    browser.send_keys(&name, "Ångström");
+    assert!(browser.find("#no-such-thing").is_none());
+
+    let button = browser.find("#go").expect("the button");
+    assert_eq!(browser.text(&button), "Go");
+    browser.click(&button);
+    let out = browser.wait_for_text("#out", "clicked", WAIT);
+    assert_eq!(browser.text(&out), "clicked: Ångström");
+
+    let tag = browser.execute(
+        "return arguments[0].tagName + ' ' + arguments[1];",
+        &[out.to_json(), serde_json::json!(42)],
+    );
+    assert_eq!(tag, "P 42");
+    let width = browser.wait_until(WAIT, "the window to be 1024 wide", |b| {
+        let w = b.execute("return window.outerWidth;", &[]);
+        (w == 1024).then_some(w)
+    });
+    assert_eq!(width, 1024);
+
+    let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-smoke.png");
+    let _ = std::fs::remove_file(&png);
+    browser.screenshot_png(&png);
+    let bytes = std::fs::read(&png).expect("the screenshot");
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{} is not a PNG",
+        png.display()
+    );
+}
+
+/// The admin page of `solr-dedup serve`, on the fake Solr slowed down so that a run can be watched:
+/// it loads, starts a run, shows the progress bar moving and the run's result, opens a group, and
+/// tests URLs against the rules. Saves `serve-admin.png` (the README's screenshot) and
+/// `serve-admin-phone.png` in the target's temporary directory.
+#[test]
+fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
+    let Some(browser) =
+        webdriver::browser("the_admin_page_runs_watches_opens_a_group_and_tests_urls")
+    else {
+        return;
+    };
+    let t = Target::fake("browser-admin");
+    let docs = corpus(240, 61);
+    t.load(&docs);
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.json");
+    let out = t.run(&["urls", "learn", "--out", rules.to_str().unwrap(), "--quiet"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = Served::spawn(t.command(&[
+        "serve",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--batch-size",
+        "10",
+    ]));
+    // Every request to the fake waits a little: the run takes a few seconds.
+    t.fake_solr().fault(FaultRule {
+        path: String::new(),
+        skip: 0,
+        times: usize::MAX,
+        fault: Fault::Delay(Duration::from_millis(50)),
+    });
+
+    browser.set_window_size(1280, 1000);
+    browser.goto(&format!("{}/", server.base));
+    browser.wait_for_text("#core", &t.core_url, WAIT);
+    browser.wait_for_text("#health", "answers", WAIT);
+    browser.wait_for_text("#no-runs", "No runs yet", WAIT);
+
+    // Start a run; the progress bar moves.
+    let run = browser.find("#btn-run").expect("the run button");
+    browser.click(&run);
+    let mut values: Vec<f64> = Vec::new();
+    browser.wait_until(RUN, "the progress bar to move", |b| {
+        let v = b.execute(
+            "const p = document.getElementById('progress'); \
+             return document.getElementById('progress-box').hidden ? -1 : (p.max > 1 ? p.value / p.max : -1);",
+            &[],
+        );
+        let v = v.as_f64().unwrap_or(-1.0);
+        if v > 0.0 && values.last() != Some(&v) {
+            values.push(v);
+        }
+        (values.len() >= 3).then_some(())
+    });
+    let text = browser.text(&browser.find("#progress-text").unwrap());
+    assert!(
+        text.contains("documents") && text.contains("of 240"),
+        "{text}"
+    );
+
+    // The result appears.
+    browser.wait_for(r#"tr.run[data-state="succeeded"]"#, RUN);
+    t.fake_solr().clear_faults();
+    let message = browser.wait_for_text("#message", "succeeded", WAIT);
+    assert!(browser.text(&message).starts_with("Run 1 succeeded"));
+    let exact = browser.wait_for(r#"tr.dimension[data-dimension="exact"]"#, WAIT);
+    assert!(
+        browser.text(&exact).starts_with("exact"),
+        "{}",
+        browser.text(&exact)
+    );
+    let api = server.json("/api/runs/1");
+    let groups = api["report"]["dimensions"]["exact"]["groups"]
+        .as_u64()
+        .unwrap();
+    let shown = browser.execute(
+        "return arguments[0].cells[1].textContent;",
+        &[exact.to_json()],
+    );
+    assert_eq!(
+        shown,
+        serde_json::json!(groups.to_string()),
+        "the report's groups"
+    );
+
+    // Open the biggest exact group.
+    browser.click(&browser.find("#btn-groups").unwrap());
+    let summary = browser.wait_for("details.group summary", WAIT);
+    let biggest = server.json("/api/groups/exact?limit=1&members=8");
+    let first = &biggest["groups"][0];
+    assert!(browser
+        .text(&summary)
+        .starts_with(&format!("{} documents", first["size"])));
+    browser.click(&summary);
+    let group = browser.find("details.group").unwrap();
+    browser.wait_until(WAIT, "the group to open", |b| {
+        (b.property(&group, "open") == serde_json::json!(true)).then_some(())
+    });
+    let member = browser.wait_for("details.group[open] li.member a", WAIT);
+    let rep_url = first["representative"]["url"].as_str().unwrap();
+    assert_eq!(browser.text(&member), rep_url, "the representative first");
+
+    // Test an indexed URL and a new one against the rules.
+    let indexed = docs[0]["sku"].as_str().unwrap();
+    let urls = browser.find("#urls").unwrap();
+    browser.send_keys(
+        &urls,
+        &format!("{indexed}\nhttps://never-crawled.example/page"),
+    );
+    browser.click(&browser.find("#btn-test").unwrap());
+    browser.wait_until(WAIT, "two answers", |b| {
+        (b.find_all("tr.url-result").len() == 2).then_some(())
+    });
+    let rows = browser.find_all("tr.url-result");
+    assert_eq!(
+        browser.attr(&rows[0], "data-duplicate").as_deref(),
+        Some("yes")
+    );
+    assert_eq!(
+        browser.attr(&rows[1], "data-duplicate").as_deref(),
+        Some("no")
+    );
+    assert!(
+        browser.text(&rows[1]).contains("new"),
+        "{}",
+        browser.text(&rows[1])
+    );
+
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    browser.set_window_size(1280, 1900);
+    browser.screenshot_png(&shots.join("serve-admin.png"));
+    // Readable on a phone: nothing wider than the screen.
+    browser.set_window_size(390, 844);
+    let fits = browser.wait_until(WAIT, "the phone layout", |b| {
+        let v = b.execute(
+            "return window.innerWidth <= 400 ? document.documentElement.scrollWidth <= window.innerWidth : null;",
+            &[],
+        );
+        v.as_bool()
+    });
+    assert!(fits, "the page is wider than a phone's screen");
+    browser.screenshot_png(&shots.join("serve-admin-phone.png"));
+}

@@ -1,0 +1,456 @@
+//! `solr-dedup serve` against Solr: runs and checks started over HTTP, watched, refused while one
+//! goes, cancelled (with the kill-style check that nothing is lost and the next run converges), kept
+//! across a restart; metrics that equal the reports; the biggest groups against the documents read
+//! back over plain HTTP; `--after-quiet` against a simulated crawl.
+//!
+//! What the worker leaves in the core is checked as everywhere else: against the file store's
+//! `--full` run on the same documents, and every signature against the stored text
+//! ([`super::harness::assert_settled`]).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use super::harness::{
+    assert_fresh, assert_settled, corpus, expected, solr_test, Target, WORKER_FIELDS,
+};
+use crate::support::fake_solr::{Fault, FaultRule};
+use crate::support::serve::Served;
+
+/// `serve ARGS` on the target's documents.
+fn serve(t: &Target, args: &[&str]) -> Served {
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    Served::spawn(t.command(&all))
+}
+
+const LONG: Duration = Duration::from_secs(300);
+
+/// The sum of a report field over records.
+fn sum(records: &[&Value], pointer: &str) -> f64 {
+    records
+        .iter()
+        .map(|r| {
+            r["report"]
+                .pointer(pointer)
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0)
+        })
+        .sum()
+}
+
+solr_test!(
+    serve_runs_checks_keeps_history_and_counts_in_metrics,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let state_arg = state.to_str().unwrap().to_owned();
+        let docs = corpus(120, 41);
+        t.load(&docs);
+        let server = serve(t, &["--state-dir", &state_arg, "--batch-size", "25"]);
+
+        // Nothing yet.
+        assert_eq!(server.json("/api/runs"), json!({ "runs": [] }));
+        assert_eq!(server.json("/api/runs/current"), json!({ "run": null }));
+
+        let run = server.start_run(json!({}));
+        let ran = server.wait_run(run, LONG);
+        assert_eq!(ran["state"], "succeeded", "{ran}");
+        assert_eq!(ran["kind"], "run");
+        assert_eq!(ran["trigger"], "api");
+        assert_eq!(ran["report"]["documents"]["read"], 120);
+        assert_eq!(ran["report"]["documents"]["signed"], 120);
+        assert!(ran["report"]["documents"]["written"].as_u64().unwrap() > 0);
+        // Exactly what a full run leaves, with fresh signatures.
+        let checked = assert_settled(t, dir.path());
+
+        let check = server.start_run(json!({ "check": true }));
+        let checked_run = server.wait_run(check, LONG);
+        assert_eq!(checked_run["state"], "succeeded", "{checked_run}");
+        assert_eq!(checked_run["kind"], "check");
+        let report = &checked_run["report"];
+        assert_eq!(report["documents"]["missing_signatures"], 0);
+        for (d, r) in report["dimensions"].as_object().unwrap() {
+            assert_eq!(r["changed"], 0, "{d}: the check finds the run's work right");
+        }
+
+        // The metrics are the reports' sums.
+        let m = server.metrics();
+        let records = [&ran, &checked_run];
+        assert_eq!(
+            m[r#"solr_dedup_runs_total{kind="run",outcome="succeeded"}"#],
+            1.0
+        );
+        assert_eq!(
+            m[r#"solr_dedup_runs_total{kind="check",outcome="succeeded"}"#],
+            1.0
+        );
+        assert_eq!(
+            m[r#"solr_dedup_runs_total{kind="run",outcome="cancelled"}"#],
+            0.0
+        );
+        assert_eq!(m["solr_dedup_documents_read_total"], 240.0);
+        for (metric, pointer) in [
+            ("solr_dedup_documents_signed_total", "/documents/signed"),
+            ("solr_dedup_documents_written_total", "/documents/written"),
+            ("solr_dedup_conflicts_total", "/documents/conflicts"),
+            ("solr_dedup_solr_requests_total", "/work/requests"),
+            (
+                "solr_dedup_solr_written_documents_total",
+                "/work/written_docs",
+            ),
+            (
+                r#"solr_dedup_solr_read_documents_total{read="text"}"#,
+                "/work/text_docs",
+            ),
+            (
+                r#"solr_dedup_solr_read_documents_total{read="lookup"}"#,
+                "/work/lookup_docs",
+            ),
+        ] {
+            assert_eq!(m[metric], sum(&records, pointer), "{metric}");
+        }
+        assert!(m["solr_dedup_solr_requests_total"] > 0.0);
+        for (d, r) in report["dimensions"].as_object().unwrap() {
+            let key = format!(r#"solr_dedup_groups{{dimension="{d}"}}"#);
+            assert_eq!(m[&key], r["groups"].as_f64().unwrap(), "{key}");
+            let key = format!(r#"solr_dedup_doubles{{dimension="{d}"}}"#);
+            assert_eq!(m[&key], r["doubles"].as_f64().unwrap(), "{key}");
+        }
+        assert_eq!(
+            m[r#"solr_dedup_last_success_timestamp_seconds{kind="check"}"#],
+            checked_run["ended"].as_f64().unwrap()
+        );
+        assert_eq!(m["solr_dedup_run_in_progress"], 0.0);
+
+        // The biggest exact groups, against the documents read back over plain HTTP.
+        let stored = t.docs();
+        let mut by_sig: BTreeMap<i64, Vec<&serde_json::Map<String, Value>>> = BTreeMap::new();
+        for d in stored.values() {
+            by_sig
+                .entry(d["exact_signature_l"].as_i64().unwrap())
+                .or_default()
+                .push(d);
+        }
+        // A group has a member flagged as a double (documents without text share a signature but
+        // take no part, and keep a true flag).
+        let mut sizes: Vec<u64> = by_sig
+            .values()
+            .filter(|g| {
+                g.iter()
+                    .any(|d| d["exact_signature_unique_b"] == json!(false))
+            })
+            .map(|g| g.len() as u64)
+            .collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        let listed = server.json("/api/groups/exact?limit=5&members=3");
+        let groups = listed["groups"].as_array().unwrap();
+        assert_eq!(groups.len(), sizes.len().min(5));
+        assert!(!groups.is_empty(), "the corpus plants exact doubles");
+        for (g, want) in groups.iter().zip(&sizes) {
+            assert_eq!(g["size"].as_u64().unwrap(), *want, "{g}");
+            let members = &by_sig[&g["key"].as_str().unwrap().parse::<i64>().unwrap()];
+            assert_eq!(members.len() as u64, *want);
+            let rep = &g["representative"];
+            let flagged: Vec<&str> = members
+                .iter()
+                .filter(|d| d["exact_signature_unique_b"] == json!(true))
+                .map(|d| d["id"].as_str().unwrap())
+                .collect();
+            assert_eq!(flagged, vec![rep["id"].as_str().unwrap()], "{g}");
+            let listed_members = g["members"].as_array().unwrap();
+            assert_eq!(listed_members.len() as u64, (*want).min(3));
+            assert_eq!(
+                listed_members[0]["id"], rep["id"],
+                "the representative first"
+            );
+            for m in listed_members {
+                assert!(members.iter().any(|d| d["id"] == m["id"]), "{m}");
+                assert!(
+                    m["link"]
+                        .as_str()
+                        .unwrap()
+                        .contains("/select?q=%7B%21term+f%3Did%7D"),
+                    "{m}"
+                );
+            }
+        }
+        let (status, text) = server.get("/api/groups/www", &[]);
+        assert_eq!(status, 400, "{text}");
+        assert_eq!(server.get("/api/groups/nope", &[]).0, 404);
+
+        // Killed and started again on the same state directory: the same history.
+        let before = server.json("/api/runs");
+        server.kill();
+        let again = serve(t, &["--state-dir", &state_arg]);
+        let after = again.json("/api/runs");
+        assert_eq!(after, before);
+        assert_eq!(after["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(after["runs"][0]["id"], check, "newest first");
+        // Ids go on from the kept ones.
+        let next = again.start_run(json!({ "check": true }));
+        assert_eq!(next, check + 1);
+        again.wait_run(next, LONG);
+        println!("serve history: {checked} values checked");
+    }
+);
+
+/// Every request to the fake waits `ms` first, so that a run takes long enough to be watched.
+fn slow(t: &Target, ms: u64) {
+    t.fake_solr().fault(FaultRule {
+        path: String::new(),
+        skip: 0,
+        times: usize::MAX,
+        fault: Fault::Delay(Duration::from_millis(ms)),
+    });
+}
+
+#[test]
+fn serve_shows_progress_refuses_a_second_start_and_cancels_cleanly() {
+    let t = Target::fake("serve-cancel");
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(300, 43);
+    t.load(&docs);
+    let loaded = t.docs();
+    let server = serve(&t, &["--batch-size", "10"]);
+    slow(&t, 40);
+
+    let id = server.start_run(json!({}));
+    // A second start while it goes: 409 with its id.
+    let (status, answer) = server.post("/api/runs", &json!({ "check": true }), &[]);
+    assert_eq!(status, 409, "{answer}");
+    assert_eq!(answer["running"], id);
+
+    // Progress moves: the documents done grow within the scan, out of the total.
+    let mut seen: Vec<u64> = Vec::new();
+    let deadline = Instant::now() + LONG;
+    while seen.len() < 3 {
+        let current = server.json("/api/runs/current");
+        let p = &current["run"]["progress"];
+        assert_eq!(current["run"]["id"], id, "{current}");
+        if p["phase"] == "scan" && p["done"].as_u64().unwrap() > seen.last().copied().unwrap_or(0) {
+            assert_eq!(p["total"], 300, "{p}");
+            assert_eq!(p["round"], 1, "{p}");
+            assert!(p["done"].as_u64().unwrap() <= 300);
+            seen.push(p["done"].as_u64().unwrap());
+        }
+        assert!(Instant::now() < deadline, "no progress: {current}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Cancel once it writes.
+    let deadline = Instant::now() + LONG;
+    loop {
+        let p = server.json("/api/runs/current")["run"]["progress"].clone();
+        if p["phase"] == "write" && p["done"].as_u64().unwrap() >= 20 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never reached the write phase: {p}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (status, answer) = server.post(&format!("/api/runs/{id}/cancel"), &json!({}), &[]);
+    assert_eq!(status, 202, "{answer}");
+    let ended = server.wait_run(id, LONG);
+    assert_eq!(ended["state"], "cancelled", "{ended}");
+    let written = ended["report"]["documents"]["written"].as_u64().unwrap();
+    assert!(written > 0 && written < 300, "part of the work: {written}");
+    assert_eq!(
+        server
+            .post(&format!("/api/runs/{id}/cancel"), &json!({}), &[])
+            .0,
+        409
+    );
+    assert_eq!(server.post("/api/runs/999/cancel", &json!({}), &[]).0, 404);
+    t.fake_solr().clear_faults();
+
+    // Nothing lost: every document keeps what the crawler wrote, and a document the run wrote holds
+    // exactly what a full run decides (the decision was whole; only the writing stopped), with
+    // signatures from its own text.
+    let after = t.docs();
+    assert_eq!(after.len(), loaded.len());
+    let want = expected(&t, &after, dir.path());
+    let mut touched = 0;
+    for (id, doc) in &after {
+        for (k, v) in &loaded[id] {
+            if k != "_version_" && !WORKER_FIELDS.contains(&k.as_str()) {
+                assert_eq!(doc.get(k), Some(v), "{id}: {k}");
+            }
+        }
+        if WORKER_FIELDS.iter().any(|f| doc.contains_key(*f)) {
+            touched += 1;
+            assert_fresh(id, doc);
+            for f in WORKER_FIELDS {
+                assert_eq!(
+                    doc.get(f).filter(|v| !v.is_null()),
+                    want[id].get(f).filter(|v| !v.is_null()),
+                    "{id}: {f}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        touched as u64, written,
+        "the report counts what was written"
+    );
+
+    // The next run converges.
+    let next = server.start_run(json!({}));
+    assert_eq!(server.wait_run(next, LONG)["state"], "succeeded");
+    let checked = assert_settled(&t, dir.path());
+    let m = server.metrics();
+    assert_eq!(
+        m[r#"solr_dedup_runs_total{kind="run",outcome="cancelled"}"#],
+        1.0
+    );
+    assert_eq!(
+        m[r#"solr_dedup_runs_total{kind="run",outcome="succeeded"}"#],
+        1.0
+    );
+    println!(
+        "serve cancel: {checked} values checked, {written} documents written before the cancel"
+    );
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+solr_test!(
+    after_quiet_starts_one_run_once_the_crawl_stops_writing,
+    |t: &Target| {
+        let docs = corpus(80, 47);
+        t.load(&docs[..40]);
+        let quiet = 1.5;
+        let server = serve(t, &["--after-quiet", "1500ms", "--batch-size", "20"]);
+
+        // The crawl: a page every 0.3 s, each committed, for about 4 s.
+        let mut last_write = 0.0;
+        for chunk in docs[40..].chunks(3) {
+            t.load(chunk);
+            last_write = unix_now();
+            assert_eq!(
+                server.json("/api/runs")["runs"],
+                json!([]),
+                "no run while the crawl writes"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+
+        // Exactly one run, after the quiet period.
+        let deadline = Instant::now() + LONG;
+        let run = loop {
+            let runs = server.json("/api/runs")["runs"].as_array().unwrap().clone();
+            if let Some(r) = runs.first() {
+                break r.clone();
+            }
+            assert!(Instant::now() < deadline, "no run after the crawl");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert_eq!(run["trigger"], "after-quiet");
+        assert!(
+            run["started"].as_f64().unwrap() >= last_write + quiet,
+            "started {} before the quiet period after the last write at {last_write}",
+            run["started"]
+        );
+        let ran = server.wait_run(run["id"].as_u64().unwrap(), LONG);
+        assert_eq!(ran["state"], "succeeded", "{ran}");
+        assert_eq!(ran["report"]["documents"]["read"], 80);
+        // Its own writes do not count as a change: two more quiet periods, and no second run.
+        std::thread::sleep(Duration::from_secs_f64(2.0 * quiet + 1.0));
+        assert_eq!(
+            server.json("/api/runs")["runs"].as_array().unwrap().len(),
+            1
+        );
+
+        // A new change starts one more.
+        t.load(&[json!({"id": "late", "sku": "http://late.example/", "text_t": "a late page"})]);
+        let deadline = Instant::now() + LONG;
+        while server.json("/api/runs")["runs"].as_array().unwrap().len() < 2 {
+            assert!(Instant::now() < deadline, "no run after a later change");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+);
+
+#[test]
+fn serve_guards_its_runs_and_page() {
+    let t = Target::fake("serve-guard");
+    t.load(&corpus(10, 5));
+    let token = "0123456789abcdef-token";
+    let mut cmd = t.command(&["serve", "--listen", "127.0.0.1:0"]);
+    cmd.env("SOLR_DEDUP_TOKEN", token);
+    let server = Served::spawn(cmd);
+    let auth = format!("Bearer {token}");
+    let with = [("Authorization", auth.as_str())];
+
+    // The page's shell loads without the token and holds no index data.
+    let (status, page) = server.get("/", &[]);
+    assert_eq!(status, 200);
+    assert!(page.contains("const needsToken = true"));
+    assert!(
+        !page.contains(&t.core_url) && !page.contains("127.0.0.1:"),
+        "no data in the shell"
+    );
+    // Everything else needs it.
+    for path in [
+        "/ui/overview",
+        "/api/runs",
+        "/api/runs/current",
+        "/api/status",
+        "/metrics",
+        "/api/groups/exact",
+    ] {
+        assert_eq!(server.get(path, &[]).0, 401, "{path}");
+    }
+    assert_eq!(server.post("/api/runs", &json!({}), &[]).0, 401);
+    let (status, overview) = server.get("/ui/overview", &with);
+    assert_eq!(status, 200);
+    assert!(overview.contains(&t.core_url), "{overview}");
+    // No cross-site start, no form post, no unknown option.
+    let cross = [
+        ("Authorization", auth.as_str()),
+        ("Sec-Fetch-Site", "cross-site"),
+    ];
+    assert_eq!(server.post("/api/runs", &json!({}), &cross).0, 403);
+    let other = [
+        ("Authorization", auth.as_str()),
+        ("Origin", "http://evil.example"),
+    ];
+    assert_eq!(server.post("/api/runs", &json!({}), &other).0, 403);
+    let resp = crate::support::serve::http()
+        .post(format!("{}/api/runs", server.base))
+        .header("Authorization", &auth)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body("check=true")
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 415);
+    let (status, answer) = server.post("/api/runs", &json!({ "fulll": true }), &with);
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("fulll"),
+        "{answer}"
+    );
+    assert_eq!(
+        server.json_with("/api/runs", &with)["runs"],
+        json!([]),
+        "nothing started"
+    );
+    // The page may be framed by itself only.
+    let resp = crate::support::serve::http()
+        .get(format!("{}/", server.base))
+        .send()
+        .unwrap();
+    let csp = resp.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.contains("frame-ancestors 'self'"), "{csp}");
+}
