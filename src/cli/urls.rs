@@ -38,15 +38,15 @@ metrics, and runs that start by themselves (--every, --after-quiet). Takes the o
 every run it starts uses.
 
   GET  /                       the admin page (a browser; asks for the token when one is set)
-  POST /api/runs               {\"check\": false, \"full\": false, \"dry_run\": false}: start; 409 while one runs
+  POST /api/runs               {\"check\", \"full\", \"dry_run\"} (all optional): start; 409 if one runs
   GET  /api/runs               recent runs with their reports (kept in --state-dir across restarts)
-  GET  /api/runs/current       the run going on, with phase, documents done of the total, rate, round
+  GET  /api/runs/current       the run going on: phase, documents done of the total, rate, round
   GET  /api/runs/ID            one run; POST /api/runs/ID/cancel stops it after the batch in flight
   GET  /api/groups/DIMENSION   the biggest groups (exact, fuzzy, title, description, near)
   POST /api/urls/predict       {\"urls\": [...]}: one answer per URL, as `urls predict` writes it
   POST /api/urls/canonical     {\"urls\": [...]}: {\"url\", \"canonical\", \"rules\"} per URL
   GET  /api/status             the index, its health, the run going on, the schedule
-  GET  /metrics                Prometheus text: runs by outcome, time per phase, documents, Solr work
+  GET  /metrics                Prometheus text: runs, time per phase, documents, Solr's work
   GET  /openapi.json           the OpenAPI 3.1 document of all of these
   GET  /healthz                ok
 
@@ -69,8 +69,8 @@ Examples:
   curl -s -XPOST localhost:8987/api/runs -H 'Content-Type: application/json' -d '{}'
   curl -s localhost:8987/api/urls/predict -H 'Content-Type: application/json' \\
       -d '{\"urls\": [\"http://www.shop.example/item?id=7&sid=x\"]}'
-  SOLR_DEDUP_TOKEN=$(cat /etc/solr-dedup/token) solr-dedup serve --input docs.jsonl --rules rules.json \\
-      --listen 0.0.0.0:8987";
+  SOLR_DEDUP_TOKEN=$(cat /etc/solr-dedup/token) solr-dedup serve --input docs.jsonl \\
+      --output updates.jsonl --rules rules.json --listen 0.0.0.0:8987";
 
 /// Arguments of `solr-dedup serve`.
 #[derive(Debug, Args)]
