@@ -125,7 +125,8 @@ pub(super) async fn overview(State(state): State<Arc<AppState>>) -> Response {
         h.push_str(
             "<div class=\"scroll\"><table id=\"runs\"><thead><tr><th>#</th><th>kind</th><th>by</th>\
              <th>outcome</th><th>started</th><th>took</th><th class=\"n\">read</th>\
-             <th class=\"n\">signed</th><th class=\"n\">written</th></tr></thead><tbody>",
+             <th class=\"n\">signed</th><th class=\"n\">written</th>\
+             <th title=\"groups / doubles\">groups / doubles per dimension</th></tr></thead><tbody>",
         );
         for r in &runs {
             run_row(&mut h, r);
@@ -153,6 +154,21 @@ fn run_row(h: &mut String, r: &Record) {
     if r.options.dry_run {
         kind.push_str(" dry");
     }
+    let dims = r
+        .report
+        .as_ref()
+        .and_then(|rep| rep.get("dimensions"))
+        .and_then(Value::as_object)
+        .map(|dims| {
+            dims.iter()
+                .map(|(d, v)| {
+                    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+                    format!("{} {}/{}", esc(d), n("groups"), n("doubles"))
+                })
+                .collect::<Vec<_>>()
+                .join(" · ")
+        })
+        .unwrap_or_default();
     let trigger = serde_json::to_value(r.trigger)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -161,7 +177,8 @@ fn run_row(h: &mut String, r: &Record) {
         h,
         "<tr class=\"run\" data-id=\"{id}\" data-state=\"{state}\"><td>{id}</td><td>{kind}</td><td>{trigger}</td>\
          <td><span class=\"state {state}\" title=\"{error}\">{state}</span></td><td>{started}</td><td>{took}</td>\
-         <td class=\"n\">{read}</td><td class=\"n\">{signed}</td><td class=\"n\">{written}</td></tr>",
+         <td class=\"n\">{read}</td><td class=\"n\">{signed}</td><td class=\"n\">{written}</td>\
+         <td class=\"dims\">{dims}</td></tr>",
         id = r.id,
         kind = esc(&kind),
         trigger = esc(&trigger),
@@ -325,6 +342,7 @@ const SHELL: &str = r##"<!doctype html>
   .state.succeeded, .ok { color: var(--ok); } .state.failed, .state.interrupted, .bad { color: var(--bad); } .state.cancelled { color: var(--muted); }
   details.group { border-bottom: 1px solid var(--line); padding: .35rem 0; }
   details.group summary { cursor: pointer; overflow-wrap: anywhere; }
+  td.dims { white-space: normal; min-width: 16rem; font-size: .85em; color: var(--muted); }
   .key, .id, .muted { color: var(--muted); font-size: .85em; margin-left: .5rem; }
   li.member { overflow-wrap: anywhere; }
   textarea { width: 100%; min-height: 5rem; font: 13px ui-monospace, monospace; }

@@ -454,3 +454,59 @@ fn serve_guards_its_runs_and_page() {
         .to_owned();
     assert!(csp.contains("frame-ancestors 'self'"), "{csp}");
 }
+
+#[test]
+fn serve_never_shows_the_solr_credentials() {
+    const USER: &str = "dedup-admin";
+    const SECRET: &str = "S3cr3t-serve-never-shows-4c1d";
+    let t = Target::fake_with(
+        "serve-secret",
+        crate::support::fake_solr::FakeOptions {
+            basic_auth: Some((USER.into(), SECRET.into())),
+            ..Default::default()
+        },
+    );
+    t.load(&corpus(60, 53));
+    let state = tempfile::tempdir().unwrap();
+    // The credentials in the URL's user info, the most exposed place.
+    let with_userinfo = t
+        .core_url
+        .replacen("http://", &format!("http://{USER}:{SECRET}@"), 1);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
+    cmd.args(["serve", "-vv", "--solr", &with_userinfo, "--state-dir"])
+        .arg(state.path())
+        .env_remove("SOLR_URL")
+        .env_remove("SOLR_USER")
+        .env_remove("SOLR_PASSWORD")
+        .env_remove("RUST_LOG");
+    let server = Served::spawn(cmd);
+    let id = server.start_run(json!({}));
+    assert_eq!(server.wait_run(id, LONG)["state"], "succeeded");
+    let mut seen = String::new();
+    for path in [
+        "/",
+        "/ui/overview",
+        "/ui/groups?dimension=exact",
+        "/api/status",
+        "/api/runs",
+        "/api/runs/current",
+        "/api/groups/exact?members=20",
+        "/metrics",
+        "/openapi.json",
+    ] {
+        let (status, text) = server.get(path, &[]);
+        assert_eq!(status, 200, "{path}: {text}");
+        seen.push_str(&text);
+    }
+    assert!(
+        seen.contains(&t.core_url),
+        "the core is shown, without credentials"
+    );
+    for entry in std::fs::read_dir(state.path().join("runs")).unwrap() {
+        seen.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    seen.push_str(&server.log());
+    assert!(server.log().contains("run ended"), "the log was read");
+    assert!(!seen.contains(SECRET), "the password showed");
+    assert!(!seen.contains(&format!("{USER}:")), "the user info showed");
+}

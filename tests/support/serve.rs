@@ -23,6 +23,8 @@ pub struct Served {
     pub base: String,
     /// The state directory, unless the test gave its own.
     _state: Option<tempfile::TempDir>,
+    /// Everything it wrote to standard error so far.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Served {
@@ -64,12 +66,15 @@ impl Served {
             }
         };
         // Keep draining its log so that it never blocks on a full pipe.
+        let log = std::sync::Arc::new(std::sync::Mutex::new(said));
+        let kept = log.clone();
         std::thread::spawn(move || {
             let mut sink = String::new();
             while err.read_line(&mut sink).unwrap_or(0) > 0 {
                 if std::env::var_os("SOLR_DEDUP_TEST_SERVE_LOG").is_some() {
                     eprint!("serve: {sink}");
                 }
+                kept.lock().unwrap().push_str(&sink);
                 sink.clear();
             }
         });
@@ -77,7 +82,13 @@ impl Served {
             child,
             base,
             _state: state,
+            log,
         }
+    }
+
+    /// What it wrote to standard error so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
     }
 
     /// `solr-dedup serve ARGS` with `ENV`.
