@@ -6,7 +6,7 @@
 #   docker run --rm -e SOLR_URL=http://solr.example:8983/solr/collection1 solr-dedup run
 #
 # docker-compose.yml builds this as the `worker` service. RUST_VERSION pins the toolchain
-# (`--build-arg RUST_VERSION=1.85`); the default is the newest stable 1.x. The builder and the runtime
+# (`--build-arg RUST_VERSION=1.89`); the default is the newest stable 1.x. The builder and the runtime
 # are both Debian bookworm, so the binary finds the glibc it was linked against.
 
 ARG RUST_VERSION=1

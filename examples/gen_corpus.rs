@@ -658,7 +658,7 @@ const IDN_HOSTS: &[&str] = &[
 fn is_topic_like(w: &str) -> bool {
     let b = w.as_bytes();
     b.len() >= 8
-        && b.len() % 2 == 0
+        && b.len().is_multiple_of(2)
         && b.chunks(2).all(|p| {
             CONS.contains(&p[0].to_ascii_lowercase()) && VOWS.contains(&p[1].to_ascii_lowercase())
         })
@@ -1783,7 +1783,7 @@ impl<'a> Gen<'a> {
         out.push_str(". #");
         let digits = key.to_string();
         for (i, ch) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 2 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(2) {
                 out.push('-');
             }
             out.push(ch);

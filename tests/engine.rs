@@ -891,7 +891,7 @@ fn make_doc(id: &str, text: u8, url: u8, version: i64) -> Value {
         "title": titles[(text as usize + url as usize) % titles.len()],
         "_version_": version,
     });
-    if url % 3 == 0 {
+    if url.is_multiple_of(3) {
         d["description_txt"] = json!(["same description"]);
     }
     d

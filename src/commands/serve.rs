@@ -139,8 +139,35 @@ impl Backend for IndexBackend {
             Source::File(path) => std::fs::metadata(path)
                 .map(|_| ())
                 .map_err(|e| format!("cannot read {}: {e}", path.display())),
-            Source::Solr(_) => self.with_store(ChangeMark).map(|_| ()),
+            Source::Solr(solr) => {
+                // One try with a short time limit: a page or a probe waits seconds, not minutes.
+                let mut quick = solr.clone();
+                quick.retries = 0;
+                quick.timeout = quick.timeout.min(std::time::Duration::from_secs(5));
+                let client = connect(&quick).map_err(|e| format!("{:#}", e.error))?;
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| format!("cannot start a runtime: {e}"))?;
+                let ping = vec![
+                    ("q".to_owned(), "*:*".to_owned()),
+                    ("rows".to_owned(), "0".to_owned()),
+                ];
+                rt.block_on(client.select(ping))
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }
             Source::Missing => Err("no index".to_owned()),
+        }
+    }
+
+    fn effective(&self, options: RunOptions) -> RunOptions {
+        let file_without_output =
+            matches!(self.job.source, Source::File(_)) && self.job.output.is_none();
+        RunOptions {
+            check: options.check,
+            full: options.full || self.job.engine.full,
+            dry_run: options.dry_run || self.job.engine.dry_run || file_without_output,
         }
     }
 
@@ -148,8 +175,7 @@ impl Backend for IndexBackend {
         let mut job = self.job.clone();
         job.check = options.check;
         job.engine.full = options.full;
-        job.engine.dry_run =
-            options.dry_run || (matches!(job.source, Source::File(_)) && job.output.is_none());
+        job.engine.dry_run = options.dry_run;
         job.report = None;
         job.quiet = true;
         match perform(&job, progress) {
@@ -158,14 +184,21 @@ impl Backend for IndexBackend {
                 report: serde_json::to_value(&report).ok(),
                 error: None,
             },
-            Ok(Err(EngineError::Cancelled(report))) => Ended {
-                state: State::Cancelled,
-                report: serde_json::to_value(&*report).ok(),
-                error: Some(
+            Ok(Err(EngineError::Cancelled(mut report))) => {
+                let error = if matches!(job.source, Source::File(_)) {
+                    // The file store writes --output only when a run ends: nothing was written.
+                    report.documents.written = 0;
+                    report.work.written_docs = 0;
+                    "cancelled: nothing was written (in file mode the output is written when a run ends)"
+                } else {
                     "cancelled: what it wrote is complete, and the next run takes up the rest"
-                        .to_owned(),
-                ),
-            },
+                };
+                Ended {
+                    state: State::Cancelled,
+                    report: serde_json::to_value(&*report).ok(),
+                    error: Some(error.to_owned()),
+                }
+            }
             Ok(Err(e)) => Ended {
                 state: State::Failed,
                 report: None,
@@ -274,6 +307,23 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         // Checked now, not at the first run.
         super::chrome::load(path, c.job.engine.near.shingle)?;
     }
+    // What would make every run fail is refused now, with the line `run` would print.
+    match &c.job.source {
+        Source::Solr(solr) => {
+            if c.job.output.is_some() {
+                return Err(anyhow!(
+                    "--output is for file mode; against Solr the updates go to the core (use --dry-run to write nothing)"
+                )
+                .into());
+            }
+            connect(solr)?;
+        }
+        Source::File(path) => {
+            std::fs::metadata(path)
+                .with_context(|| format!("cannot read the input {}", path.display()))?;
+        }
+        Source::Missing => {}
+    }
     let backend: Option<Arc<dyn Backend>> = match c.job.source {
         Source::Missing => None,
         _ => Some(Arc::new(IndexBackend::new(c.job.clone())?)),
@@ -322,8 +372,14 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         eprintln!("serving on http://{addr}");
         let shutdown = async move {
             stopped().await;
-            info!("stopping");
+            info!("stopping: the run going on ends after its batch in flight (a second signal stops at once)");
             stop_tx.send_replace(true);
+            tokio::spawn(async {
+                stopped().await;
+                // The run's record reads `interrupted` at the next start; nothing is lost.
+                eprintln!("stopped at once: the run going on is interrupted; the next run converges");
+                std::process::exit(130);
+            });
             // The run going on finishes its batch in flight and ends cancelled.
             runs.stop().await;
         };

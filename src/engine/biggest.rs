@@ -52,7 +52,8 @@ pub fn group_field(fields: &FieldNames, d: Dimension) -> Option<&str> {
     }
 }
 
-/// The `limit` biggest groups of `d` among the documents of `filter` (size descending, then key),
+/// The `limit` biggest groups of `d` among the documents of `filter` (size descending, then the
+/// field's order),
 /// as the flags the last run wrote tell them,
 /// each with at most `members` members. `None` for a dimension without a group field.
 pub async fn biggest_groups<S: Store>(
@@ -79,13 +80,10 @@ pub async fn biggest_groups<S: Store>(
             field: field.to_owned(),
             filter: doubles,
             mincount: 1,
+            limit: Some(limit),
         })
         .await?;
-    buckets.sort_by(|a, b| {
-        b.count
-            .cmp(&a.count)
-            .then_with(|| text(&a.value).cmp(&text(&b.value)))
-    });
+    // Both stores give the top values in Solr's order: count descending, then the field's order.
     buckets.truncate(limit);
     let fl = vec![fields.id.clone(), fields.url.clone(), flag.to_owned()];
     let member = |doc: &Doc| Member {

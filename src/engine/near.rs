@@ -353,6 +353,7 @@ impl<S: Store> Round<'_, S> {
                             field: f.near_keys.clone(),
                             filter: self.cfg.filter.clone(),
                             mincount: 2,
+                            limit: None,
                         })
                         .await?;
                     let mut values: Vec<String> = shared

@@ -65,6 +65,11 @@ pub trait Backend: Send + Sync + 'static {
     fn document_link(&self, id: &str) -> Option<String>;
     /// Whether the index answers: `Err` says what is wrong.
     fn health(&self) -> Result<(), String>;
+    /// The options a run asked for `options` runs with: the server's own (`serve --full`,
+    /// `--dry-run`) add to them. What the run's record keeps.
+    fn effective(&self, options: RunOptions) -> RunOptions {
+        options
+    }
     /// Runs a job to its end, telling `progress` how far it is and stopping when it says so.
     fn run(&self, options: RunOptions, progress: &dyn Progress) -> Ended;
     /// The documents a run goes through, when they can be counted cheaply.
@@ -172,7 +177,24 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The token, and no request from another site.
+/// Whether the request's `Host` names the loopback interface (`localhost`, `127.x.y.z`, `[::1]`,
+/// with any port).
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        // HTTP/1.0 without Host: not a browser's rebinding request.
+        return true;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(n, _)| n),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The token, no request to another host name without one, and no request from another site.
 async fn guard(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
@@ -180,10 +202,15 @@ async fn guard(
     next: Next,
 ) -> Response {
     if let Some(token) = &state.token {
+        // The scheme's name is case-insensitive (RFC 9110).
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|v| {
+                v.get(..7)
+                    .filter(|s| s.eq_ignore_ascii_case("bearer "))
+                    .map(|_| &v[7..])
+            })
             .unwrap_or("");
         if !same(given.as_bytes(), token.as_bytes()) {
             state.metrics.unauthorized.fetch_add(1, Ordering::Relaxed);
@@ -197,6 +224,14 @@ async fn guard(
             );
             return r;
         }
+    }
+    if state.token.is_none() && !loopback_host(&headers) {
+        // Without a token the server listens on loopback only; a page of another site whose name
+        // now resolves to 127.0.0.1 (DNS rebinding) still sends its own name as Host.
+        return error(
+            StatusCode::FORBIDDEN,
+            "without a token, only requests to localhost, 127.0.0.1 or [::1] are served; set a token to serve other host names",
+        );
     }
     if headers
         .get("sec-fetch-site")
@@ -707,6 +742,35 @@ pub fn openapi() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_names_are_loopback_hosts() {
+        let host = |h: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(header::HOST, h.parse().unwrap());
+            loopback_host(&m)
+        };
+        for ok in [
+            "localhost",
+            "LOCALHOST:8987",
+            "127.0.0.1",
+            "127.3.2.1:80",
+            "[::1]:8987",
+            "[::1]",
+        ] {
+            assert!(host(ok), "{ok}");
+        }
+        for no in [
+            "attacker.example",
+            "attacker.example:8987",
+            "10.0.0.1:8987",
+            "localhost.evil.example",
+            "[::2]:1",
+        ] {
+            assert!(!host(no), "{no}");
+        }
+        assert!(loopback_host(&HeaderMap::new()));
+    }
 
     #[test]
     fn tokens_compare_whole() {

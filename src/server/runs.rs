@@ -238,6 +238,8 @@ struct Inner {
 /// The runs: the one going on and the kept ones.
 pub struct Runs {
     dir: PathBuf,
+    /// Held (locked) while the server runs: one server per state directory.
+    _lock: std::fs::File,
     inner: Mutex<Inner>,
     /// Notified whenever a run ends.
     ended: tokio::sync::watch::Sender<u64>,
@@ -280,13 +282,40 @@ impl Runs {
                 runs_dir.display()
             )
         })?;
+        let lock_path = dir.join("lock");
+        let lock_file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+        if let Err(e) = lock_file.try_lock() {
+            return Err(match e {
+                std::fs::TryLockError::WouldBlock => format!(
+                    "another solr-dedup serve uses the state directory {}; stop it, or give this one its own --state-dir",
+                    dir.display()
+                ),
+                std::fs::TryLockError::Error(e) => {
+                    format!("cannot lock {}: {e}", lock_path.display())
+                }
+            });
+        }
         let mut records = BTreeMap::new();
+        // Ids go on from every record file, also one that cannot be read (never reused).
+        let mut last_id = 0;
         let entries = std::fs::read_dir(&runs_dir)
             .map_err(|e| format!("cannot read {}: {e}", runs_dir.display()))?;
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some("json") {
                 continue;
+            }
+            if let Some(id) = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .and_then(|s| s.parse::<u64>().ok())
+            {
+                last_id = last_id.max(id);
             }
             let parsed = std::fs::read_to_string(&path)
                 .map_err(|e| e.to_string())
@@ -300,9 +329,10 @@ impl Runs {
                 }
             }
         }
-        let next_id = records.keys().next_back().map_or(1, |id| id + 1);
+        let next_id = records.keys().next_back().map_or(0, |&id| id).max(last_id) + 1;
         let runs = Runs {
             dir: runs_dir,
+            _lock: lock_file,
             inner: Mutex::new(Inner {
                 records,
                 current: None,
@@ -318,6 +348,7 @@ impl Runs {
             .filter(|r| r.state == State::Running)
             .map(|r| {
                 r.state = State::Interrupted;
+                r.ended = Some(now());
                 r.error = Some(
                     "the server stopped during the run; what it wrote is complete, and the next run converges"
                         .to_owned(),
@@ -337,7 +368,11 @@ impl Runs {
         let tmp = self.dir.join(format!(".{:08}.json.tmp", r.id));
         let result = serde_json::to_vec_pretty(r)
             .map_err(std::io::Error::other)
-            .and_then(|bytes| std::fs::write(&tmp, bytes))
+            .and_then(|bytes| {
+                let mut f = std::fs::File::create(&tmp)?;
+                std::io::Write::write_all(&mut f, &bytes)?;
+                f.sync_all()
+            })
             .and_then(|()| std::fs::rename(&tmp, &path));
         if let Err(e) = result {
             warn!(file = %path.display(), error = %e, "cannot save the run record");
@@ -351,6 +386,7 @@ impl Runs {
         options: RunOptions,
         trigger: Trigger,
     ) -> Result<u64, StartError> {
+        let options = backend.effective(options);
         let live = Arc::new(Live::new());
         let record = {
             let mut inner = lock(&self.inner);
@@ -377,9 +413,21 @@ impl Runs {
             };
             inner.records.insert(id, record.clone());
             inner.current = Some((id, live.clone()));
-            // Keep the newest KEEP records.
+            // Keep the newest KEEP records, and always the newest successful run and check (the
+            // metrics' last success and groups come from them).
             while inner.records.len() > KEEP {
-                let Some((&old, _)) = inner.records.iter().next() else {
+                let keep: Vec<u64> = ["run", "check"]
+                    .iter()
+                    .filter_map(|k| {
+                        inner
+                            .records
+                            .values()
+                            .rev()
+                            .find(|r| r.state == State::Succeeded && r.kind == *k)
+                            .map(|r| r.id)
+                    })
+                    .collect();
+                let Some(old) = inner.records.keys().copied().find(|id| !keep.contains(id)) else {
                     break;
                 };
                 inner.records.remove(&old);
@@ -397,8 +445,27 @@ impl Runs {
                 if let Some(total) = backend.count() {
                     live.set_total(total);
                 }
-                let ended = backend.run(options, &*live);
-                let mark = backend.change_mark().ok();
+                // A panic in the job must not leave the run going for ever (every later start
+                // would answer 409): it ends the run as failed.
+                let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    backend.run(options, &*live)
+                }))
+                .unwrap_or_else(|panic| Ended {
+                    state: State::Failed,
+                    report: None,
+                    error: Some(format!(
+                        "the run stopped on an internal error ({}); please report it",
+                        panic
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_default()
+                    )),
+                });
+                // The mark after the run counts as seen only for a run that wrote and succeeded.
+                let mark = (ended.state == State::Succeeded && !options.check && !options.dry_run)
+                    .then(|| backend.change_mark().ok())
+                    .flatten();
                 runs.end(id, ended, mark);
             });
         if let Err(e) = spawned {
@@ -415,12 +482,11 @@ impl Runs {
         Ok(id)
     }
 
+    /// Saves and counts the ended run before it stops being the current one, so that whoever sees
+    /// it ended (the API, `stop`) also sees its record saved and its metrics counted.
     fn end(&self, id: u64, ended: Ended, mark: Option<String>) {
         let record = {
             let mut inner = lock(&self.inner);
-            if inner.current.as_ref().is_some_and(|(c, _)| *c == id) {
-                inner.current = None;
-            }
             let Some(r) = inner.records.get_mut(&id) else {
                 return;
             };
@@ -433,7 +499,16 @@ impl Runs {
         };
         self.save(&record);
         self.count(&record);
-        info!(id, state = record.state.name(), "run ended");
+        match (&record.error, record.state) {
+            (Some(e), State::Failed) => warn!(id, error = %e, "run failed"),
+            _ => info!(id, state = record.state.name(), "run ended"),
+        }
+        {
+            let mut inner = lock(&self.inner);
+            if inner.current.as_ref().is_some_and(|(c, _)| *c == id) {
+                inner.current = None;
+            }
+        }
         self.ended.send_replace(id);
     }
 
@@ -529,7 +604,8 @@ impl Runs {
             .cloned()
     }
 
-    /// The change mark read after the newest run that ended with one.
+    /// The change mark read after the newest run that ended with one (a successful run that could
+    /// write: checks, dry runs, failed and cancelled runs keep none).
     pub fn last_mark(&self) -> Option<String> {
         lock(&self.inner)
             .records
@@ -595,9 +671,138 @@ mod tests {
         let got = runs.get(7).unwrap();
         assert_eq!(got.state, State::Interrupted);
         assert!(got.error.unwrap().contains("stopped during the run"));
-        // Saved as such, and the next id follows the newest kept one.
+        // Saved as such; the next id follows the newest file, also one that cannot be read.
+        drop(runs);
         let again = Runs::open(dir.path()).unwrap();
         assert_eq!(again.get(7).unwrap().state, State::Interrupted);
-        assert_eq!(lock(&again.inner).next_id, 8);
+        assert!(again.get(7).unwrap().ended.is_some());
+        assert_eq!(lock(&again.inner).next_id, 9);
+        // A second server on the same directory is refused while the first holds it.
+        let err = Runs::open(dir.path()).err().expect("locked");
+        assert!(err.contains("another solr-dedup serve"), "{err}");
+    }
+
+    /// A backend whose runs do what the test says.
+    struct Scripted {
+        outcome: fn() -> Ended,
+    }
+
+    impl Backend for Scripted {
+        fn describe(&self) -> String {
+            "scripted".into()
+        }
+        fn document_link(&self, _: &str) -> Option<String> {
+            None
+        }
+        fn health(&self) -> Result<(), String> {
+            Ok(())
+        }
+        fn run(&self, _: RunOptions, _: &dyn Progress) -> Ended {
+            (self.outcome)()
+        }
+        fn count(&self) -> Option<u64> {
+            None
+        }
+        fn change_mark(&self) -> Result<String, String> {
+            Ok("mark".into())
+        }
+        fn groups(
+            &self,
+            _: crate::engine::Dimension,
+            _: usize,
+            _: usize,
+        ) -> Result<Option<Vec<crate::engine::biggest::GroupView>>, String> {
+            Ok(None)
+        }
+    }
+
+    fn succeeded() -> Ended {
+        Ended {
+            state: State::Succeeded,
+            report: Some(serde_json::json!({})),
+            error: None,
+        }
+    }
+
+    /// Starts a run and waits (polling, bounded) until it ends.
+    fn run_to_end(runs: &Arc<Runs>, b: Arc<dyn Backend>, o: RunOptions) -> Record {
+        let id = runs.start(b, o, Trigger::Api).unwrap();
+        for _ in 0..2000 {
+            let r = runs.get(id).unwrap();
+            if r.state != State::Running && !runs.busy() {
+                return r;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("run {id} did not end");
+    }
+
+    #[test]
+    fn a_panicking_run_ends_failed_and_the_next_one_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Arc::new(Runs::open(dir.path()).unwrap());
+        let panics: Arc<dyn Backend> = Arc::new(Scripted {
+            outcome: || panic!("boom"),
+        });
+        let r = run_to_end(&runs, panics, RunOptions::default());
+        assert_eq!(r.state, State::Failed);
+        assert!(r.error.unwrap().contains("boom"));
+        let ok: Arc<dyn Backend> = Arc::new(Scripted { outcome: succeeded });
+        assert_eq!(
+            run_to_end(&runs, ok, RunOptions::default()).state,
+            State::Succeeded
+        );
+    }
+
+    #[test]
+    fn only_a_successful_writing_run_marks_the_index_as_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Arc::new(Runs::open(dir.path()).unwrap());
+        let ok: Arc<dyn Backend> = Arc::new(Scripted { outcome: succeeded });
+        let check = RunOptions {
+            check: true,
+            ..RunOptions::default()
+        };
+        let dry = RunOptions {
+            dry_run: true,
+            ..RunOptions::default()
+        };
+        run_to_end(&runs, ok.clone(), check);
+        run_to_end(&runs, ok.clone(), dry);
+        assert_eq!(runs.last_mark(), None);
+        let failing: Arc<dyn Backend> = Arc::new(Scripted {
+            outcome: || Ended {
+                state: State::Failed,
+                report: None,
+                error: Some("no".into()),
+            },
+        });
+        run_to_end(&runs, failing, RunOptions::default());
+        assert_eq!(runs.last_mark(), None);
+        run_to_end(&runs, ok, RunOptions::default());
+        assert_eq!(runs.last_mark().as_deref(), Some("mark"));
+    }
+
+    #[test]
+    fn the_oldest_records_go_but_the_last_successes_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Arc::new(Runs::open(dir.path()).unwrap());
+        let ok: Arc<dyn Backend> = Arc::new(Scripted { outcome: succeeded });
+        let failing: Arc<dyn Backend> = Arc::new(Scripted {
+            outcome: || Ended {
+                state: State::Failed,
+                report: None,
+                error: Some("Solr is down".into()),
+            },
+        });
+        let first = run_to_end(&runs, ok, RunOptions::default()).id;
+        for _ in 0..KEEP + 5 {
+            run_to_end(&runs, failing.clone(), RunOptions::default());
+        }
+        let kept = std::fs::read_dir(dir.path().join("runs")).unwrap().count();
+        assert_eq!(kept, KEEP);
+        assert_eq!(runs.last(State::Succeeded, Some("run")).unwrap().id, first);
+        assert_eq!(runs.recent(KEEP + 10).len(), KEEP);
+        assert!(runs.get(2).is_none(), "the oldest failure went");
     }
 }

@@ -56,7 +56,8 @@ pub enum ConfigError {
     /// `--solr` does not parse as a URL.
     #[error("--solr {url:?} is not a URL ({source}); give a core URL such as http://127.0.0.1:8983/solr/collection1")]
     NotAUrl {
-        /// What was given (user info and all: it is the user's own input, shown back to them).
+        /// What was given, with anything that may be user info (up to the last `@`) left out: the
+        /// message may reach a log or a page.
         url: String,
         /// The parser's reason.
         source: url::ParseError,
@@ -87,11 +88,21 @@ pub struct ClientConfig {
     pub concurrency: usize,
 }
 
+/// `text` with everything between `://` and the last `@` replaced by `***@`: a URL that does not
+/// parse cannot say where its user info ends, so all that may be user info goes.
+fn without_user_info(text: &str) -> String {
+    match (text.find("://"), text.rfind('@')) {
+        (Some(s), Some(at)) if at > s + 3 => format!("{}***{}", &text[..s + 3], &text[at..]),
+        (None, Some(at)) => format!("***{}", &text[at..]),
+        _ => text.to_owned(),
+    }
+}
+
 impl ClientConfig {
     /// A configuration with the defaults: 60 s timeout, 5 retries from 200 ms, 4 requests in flight.
     pub fn new(core_url: &str) -> Result<Self, ConfigError> {
         let mut url = Url::parse(core_url.trim()).map_err(|source| ConfigError::NotAUrl {
-            url: core_url.to_owned(),
+            url: without_user_info(core_url),
             source,
         })?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -527,6 +538,25 @@ fn flatten(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_that_does_not_parse_is_shown_without_its_user_info() {
+        // An unencoded `#` in the password: the URL does not parse.
+        let Err(e) = ClientConfig::new("http://admin:s3cr#et@127.0.0.1:8983/solr/c") else {
+            panic!("parsed");
+        };
+        let shown = e.to_string();
+        assert!(
+            !shown.contains("s3cr") && !shown.contains("admin"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("http://***@127.0.0.1:8983/solr/c"),
+            "{shown}"
+        );
+        assert_eq!(without_user_info("a:b@c@host/x"), "***@host/x");
+        assert_eq!(without_user_info("http://host/x"), "http://host/x");
+    }
 
     #[test]
     fn credentials_never_show_the_password() {

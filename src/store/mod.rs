@@ -72,6 +72,9 @@ pub struct FacetQuery {
     pub filter: Filter,
     /// Values seen fewer times are left out.
     pub mincount: u64,
+    /// Only the values held by the most documents, this many (count descending, then the field's
+    /// order), when given; every value otherwise.
+    pub limit: Option<usize>,
 }
 
 /// A value and how many documents hold it.

@@ -423,9 +423,16 @@ impl Store for SolrStore {
     }
 
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
-        let facet = json!({"f": {
-            "type": "terms", "field": query.field, "limit": -1, "mincount": query.mincount.max(1),
-        }});
+        let facet = match query.limit {
+            None => json!({"f": {
+                "type": "terms", "field": query.field, "limit": -1, "mincount": query.mincount.max(1),
+            }}),
+            // The top values: on SolrCloud `refine` makes their counts exact.
+            Some(n) => json!({"f": {
+                "type": "terms", "field": query.field, "limit": n, "mincount": query.mincount.max(1),
+                "sort": "count desc", "refine": true,
+            }}),
+        };
         let answer = self.json_facet(&query.filter, facet).await?;
         Ok(buckets(&answer).iter().filter_map(bucket).collect())
     }

@@ -510,3 +510,72 @@ fn serve_never_shows_the_solr_credentials() {
     assert!(!seen.contains(SECRET), "the password showed");
     assert!(!seen.contains(&format!("{USER}:")), "the user info showed");
 }
+
+#[test]
+fn serve_keeps_its_own_options_refuses_what_would_fail_and_other_host_names() {
+    let t = Target::fake("serve-options");
+    t.load(&corpus(30, 57));
+    let state = tempfile::tempdir().unwrap();
+    let state_arg = state.path().to_str().unwrap().to_owned();
+
+    // `serve --dry-run`: every run it starts is a dry run, and says so.
+    let server = serve(&t, &["--dry-run", "--state-dir", &state_arg]);
+    let id = server.start_run(json!({}));
+    let ran = server.wait_run(id, LONG);
+    assert_eq!(ran["state"], "succeeded", "{ran}");
+    assert_eq!(ran["options"]["dry_run"], true);
+    assert_eq!(ran["report"]["dry_run"], true);
+    assert_eq!(ran["report"]["work"]["written_docs"], 0);
+    assert!(
+        t.docs()
+            .values()
+            .all(|d| WORKER_FIELDS.iter().all(|f| !d.contains_key(*f))),
+        "a dry run wrote"
+    );
+
+    // Without a token, only loopback host names are served (no DNS rebinding).
+    let rebound = [("Host", "attacker.example")];
+    let (status, text) = server.get("/api/runs", &rebound);
+    assert_eq!(status, 403, "{text}");
+    assert_eq!(server.post("/api/runs", &json!({}), &rebound).0, 403);
+    assert_eq!(server.get("/api/runs", &[("Host", "localhost:1")]).0, 200);
+
+    // A second server on the same state directory is refused, with what to do.
+    let out = t
+        .command(&[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--state-dir",
+            &state_arg,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("another solr-dedup serve uses the state directory"),
+        "{err}"
+    );
+    drop(server);
+
+    // What would make every run fail is refused at the start.
+    let out = t
+        .command(&["serve", "--output", "x.jsonl", "--state-dir", &state_arg])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--output is for file mode"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+        .args([
+            "serve",
+            "--input",
+            "/nonexistent/docs.jsonl",
+            "--state-dir",
+            &state_arg,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the input"));
+}

@@ -55,7 +55,7 @@ fn fmix32_rest(mut h: u32) -> u32 {
 /// memory only to broadcast `y`.
 #[inline(always)]
 fn lower_minima(minima: &mut [u32], keys: &[u32], ys: &[u32]) {
-    debug_assert!(minima.len() == keys.len() && keys.len() % 8 == 0);
+    debug_assert!(minima.len() == keys.len() && keys.len().is_multiple_of(8));
     for (minima, keys) in minima.chunks_mut(32).zip(keys.chunks(32)) {
         match keys.len() {
             32 => lower_minima_of::<32>(minima, keys, ys),

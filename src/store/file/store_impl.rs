@@ -69,6 +69,9 @@ impl Store for FileStore {
                 .cmp(&a.count)
                 .then_with(|| value_order(&a.value, &b.value))
         });
+        if let Some(n) = query.limit {
+            out.truncate(n);
+        }
         Ok(out)
     }
 

@@ -47,6 +47,7 @@ fn a_raw_solr_query_is_refused_not_matched_against_nothing() {
         field: "exact_signature_l".into(),
         filter: raw,
         mincount: 1,
+        limit: None,
     };
     assert!(matches!(
         block_on(s.facet(&facet)),
@@ -62,6 +63,7 @@ fn facet_counts_with_mincount_in_solr_order() {
         field: "exact_signature_l".into(),
         filter: Filter::All,
         mincount,
+        limit: None,
     };
     let buckets = block_on(s.facet(&q(2))).unwrap();
     assert_eq!(
@@ -81,6 +83,18 @@ fn facet_counts_with_mincount_in_solr_order() {
     let all = block_on(s.facet(&q(0))).unwrap();
     assert_eq!(all.len(), 3);
     assert_eq!(all[2].value, json!(-2401053093171183889i64));
+    // A limit keeps the top values in that order.
+    let top = FacetQuery {
+        limit: Some(1),
+        ..q(0)
+    };
+    assert_eq!(
+        block_on(s.facet(&top)).unwrap(),
+        vec![Bucket {
+            value: json!(1000007),
+            count: 3
+        }]
+    );
 }
 
 #[test]
