@@ -138,13 +138,30 @@ pub fn router(state: Arc<AppState>) -> Router {
         })
         // Enough for MAX_URLS URLs of a few hundred bytes each.
         .layer(DefaultBodyLimit::max(8 << 20))
-        .layer(middleware::from_fn_with_state(state.clone(), headers))
+        .layer(middleware::from_fn_with_state(
+            csp(&state.frame_ancestors),
+            headers,
+        ))
         .with_state(state)
+}
+
+/// The Content-Security-Policy of every answer, made once.
+fn csp(frame_ancestors: &[String]) -> header::HeaderValue {
+    let mut ancestors = vec!["'self'".to_owned()];
+    ancestors.extend(frame_ancestors.iter().cloned());
+    let csp = format!(
+        "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; \
+         img-src 'self' data:; frame-ancestors {}",
+        ancestors.join(" ")
+    );
+    // Origins are checked when parsed (scheme://host[:port]), so the value is always valid.
+    header::HeaderValue::from_str(&csp)
+        .unwrap_or_else(|_| header::HeaderValue::from_static("frame-ancestors 'self'"))
 }
 
 /// Headers on every answer: no sniffing, no caching of answers that hold index data, and who may
 /// frame the page.
-async fn headers(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+async fn headers(State(csp): State<header::HeaderValue>, req: Request, next: Next) -> Response {
     let mut r = next.run(req).await;
     let h = r.headers_mut();
     h.insert(
@@ -155,16 +172,7 @@ async fn headers(State(state): State<Arc<AppState>>, req: Request, next: Next) -
         header::CACHE_CONTROL,
         header::HeaderValue::from_static("no-store"),
     );
-    let mut ancestors = vec!["'self'".to_owned()];
-    ancestors.extend(state.frame_ancestors.iter().cloned());
-    let csp = format!(
-        "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; \
-         img-src 'self' data:; frame-ancestors {}",
-        ancestors.join(" ")
-    );
-    if let Ok(v) = header::HeaderValue::from_str(&csp) {
-        h.insert(header::CONTENT_SECURITY_POLICY, v);
-    }
+    h.insert(header::CONTENT_SECURITY_POLICY, csp);
     r
 }
 
