@@ -55,42 +55,41 @@ pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     let mut out = Out(String::new());
     let m = &state.metrics;
     let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
-    out.one(
-        "solr_dedup_predict_requests_total",
-        "counter",
-        "Prediction requests answered.",
-        n(&m.predict_requests),
-    );
-    out.one(
-        "solr_dedup_predicted_urls_total",
-        "counter",
-        "URLs answered by prediction requests.",
-        n(&m.predicted_urls),
-    );
-    out.one(
-        "solr_dedup_predicted_duplicates_total",
-        "counter",
-        "URLs answered with an indexed page of the same canonical form.",
-        n(&m.predicted_duplicates),
-    );
-    out.one(
-        "solr_dedup_url_errors_total",
-        "counter",
-        "URLs without a canonical form.",
-        n(&m.url_errors),
-    );
-    out.one(
-        "solr_dedup_canonical_requests_total",
-        "counter",
-        "Canonical-form requests answered.",
-        n(&m.canonical_requests),
-    );
-    out.one(
-        "solr_dedup_unauthorized_total",
-        "counter",
-        "Requests refused for a missing or wrong token.",
-        n(&m.unauthorized),
-    );
+    let url_counters = [
+        (
+            "solr_dedup_predict_requests_total",
+            "Prediction requests answered.",
+            &m.predict_requests,
+        ),
+        (
+            "solr_dedup_predicted_urls_total",
+            "URLs answered by prediction requests.",
+            &m.predicted_urls,
+        ),
+        (
+            "solr_dedup_predicted_duplicates_total",
+            "URLs answered with an indexed page of the same canonical form.",
+            &m.predicted_duplicates,
+        ),
+        (
+            "solr_dedup_url_errors_total",
+            "URLs without a canonical form.",
+            &m.url_errors,
+        ),
+        (
+            "solr_dedup_canonical_requests_total",
+            "Canonical-form requests answered.",
+            &m.canonical_requests,
+        ),
+        (
+            "solr_dedup_unauthorized_total",
+            "Requests refused for a missing or wrong token.",
+            &m.unauthorized,
+        ),
+    ];
+    for (name, help, counter) in url_counters {
+        out.one(name, "counter", help, n(counter));
+    }
     out.one(
         "solr_dedup_indexed_pages",
         "gauge",
