@@ -270,7 +270,7 @@ pub async fn execute<S: Store>(
         let round = Round::new(store, cfg, mode, full, progress, &guarded);
         let outcome = match round.execute(&mut report).await {
             Ok(outcome) => outcome,
-            Err(EngineError::Store(StoreError::Cancelled)) => {
+            Err(EngineError::Cancelled(_)) => {
                 progress.finish();
                 if writes && report.documents.written > 0 {
                     // The batches written are complete; let the next run's reads see them.

@@ -1,8 +1,8 @@
 //! Page walkers: the cursor handling and progress of every pass, and the record finder.
 
 use super::progress::Progress;
-use super::{Rec, Report};
-use crate::store::{Filter, Page, ReadQuery, Store, StoreError};
+use super::{EngineError, Rec, Report};
+use crate::store::{Filter, Page, ReadQuery, Store};
 
 /// Walks a read page by page: the cursor handling and progress of every pass.
 pub(super) struct Pages<'p> {
@@ -21,17 +21,19 @@ impl<'p> Pages<'p> {
     }
 
     /// The next page of `query` (which may change between pages, over the same documents), or
-    /// `None` once the store said the read is complete.
+    /// `None` once the store said the read is complete. When the progress says the run is
+    /// cancelled, nothing is read: [`EngineError::Cancelled`] with an empty report, which
+    /// [`super::execute`] fills in with the run's.
     pub(super) async fn next<S: Store>(
         &mut self,
         store: &S,
         query: &ReadQuery,
-    ) -> Result<Option<Page>, StoreError> {
+    ) -> Result<Option<Page>, EngineError> {
         if self.done {
             return Ok(None);
         }
         if self.progress.cancelled() {
-            return Err(StoreError::Cancelled);
+            return Err(EngineError::Cancelled(Box::default()));
         }
         let page = store.read_page(query, self.cursor.as_deref()).await?;
         self.progress.advance(page.docs.len() as u64);
@@ -75,7 +77,7 @@ impl<'p> Rereads<'p> {
         &mut self,
         store: &S,
         report: &mut Report,
-    ) -> Result<Option<Page>, StoreError> {
+    ) -> Result<Option<Page>, EngineError> {
         while let Some(query) = self.queries.get(self.at) {
             if let Some(page) = self.pages.next(store, query).await? {
                 report.documents.reread += page.docs.len() as u64;

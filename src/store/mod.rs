@@ -206,10 +206,6 @@ pub enum StoreError {
     /// query it rejects). The Solr error, with its URL and status, is kept whole.
     #[error(transparent)]
     Solr(#[from] SolrError),
-    /// The run was cancelled before this read (see [`crate::engine::Progress::cancelled`]); nothing
-    /// was read or written by the call that returns it.
-    #[error("the run was cancelled")]
-    Cancelled,
     /// An I/O failure; the cause follows in the error chain.
     #[error("{context}")]
     Io {
