@@ -75,12 +75,7 @@ fn run_file(
     }
     let mut engine = c.engine.clone();
     if let Some(text) = &c.filter {
-        engine.filter = Filter::parse(text).map_err(|e| match e {
-            FilterError::TooDeep { .. } => anyhow!("--filter: {e}"),
-            _ => anyhow!(
-                "--filter: {e} (file mode understands a subset of Solr's syntax; see --help)"
-            ),
-        })?;
+        engine.filter = file_filter(text)?;
     }
     let output = match &c.output {
         Some(p) => Output::File(p.clone()),
@@ -94,6 +89,14 @@ fn run_file(
         .build()
         .context("cannot start the runtime")?;
     Ok(runtime.block_on(execute(&store, c, &engine, progress)))
+}
+
+/// `--filter` for the file store, which evaluates a subset of Solr's syntax itself.
+pub(crate) fn file_filter(text: &str) -> Result<Filter, Failure> {
+    Ok(Filter::parse(text).map_err(|e| match e {
+        FilterError::TooDeep { .. } => anyhow!("--filter: {e}"),
+        _ => anyhow!("--filter: {e} (file mode understands a subset of Solr's syntax; see --help)"),
+    })?)
 }
 
 fn run_solr(

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use tracing::info;
 
-use super::job::{connect, init_logging, perform};
+use super::job::{connect, file_filter, init_logging, perform};
 use super::progress::Spinner;
 use super::urls::{index_of, load_rules, runtime};
 use super::{Exit, Failure};
@@ -28,26 +28,40 @@ use crate::store::{CommitMode, Filter, Store, StoreError};
 pub struct IndexBackend {
     job: JobConfig,
     filter: Filter,
+    /// The core's URL without credentials (Solr only), checked once.
+    core_url: Option<String>,
+}
+
+/// Runs `f` to its end on a runtime of its own: the backend's callers are blocking threads.
+fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    Ok(rt.block_on(f))
 }
 
 impl IndexBackend {
-    /// A backend for the job's source.
+    /// A backend for the job's source; fails as `run` would on a filter or a core URL it refuses.
     pub fn new(job: JobConfig) -> Result<Self, Failure> {
         let filter = match (&job.source, &job.filter) {
             (_, None) => Filter::All,
-            (Source::File(_), Some(text)) => Filter::parse(text)
-                .map_err(|e| anyhow!("--filter: {e} (file mode understands a subset of Solr's syntax; see run --help)"))?,
+            (Source::File(_), Some(text)) => file_filter(text)?,
             (_, Some(text)) => Filter::Solr(text.clone()),
         };
-        Ok(IndexBackend { job, filter })
+        let core_url = match &job.source {
+            Source::Solr(solr) => Some(connect(solr)?.core_url().to_owned()),
+            _ => None,
+        };
+        Ok(IndexBackend {
+            job,
+            filter,
+            core_url,
+        })
     }
 
-    /// Runs `f` on the store, on a runtime of its own (the caller is a blocking thread).
+    /// Runs `f` on the store.
     fn with_store<T>(&self, f: impl AsyncStoreFn<T>) -> Result<T, String> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start a runtime: {e}"))?;
         let fields = &self.job.engine.fields;
         match &self.job.source {
             Source::File(path) => {
@@ -59,15 +73,13 @@ impl IndexBackend {
                     &fields.version,
                 )
                 .map_err(|e| e.to_string())?;
-                rt.block_on(f.call(&store, &self.filter))
-                    .map_err(|e| e.to_string())
+                block_on(f.call(&store, &self.filter))?.map_err(|e| e.to_string())
             }
             Source::Solr(solr) => {
                 let client = connect(solr).map_err(|e| format!("{:#}", e.error))?;
                 let store =
                     SolrStore::new(client, &fields.id, &fields.version, CommitMode::None, false);
-                rt.block_on(f.call(&store, &self.filter))
-                    .map_err(|e| e.to_string())
+                block_on(f.call(&store, &self.filter))?.map_err(|e| e.to_string())
             }
             Source::Missing => Err("no index".to_owned()),
         }
@@ -116,22 +128,16 @@ impl Backend for IndexBackend {
     fn describe(&self) -> String {
         match &self.job.source {
             Source::File(path) => format!("file {}", path.display()),
-            Source::Solr(solr) => match connect(solr) {
-                Ok(client) => format!("solr {}", client.core_url()),
-                Err(_) => "solr (the URL does not parse)".to_owned(),
-            },
+            Source::Solr(_) => format!("solr {}", self.core_url.as_deref().unwrap_or("")),
             Source::Missing => "none".to_owned(),
         }
     }
 
     fn document_link(&self, id: &str) -> Option<String> {
-        let Source::Solr(solr) = &self.job.source else {
-            return None;
-        };
-        let client = connect(solr).ok()?;
+        let core_url = self.core_url.as_deref()?;
         let q = format!("{{!term f={}}}{id}", self.job.engine.fields.id);
         let q: String = url::form_urlencoded::byte_serialize(q.as_bytes()).collect();
-        Some(format!("{}/select?q={q}", client.core_url()))
+        Some(format!("{core_url}/select?q={q}"))
     }
 
     fn health(&self) -> Result<(), String> {
@@ -145,15 +151,11 @@ impl Backend for IndexBackend {
                 quick.retries = 0;
                 quick.timeout = quick.timeout.min(std::time::Duration::from_secs(5));
                 let client = connect(&quick).map_err(|e| format!("{:#}", e.error))?;
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| format!("cannot start a runtime: {e}"))?;
                 let ping = vec![
                     ("q".to_owned(), "*:*".to_owned()),
                     ("rows".to_owned(), "0".to_owned()),
                 ];
-                rt.block_on(client.select(ping))
+                block_on(client.select(ping))?
                     .map(|_| ())
                     .map_err(|e| e.to_string())
             }
@@ -224,11 +226,7 @@ impl Backend for IndexBackend {
         for fq in self.filter.to_solr_fqs() {
             params.push(("fq".to_owned(), fq));
         }
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .ok()?;
-        let answer = rt.block_on(client.select(params)).ok()?;
+        let answer = block_on(client.select(params)).ok()?.ok()?;
         answer.pointer("/response/numFound")?.as_u64()
     }
 
@@ -307,16 +305,16 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         // Checked now, not at the first run.
         super::chrome::load(path, c.job.engine.near.shingle)?;
     }
-    // What would make every run fail is refused now, with the line `run` would print.
+    // What would make every run fail is refused now, with the line `run` would print (the core's
+    // URL and credentials: `IndexBackend::new`).
     match &c.job.source {
-        Source::Solr(solr) => {
+        Source::Solr(_) => {
             if c.job.output.is_some() {
                 return Err(anyhow!(
                     "--output is for file mode; against Solr the updates go to the core (use --dry-run to write nothing)"
                 )
                 .into());
             }
-            connect(solr)?;
         }
         Source::File(path) => {
             std::fs::metadata(path)

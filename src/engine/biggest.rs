@@ -52,9 +52,8 @@ pub fn group_field(fields: &FieldNames, d: Dimension) -> Option<&str> {
     }
 }
 
-/// The `limit` biggest groups of `d` among the documents of `filter` (size descending, then the
-/// field's order),
-/// as the flags the last run wrote tell them,
+/// The `limit` biggest groups of `d` among the documents of `filter`, as the flags the last run wrote
+/// tell them (size descending, then the field's order, as both stores give the facet's top values),
 /// each with at most `members` members. `None` for a dimension without a group field.
 pub async fn biggest_groups<S: Store>(
     store: &S,
@@ -75,7 +74,7 @@ pub async fn biggest_groups<S: Store>(
             value: "false".to_owned(),
         },
     ]);
-    let mut buckets = store
+    let buckets = store
         .facet(&FacetQuery {
             field: field.to_owned(),
             filter: doubles,
@@ -83,8 +82,6 @@ pub async fn biggest_groups<S: Store>(
             limit: Some(limit),
         })
         .await?;
-    // Both stores give the top values in Solr's order: count descending, then the field's order.
-    buckets.truncate(limit);
     let fl = vec![fields.id.clone(), fields.url.clone(), flag.to_owned()];
     let member = |doc: &Doc| Member {
         id: doc.get(&fields.id).map(text).unwrap_or_default(),

@@ -14,7 +14,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::runs::State as RunState;
+use super::runs::{self, State as RunState};
 use super::AppState;
 use crate::urlrules::predict::Index;
 
@@ -237,5 +237,3 @@ fn runs(out: &mut Out, state: &AppState) {
         &last,
     );
 }
-
-use super::runs;

@@ -355,15 +355,16 @@ async fn canonical_forms(
     Json(json!({ "answers": answers })).into_response()
 }
 
+/// What a request that needs the index is told when the server has none.
+const NO_INDEX: &str = "no index: start serve with --solr URL or --input FILE";
+
 /// The backend, or the answer that the server has no index.
 #[allow(clippy::result_large_err)]
 fn backend(state: &AppState) -> Result<Arc<dyn Backend>, Response> {
-    state.backend.clone().ok_or_else(|| {
-        error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no index: start serve with --solr URL or --input FILE",
-        )
-    })
+    state
+        .backend
+        .clone()
+        .ok_or_else(|| error(StatusCode::SERVICE_UNAVAILABLE, NO_INDEX))
 }
 
 async fn start_run(
@@ -469,32 +470,36 @@ struct GroupsQuery {
     members: Option<usize>,
 }
 
-/// The biggest groups of a dimension, or the answer that says why not.
+/// The biggest groups of a dimension, or the status and message that say why not (the API answers
+/// them as JSON, the page as a line).
 pub(crate) async fn find_groups(
     state: &AppState,
     dimension: &str,
     limit: usize,
     members: usize,
-) -> Result<Vec<GroupView>, Response> {
+) -> Result<Vec<GroupView>, (StatusCode, String)> {
     let d: Dimension = dimension
         .parse()
-        .map_err(|e: crate::model::DimensionError| error(StatusCode::NOT_FOUND, &e.to_string()))?;
-    let backend = backend(state)?;
+        .map_err(|e: crate::model::DimensionError| (StatusCode::NOT_FOUND, e.to_string()))?;
+    let backend = state
+        .backend
+        .clone()
+        .ok_or((StatusCode::SERVICE_UNAVAILABLE, NO_INDEX.to_owned()))?;
     let limit = limit.clamp(1, MAX_GROUPS);
     let members = members.clamp(1, 20);
     let answer = tokio::task::spawn_blocking(move || backend.groups(d, limit, members))
         .await
-        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()))?;
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     match answer {
         Ok(Some(groups)) => Ok(groups),
-        Ok(None) => Err(error(
+        Ok(None) => Err((
             StatusCode::BAD_REQUEST,
-            &format!(
+            format!(
                 "the {d} dimension keys its groups by a URL form no field stores, and they hold at most four documents; \
                  groups are listed for exact, fuzzy, title, description and near"
             ),
         )),
-        Err(e) => Err(error(StatusCode::BAD_GATEWAY, &e)),
+        Err(e) => Err((StatusCode::BAD_GATEWAY, e)),
     }
 }
 
@@ -533,7 +538,7 @@ async fn groups(
                 .collect();
             Json(json!({ "dimension": dimension, "groups": groups })).into_response()
         }
-        Err(r) => r,
+        Err((status, message)) => error(status, &message),
     }
 }
 

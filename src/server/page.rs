@@ -245,16 +245,7 @@ pub(super) async fn groups(
 ) -> Response {
     let groups = match find_groups(&state, &q.dimension, q.limit.unwrap_or(10), 8).await {
         Ok(g) => g,
-        Err(r) => {
-            // The API's JSON error, as a line of the page.
-            let status = r.status();
-            let body = axum::body::to_bytes(r.into_body(), 64 << 10)
-                .await
-                .unwrap_or_default();
-            let message = serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_default();
+        Err((status, message)) => {
             return (
                 status,
                 Html(format!("<p class=\"bad\">{}</p>", esc(&message))),
