@@ -63,7 +63,7 @@ impl Light {
         if start != (0, 0) || already {
             return false;
         }
-        let tmp = TempFile(path());
+        let tmp = TempFile::new(path());
         match File::create(&tmp.0) {
             Ok(f) => {
                 self.building = Some((

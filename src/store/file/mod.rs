@@ -6,10 +6,34 @@
 //! which serves real-time gets (about 36 bytes per document), and the input offset of each pending
 //! update (8 bytes). Facets and bucket statistics are counting passes.
 //!
-//! Updates go to a temporary file next to the output and only become the output at [`Store::commit`],
-//! by rename: a run that fails half-way leaves no half-written output. The output holds the atomic
-//! updates as JSON Lines ready to POST to `/update`, or, with [`OutputFormat::Docs`], every input
-//! document with the updates applied (the next run's input).
+//! Updates go to a temporary file and only become the output at [`Store::commit`]. A regular output
+//! file is replaced by rename (a run that fails half-way leaves no half-written output), a symbolic
+//! link is followed to its target, and a special file (`/dev/null`, a FIFO) or standard output is
+//! streamed to, never replaced (see [`target`]). The output holds the atomic updates as JSON Lines
+//! ready to POST to `/update`, or, with [`OutputFormat::Docs`], every input document with the updates
+//! applied (the next run's input).
+//!
+//! # Input that Solr would refuse
+//!
+//! Lines are read with a bound ([`FileStore::with_max_line_bytes`], `--max-line-bytes`): a longer
+//! line is an error naming `file:line`, and no more than the bound is ever held for one line. Values
+//! are read as Solr would store them: a number or boolean in a text or string field is its string form
+//! (`12345` is the text `"12345"`); an array where one value is expected gives its first value
+//! (counted, see [`FileStore::multi_valued_first_taken`]); a `_version_` that is not a whole number
+//! (or a string of one), and an id that is neither a string nor an integer, are errors naming
+//! `file:line`, as is an id listed twice (with both lines).
+//!
+//! # Temporary files
+//!
+//! The pending updates, the light copy and the output's own temporary file sit beside the output
+//! (the disk the user chose, and the rename must stay in one folder), named `.NAME.KIND-PID-SEQ`;
+//! when the output is streamed (standard output, a special file) they go to the temp dir
+//! (`$TMPDIR`, else `/tmp`) as `solr-dedup-PID-SEQ.KIND`, as does a converted `/select` response.
+//! They are removed when the store is dropped. A killed run (SIGKILL, a crash) cannot remove them,
+//! so opening a store removes, in those two places, the files so named whose process no longer runs
+//! (told by `/proc/PID`; on a system without `/proc` nothing is removed). A process of another PID
+//! namespace writing beside the same output would look dead: do not share an output folder between
+//! containers.
 //!
 //! The file never changes under the worker, so version conflicts cannot happen here; updates still
 //! carry the version that was read, so the output is safe to POST to a live core later.
@@ -39,10 +63,11 @@ mod light;
 mod parse;
 mod plumbing;
 mod store_impl;
+pub mod target;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::hash::BuildHasherDefault;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -54,13 +79,17 @@ use std::sync::{mpsc, Mutex};
 use rayon::prelude::*;
 use rustc_hash::FxHasher;
 use serde_json::Value;
-use tracing::debug;
+use tracing::{debug, info};
 
 use input::{convert_select_response, looks_like_select_response};
 use journal::{apply, merge_updates, Merged};
 use light::{record_line, Leftover, Light};
 use parse::{project, Projection};
-use plumbing::{temp_beside, Batch, ReadAhead, TempFile};
+pub use plumbing::remove_all_temp_files;
+use plumbing::{
+    read_line_bounded, remove_stale_temp_files, temp_name, too_long, Batch, ReadAhead, TempFile,
+};
+use target::Target;
 
 use super::{
     id_hash, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
@@ -94,12 +123,29 @@ pub struct FileStore {
     lines: PathBuf,
     /// Keeps a converted input alive until the store is dropped.
     _converted: Option<TempFile>,
-    output: Output,
+    /// Where the output goes, links followed.
+    target: Target,
+    /// The output's temporary file, made at open (a replaced target only).
+    out_temp: Mutex<Option<TempFile>>,
+    /// Where the other temporary files go, and the name they are made beside (`None`: the temp dir).
+    temp_dir: (PathBuf, Option<String>),
     format: OutputFormat,
     id_field: String,
     version_field: String,
+    /// The longest line read, in bytes (without its newline).
+    max_line: usize,
+    /// Fields read as one text or string value (see [`FileStore::with_text_fields`]).
+    text_fields: Vec<String>,
+    /// Id hashes of the documents where a field holding one value held several.
+    multi_valued: Mutex<HashSet<u64, BuildHasherDefault<FxHasher>>>,
     state: Mutex<State>,
 }
+
+/// The default of `--max-line-bytes`: 64 MiB. A crawled page's document is a few KB to a few MB
+/// (crawlers cap what they parse well below this), so 64 MiB admits any real page with room to spare,
+/// while what one line costs (the line, then its parse, on each parsing thread) stays a small part of
+/// a small machine's memory, and a file that is not JSON Lines (one endless line) fails fast.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
 /// A place in the input: byte offset and number of lines before it.
 type Pos = (u64, u64);
@@ -130,7 +176,8 @@ type Parsed = (Doc, String, u64, Pos);
 const BATCH_LINES: usize = 1024;
 
 impl FileStore {
-    /// Opens `input` for reading; fails early (before any work) when the output cannot be written.
+    /// Opens `input` for reading; fails early (before any work) when the output cannot be written,
+    /// or is the input itself. Removes the temporary files a killed run left (see the module doc).
     pub fn open(
         input: &Path,
         output: Output,
@@ -138,36 +185,79 @@ impl FileStore {
         id_field: &str,
         version_field: &str,
     ) -> Result<Self, StoreError> {
+        Self::open_with(
+            input,
+            output,
+            format,
+            id_field,
+            version_field,
+            DEFAULT_MAX_LINE_BYTES,
+        )
+    }
+
+    /// [`FileStore::open`] with lines of at most `max_line` bytes (`--max-line-bytes`), which also
+    /// bounds the conversion of a `/select` response.
+    pub fn open_with(
+        input: &Path,
+        output: Output,
+        format: OutputFormat,
+        id_field: &str,
+        version_field: &str,
+        max_line: usize,
+    ) -> Result<Self, StoreError> {
+        let cannot_write = |path: &Path, e| {
+            StoreError::io(
+                format!(
+                    "cannot write the output {} (check the directory and permissions)",
+                    path.display()
+                ),
+                e,
+            )
+        };
+        let target = match &output {
+            Output::File(path) => Target::resolve(path).map_err(|e| cannot_write(path, e))?,
+            Output::Stdout => Target::Stdout,
+        };
+        if let (Output::File(path), Target::Replace(_) | Target::Stream(_)) = (&output, &target) {
+            if target::same_file(input, path) {
+                return Err(StoreError::Unsupported(format!(
+                    "the output {} is the input {}; write the output to another file",
+                    path.display(),
+                    input.display()
+                )));
+            }
+        }
+        let temp_dir = match target.beside() {
+            Some((dir, name)) => (dir, Some(name)),
+            None => (std::env::temp_dir(), None),
+        };
+        remove_stale_temp_files(&std::env::temp_dir(), None);
+        // Prove now that the output can be written, not after an hour of work.
+        let out_temp = match &output {
+            Output::File(path) => target.create_temp().map_err(|e| cannot_write(path, e))?,
+            Output::Stdout => None,
+        };
         let mut file = File::open(input)
             .map_err(|e| StoreError::io(format!("cannot read {}", input.display()), e))?;
         let (lines, converted) = if looks_like_select_response(&mut file, input)? {
-            let tmp = convert_select_response(input)?;
+            let tmp = convert_select_response(input, max_line)?;
             (tmp.0.clone(), Some(tmp))
         } else {
             (input.to_path_buf(), None)
         };
-        if let Output::File(path) = &output {
-            // Prove now that the output can be written, not after an hour of work.
-            let probe = temp_beside(path);
-            File::create(&probe).map_err(|e| {
-                StoreError::io(
-                    format!(
-                        "cannot write the output {} (check the directory and permissions)",
-                        path.display()
-                    ),
-                    e,
-                )
-            })?;
-            let _ = std::fs::remove_file(&probe);
-        }
         Ok(FileStore {
             input: input.to_path_buf(),
             lines,
             _converted: converted,
-            output,
+            target,
+            out_temp: Mutex::new(out_temp),
+            temp_dir,
             format,
             id_field: id_field.to_owned(),
             version_field: version_field.to_owned(),
+            max_line,
+            text_fields: Vec::new(),
+            multi_valued: Mutex::default(),
             state: Mutex::new(State {
                 index: FxHashMap::default(),
                 index_complete: false,
@@ -181,25 +271,70 @@ impl FileStore {
         })
     }
 
+    /// The fields read as one text or string value (the text, title, description, URL): in them a
+    /// number or boolean is read as its string form, as Solr indexes it into a text or string field,
+    /// and an array of several values gives its first (counted). Other fields are left as they are.
+    pub fn with_text_fields(mut self, fields: &[&str]) -> Self {
+        self.text_fields = fields.iter().map(|f| (*f).to_owned()).collect();
+        self
+    }
+
+    /// Documents in which a field holding one value held several, of which the first was taken.
+    pub fn multi_valued_first_taken(&self) -> u64 {
+        self.multi_valued.lock().map_or(0, |m| m.len() as u64)
+    }
+
     fn location(&self, line: u64) -> String {
         format!("{}:{}", self.input.display(), line)
     }
 
     /// A temporary file of this store: next to the output (the user chose that disk), or in the
-    /// system's temp dir when the output is stdout. Unique per store, so that stores in one process
-    /// never share one.
+    /// system's temp dir when the output is streamed. Unique per store, so that stores in one process
+    /// never share one; named so that a later run recognises it (see the module doc).
     fn temp_path(&self, kind: &str) -> PathBuf {
-        static SEQ: AtomicU64 = AtomicU64::new(0);
-        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-        let pid = std::process::id();
-        match &self.output {
-            Output::File(p) => {
-                let name = p
-                    .file_name()
-                    .map_or("output".into(), |n| n.to_string_lossy());
-                p.with_file_name(format!(".{name}.{kind}-{pid}-{seq}"))
+        temp_name(&self.temp_dir.0, self.temp_dir.1.as_deref(), kind)
+    }
+
+    /// The error for a failed read of line `line`: a too long line names it and the limit.
+    fn read_error(&self, line: u64, e: io::Error) -> StoreError {
+        match too_long(&e) {
+            Some(_) => StoreError::Input {
+                location: self.location(line),
+                message: e.to_string(),
+            },
+            None => StoreError::io(format!("cannot read {}", self.location(line)), e),
+        }
+    }
+
+    /// A document as the engine reads it: values in text fields as Solr would store them (see
+    /// [`FileStore::with_text_fields`]).
+    fn as_solr_stores(&self, doc: &mut Doc, id: &str) {
+        for field in &self.text_fields {
+            let Some(v) = doc.get_mut(field) else {
+                continue;
+            };
+            match v {
+                Value::Number(_) | Value::Bool(_) => *v = Value::String(scalar_text(v)),
+                Value::Array(a) => {
+                    for x in a.iter_mut() {
+                        if matches!(x, Value::Number(_) | Value::Bool(_)) {
+                            *x = Value::String(scalar_text(x));
+                        }
+                    }
+                    if a.len() > 1 {
+                        let mut seen = self.multi_valued.lock().expect("multi-valued lock");
+                        if seen.insert(id_hash(id)) && seen.len() <= 10 {
+                            info!(
+                                id,
+                                field = %field,
+                                values = a.len(),
+                                "several values where one is expected; the first is taken"
+                            );
+                        }
+                    }
+                }
+                _ => {}
             }
-            Output::Stdout => std::env::temp_dir().join(format!("solr-dedup-{pid}-{seq}.{kind}")),
         }
     }
 
@@ -226,6 +361,7 @@ impl FileStore {
         let seed = Projection {
             keep,
             id_field: &self.id_field,
+            version_field: &self.version_field,
         };
         let mut de = serde_json::Deserializer::from_str(text);
         let parsed = serde::de::DeserializeSeed::deserialize(seed, &mut de)
@@ -245,19 +381,39 @@ impl FileStore {
                 })
             }
         };
+        let refuse = |message: String| StoreError::Input {
+            location: self.location(line),
+            message,
+        };
         let id = match doc.get(&self.id_field) {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(Value::Number(n)) => n.to_string(),
-            _ => {
-                return Err(StoreError::Input {
-                    location: self.location(line),
-                    message: format!(
-                        "document has no '{}' (the unique key); every document needs one",
-                        self.id_field
-                    ),
-                })
+            // An integer id is the string of its digits to Solr (a string unique key).
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+            None | Some(Value::Null) | Some(Value::String(_)) => {
+                return Err(refuse(format!(
+                    "document has no '{}' (the unique key); every document needs one",
+                    self.id_field
+                )))
+            }
+            Some(other) => {
+                return Err(refuse(format!(
+                    "'{}' (the unique key) is {other}; Solr takes a string or an integer",
+                    self.id_field
+                )))
             }
         };
+        match doc.get(&self.version_field) {
+            None | Some(Value::Null) => {}
+            Some(Value::Number(n)) if n.is_i64() => {}
+            // Solr's long field parses a numeric string.
+            Some(Value::String(s)) if s.trim().parse::<i64>().is_ok() => {}
+            Some(other) => {
+                return Err(refuse(format!(
+                    "'{}' is {other}; Solr refuses a version that is not a whole number",
+                    self.version_field
+                )))
+            }
+        }
         Ok(Some((doc, id)))
     }
 
@@ -296,8 +452,7 @@ impl FileStore {
     {
         let mut guard = self.state.lock().expect("file store lock");
         let state = &mut *guard;
-        let read_err =
-            |line: u64, e| StoreError::io(format!("cannot read {}", self.location(line)), e);
+        let read_err = |line: u64, e| self.read_error(line, e);
         let open_err = |e| StoreError::io(format!("cannot read {}", self.input.display()), e);
         let mut batch = Batch::default();
         let mut room = room;
@@ -325,8 +480,14 @@ impl FileStore {
                     }
                     batch.clear();
                     let mut unused = (0, 0);
+                    // A record is its input line's fields plus three numbers.
                     eof = batch
-                        .read(&mut reader, &mut unused, room.min(BATCH_LINES))
+                        .read(
+                            &mut reader,
+                            &mut unused,
+                            room.min(BATCH_LINES),
+                            self.max_line.saturating_add(64),
+                        )
                         .map_err(|e| read_err(pos.1 + 1, e))?;
                     let parsed = (0..batch.lines.len())
                         .into_par_iter()
@@ -367,7 +528,7 @@ impl FileStore {
         loop {
             batch.clear();
             let eof = batch
-                .read(&mut reader, &mut pos, room.min(BATCH_LINES))
+                .read(&mut reader, &mut pos, room.min(BATCH_LINES), self.max_line)
                 .map_err(|e| read_err(pos.1 + 1, e))?;
             let light_fields = state.light.building_fields().filter(|_| builds);
             let parsed = (0..batch.lines.len())
@@ -388,7 +549,11 @@ impl FileStore {
                     continue;
                 };
                 if !state.index_complete {
-                    state.index.insert(id_hash(&id), at);
+                    if let Some(first) = state.index.insert(id_hash(&id), at) {
+                        if first != at {
+                            return Err(self.duplicate_id(&id, first, after.1));
+                        }
+                    }
                 }
                 if let Some(line) = record {
                     state.light.record(&line, after);
@@ -427,16 +592,11 @@ impl FileStore {
     }
 
     fn write_output(&self, mut merged: Merged) -> Result<(), StoreError> {
-        let (target, tmp) = match &self.output {
-            Output::File(path) => (Some(path.clone()), Some(TempFile(temp_beside(path)))),
-            Output::Stdout => (None, None),
-        };
-        let sink: Box<dyn Write> = match &tmp {
-            Some(t) => Box::new(
-                File::create(&t.0).map_err(|e| StoreError::io("cannot write the output", e))?,
-            ),
-            None => Box::new(std::io::stdout().lock()),
-        };
+        let tmp = self.out_temp.lock().expect("output lock").take();
+        let sink = self
+            .target
+            .sink(tmp.as_ref())
+            .map_err(|e| StoreError::io("cannot write the output", e))?;
         let mut out = BufWriter::with_capacity(1 << 20, sink);
         let werr = |e| StoreError::io("cannot write the output", e);
         match self.format {
@@ -466,13 +626,30 @@ impl FileStore {
         }
         out.flush().map_err(werr)?;
         drop(out);
-        if let (Some(target), Some(tmp)) = (target, tmp) {
-            std::fs::rename(&tmp.0, &target).map_err(|e| {
-                StoreError::io(format!("cannot write the output {}", target.display()), e)
-            })?;
-            std::mem::forget(tmp);
+        self.target.finish(tmp).map_err(|e| match &self.target {
+            Target::Replace(p) => {
+                StoreError::io(format!("cannot write the output {}", p.display()), e)
+            }
+            _ => werr(e),
+        })
+    }
+
+    /// The error for an id read twice, at input offset `first` and on line `line`.
+    fn duplicate_id(&self, id: &str, first: u64, line: u64) -> StoreError {
+        let mut earlier = self.location(line_of(&self.lines, first).unwrap_or(0));
+        if let Ok(mut f) = File::open(&self.lines) {
+            if let Ok(Some((_, other))) = self.read_at(&mut f, first, Some(&[])) {
+                if other != id {
+                    earlier = format!("{earlier} (id {other:?}, the same 64-bit hash)");
+                }
+            }
         }
-        Ok(())
+        StoreError::Input {
+            location: self.location(line),
+            message: format!(
+                "the id {id:?} is listed twice, here and at {earlier}; Solr keeps one document per id, remove one of the lines"
+            ),
+        }
     }
 
     /// Every input document with its merged update applied, in input order. Parsing and printing a
@@ -487,8 +664,8 @@ impl FileStore {
         loop {
             batch.clear();
             let eof = batch
-                .read(&mut reader, &mut pos, BATCH_LINES)
-                .map_err(|e| StoreError::io(format!("cannot read {}", self.input.display()), e))?;
+                .read(&mut reader, &mut pos, BATCH_LINES, self.max_line)
+                .map_err(|e| self.read_error(pos.1 + 1, e))?;
             let mut updates = Vec::with_capacity(batch.lines.len());
             for &(at, _, _) in &batch.lines {
                 match next.take() {
@@ -540,10 +717,33 @@ impl FileStore {
         let err = |e| StoreError::io(format!("cannot read {}", self.input.display()), e);
         file.seek(SeekFrom::Start(offset)).map_err(err)?;
         let mut buf = Vec::new();
-        BufReader::new(&mut *file)
-            .read_until(b'\n', &mut buf)
+        read_line_bounded(&mut BufReader::new(&mut *file), &mut buf, self.max_line + 1)
             .map_err(err)?;
         self.parse_line(&buf, 0, keep)
+    }
+}
+
+/// The line number (from 1) of the line at byte `offset` of `path`: one counting pass, for messages.
+fn line_of(path: &Path, offset: u64) -> Option<u64> {
+    let mut r = BufReader::with_capacity(1 << 20, File::open(path).ok()?.take(offset));
+    let mut lines = 1;
+    loop {
+        let buf = r.fill_buf().ok()?;
+        if buf.is_empty() {
+            return Some(lines);
+        }
+        lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        let n = buf.len();
+        r.consume(n);
+    }
+}
+
+/// A number or boolean as Solr stores it in a text or string field: its string form (`12345`,
+/// `1.5`, `true`).
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -7,6 +7,8 @@ use super::*;
 pub(super) struct Projection<'a> {
     pub(super) keep: Option<&'a [String]>,
     pub(super) id_field: &'a str,
+    /// Kept whatever `keep` says, to be checked the way Solr would.
+    pub(super) version_field: &'a str,
 }
 
 impl<'de> serde::de::DeserializeSeed<'de> for Projection<'_> {
@@ -27,8 +29,9 @@ impl<'de> serde::de::Visitor<'de> for Projection<'_> {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut doc = Doc::new();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let wanted =
-                key == self.id_field || self.keep.is_none_or(|k| k.iter().any(|f| *f == key));
+            let wanted = key == self.id_field
+                || key == self.version_field
+                || self.keep.is_none_or(|k| k.iter().any(|f| *f == key));
             if wanted {
                 let v: Value = map.next_value()?;
                 doc.insert(key.into_owned(), v);

@@ -11,9 +11,11 @@ impl Store for FileStore {
         let mut keep = query.fields.clone();
         query.filter.fields(&mut keep);
         let keep = (!query.fields.iter().any(|f| f == "*")).then_some(keep);
-        let (end, done) = self.scan(start, keep.as_deref(), rows, |doc, _| {
+        let (end, done) = self.scan(start, keep.as_deref(), rows, |doc, id| {
             if query.filter.matches(&doc) {
-                docs.push(project(doc, &query.fields));
+                let mut doc = project(doc, &query.fields);
+                self.as_solr_stores(&mut doc, id);
+                docs.push(doc);
             }
             rows - docs.len()
         })?;
@@ -94,7 +96,9 @@ impl Store for FileStore {
             if let (Some(off), _) = offset {
                 if let Some((doc, found)) = self.read_at(&mut file, off, keep)? {
                     if &found == id {
-                        out.push(project(doc, fields));
+                        let mut doc = project(doc, fields);
+                        self.as_solr_stores(&mut doc, id);
+                        out.push(doc);
                     }
                 }
             }
@@ -108,7 +112,7 @@ impl Store for FileStore {
             let path = self.temp_path("pending");
             let f = File::create(&path)
                 .map_err(|e| StoreError::io("cannot write pending updates", e))?;
-            state.pending = Some((TempFile(path), BufWriter::with_capacity(1 << 20, f)));
+            state.pending = Some((TempFile::new(path), BufWriter::with_capacity(1 << 20, f)));
         }
         for u in batch {
             let Some(&doc_offset) = state.index.get(&id_hash(&u.id)) else {
