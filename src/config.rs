@@ -227,6 +227,8 @@ pub struct JobConfig {
     pub output_format: OutputFormat,
     /// Where the JSON report goes, if anywhere.
     pub report: Option<Input>,
+    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
+    pub max_line_bytes: usize,
     /// Everything the engine decides with.
     pub engine: EngineConfig,
     /// 0 quiet logs, 1 info, 2 debug.

@@ -471,6 +471,12 @@ pub struct JobArgs {
     #[arg(long, value_name = "FILE|-")]
     pub report: Option<PathBuf>,
 
+    /// File mode: the longest input line (one document) accepted, in bytes, or with K, M or G (KiB,
+    /// MiB, GiB); a longer line stops the command with its FILE:LINE (exit 2), and no more than this is
+    /// held for one line. Also bounds each document of a /select response
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_bytes)]
+    pub max_line_bytes: u64,
+
     /// Log more to standard error: -v for progress notes, -vv for detail
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -506,6 +512,27 @@ fn parse_dimensions(s: &str) -> Result<DimensionList, String> {
     Dimension::parse_list(s)
         .map(DimensionList)
         .map_err(|e| e.to_string())
+}
+
+/// A byte count: digits, optionally followed by K, M or G (powers of 1024), at least 1.
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (digits, shift) = match s.strip_suffix(['K', 'k']) {
+        Some(d) => (d, 10),
+        None => match s.strip_suffix(['M', 'm']) {
+            Some(d) => (d, 20),
+            None => match s.strip_suffix(['G', 'g']) {
+                Some(d) => (d, 30),
+                None => (s, 0),
+            },
+        },
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("not a byte count: {s:?} (write e.g. 1048576, 512K or 64M)"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&n| (1..=1 << 40).contains(&n))
+        .ok_or_else(|| format!("{s} is out of range (1 byte to 1024G)"))
 }
 
 fn parse_field(s: &str) -> Result<(String, String), String> {

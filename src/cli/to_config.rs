@@ -234,6 +234,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         output: None,
         output_format: OutputFormat::Updates,
         report: args.report.map(Input::from_arg),
+        max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
         engine: EngineConfig {
             fields,
             write_fuzzy_text: signer.scheme == Scheme::Yacy,

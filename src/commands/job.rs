@@ -1,12 +1,11 @@
 //! `solr-dedup run` and `solr-dedup check`: open the store (a file or a Solr core), check a core's
 //! schema, run the engine, report.
 
-use std::io::Write;
-
 use anyhow::{anyhow, Context};
 use tracing::{debug, info, warn};
 use tracing_subscriber::EnvFilter;
 
+use super::interrupt::{Interrupt, Stoppable};
 use super::progress::Spinner;
 use super::schema_fit::inspect;
 use super::{Exit, Failure};
@@ -14,6 +13,7 @@ use crate::config::{Input, JobConfig, SolrConfig, Source};
 use crate::engine::{self, Dimension, EngineConfig, EngineError, Mode, Progress, Report};
 use crate::solr::schema::SchemaInfo;
 use crate::solr::{Client, ClientConfig, Credentials, SolrError};
+use crate::store::file::target::{is_char_device, same_file, write_whole};
 use crate::store::file::{FileStore, Output};
 use crate::store::solr::SolrStore;
 use crate::store::{Filter, FilterError, Store};
@@ -21,7 +21,26 @@ use crate::store::{Filter, FilterError, Store};
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     init_logging(c.verbosity);
-    let result = perform(c, &Spinner::new(c.quiet))?;
+    // In file mode a signal stops the run cleanly (see `interrupt`); against Solr the default stays.
+    let interrupt = matches!(c.source, Source::File(_))
+        .then(Interrupt::install)
+        .flatten();
+    let progress = Stoppable {
+        inner: Spinner::new(c.quiet),
+        interrupt: interrupt.as_ref(),
+    };
+    let result = perform(c, &progress)?;
+    if let (Err(EngineError::Cancelled(_)), Some(i)) = (&result, &interrupt) {
+        if let Some(exit) = i.exit() {
+            return Err(Failure::new(
+                exit,
+                anyhow!(
+                    "interrupted by {}; nothing was written, the output is as it was",
+                    i.name()
+                ),
+            ));
+        }
+    }
     finish(c, result)
 }
 
@@ -67,28 +86,62 @@ fn run_file(
     path: &std::path::Path,
     progress: &dyn Progress,
 ) -> Result<Result<Report, EngineError>, Failure> {
-    if c.report == Some(Input::Stdin) && c.output.is_none() && !c.check && !c.engine.dry_run {
+    // `--output -` is standard output, as leaving it out is.
+    let output_path = c.output.as_ref().filter(|p| p.as_os_str() != "-");
+    if c.report == Some(Input::Stdin) && output_path.is_none() && !c.check && !c.engine.dry_run {
         return Err(anyhow!(
             "the updates and the report would both go to standard output; give --output FILE or --report FILE"
         )
         .into());
     }
+    // Before anything is read: no output may overwrite the input or the other output.
+    if let Some(Input::File(report)) = &c.report {
+        if same_file(path, report) {
+            return Err(anyhow!(
+                "the report {} is the input {}; write it to another file",
+                report.display(),
+                path.display()
+            )
+            .into());
+        }
+        if let Some(out) = output_path {
+            if same_file(out, report) && !is_char_device(out) {
+                return Err(anyhow!(
+                    "--output and --report are the same file ({}); give each its own",
+                    out.display()
+                )
+                .into());
+            }
+        }
+    }
     let mut engine = c.engine.clone();
     if let Some(text) = &c.filter {
         engine.filter = file_filter(text)?;
     }
-    let output = match &c.output {
+    let output = match output_path {
         Some(p) => Output::File(p.clone()),
         None => Output::Stdout,
     };
     let f = &engine.fields;
-    let store = FileStore::open(path, output, c.output_format, &f.id, &f.version)
-        .map_err(|e| Failure::new(Exit::Usage, anyhow!(e)))?;
+    let store = FileStore::open_with(
+        path,
+        output,
+        c.output_format,
+        &f.id,
+        &f.version,
+        c.max_line_bytes,
+    )
+    .map_err(|e| Failure::new(Exit::Usage, anyhow!(e)))?
+    .with_text_fields(&[&f.text, &f.title, &f.description, &f.url]);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the runtime")?;
-    Ok(runtime.block_on(execute(&store, c, &engine, progress)))
+    let result = runtime.block_on(execute(&store, c, &engine, progress));
+    Ok(result.map(|mut report| {
+        report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
+        report
+    }))
 }
 
 /// `--filter` for the file store, which evaluates a subset of Solr's syntax itself.
@@ -352,14 +405,15 @@ fn write_report(c: &JobConfig, report: &Report) -> Result<(), Failure> {
     };
     let mut text = serde_json::to_string_pretty(report).context("cannot encode the report")?;
     text.push('\n');
-    match target {
-        Input::Stdin => std::io::stdout()
-            .lock()
-            .write_all(text.as_bytes())
-            .context("cannot write the report to standard output")?,
-        Input::File(path) => std::fs::write(path, text)
-            .with_context(|| format!("cannot write the report {}", path.display()))?,
-    }
+    // A regular file is replaced atomically, a link followed, a special file streamed to.
+    let path = match target {
+        Input::Stdin => std::path::Path::new("-"),
+        Input::File(path) => path.as_path(),
+    };
+    write_whole(path, text.as_bytes()).with_context(|| match target {
+        Input::Stdin => "cannot write the report to standard output".to_owned(),
+        Input::File(path) => format!("cannot write the report {}", path.display()),
+    })?;
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 //! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
 
 pub mod chrome;
+mod interrupt;
 pub mod job;
 pub mod near;
 mod progress;
@@ -33,6 +34,10 @@ pub enum Exit {
     Usage = 2,
     /// Solr could not be reached after retries.
     SolrUnreachable = 3,
+    /// Stopped by SIGINT (128 + 2, as a shell reports it).
+    Interrupted = 130,
+    /// Stopped by SIGTERM (128 + 15).
+    Terminated = 143,
 }
 
 impl Exit {
@@ -89,9 +94,10 @@ impl fmt::Display for Failure {
     }
 }
 
-/// Writes `text` (`what`, for messages) to standard output, or to a file: to a temporary file
-/// beside the target, renamed over it at the end, so that a failed or killed command never leaves
-/// half a file.
+/// Writes `text` (`what`, for messages) to standard output, or to a file: a regular file through a
+/// temporary file beside it, renamed over it at the end, so that a failed or killed command never
+/// leaves half a file; a symbolic link followed to its target; a special file (`/dev/null`, a FIFO)
+/// streamed to, never replaced (see [`crate::store::file::target`]).
 pub(crate) fn write_text(
     out: &crate::config::Input,
     text: &str,
@@ -105,16 +111,8 @@ pub(crate) fn write_text(
             .write_all(text.as_bytes())
             .with_context(|| format!("cannot write {what} to standard output"))?,
         crate::config::Input::File(path) => {
-            let dir = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let fail = || format!("cannot write {what} to {}", path.display());
-            let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(fail)?;
-            tmp.write_all(text.as_bytes())
-                .and_then(|_| tmp.as_file().sync_all())
-                .with_context(fail)?;
-            tmp.persist(path).with_context(fail)?;
+            crate::store::file::target::write_whole(path, text.as_bytes())
+                .with_context(|| format!("cannot write {what} to {}", path.display()))?;
         }
     }
     Ok(())
@@ -148,6 +146,8 @@ mod tests {
         assert_eq!(Exit::Problems.code(), 1);
         assert_eq!(Exit::Usage.code(), 2);
         assert_eq!(Exit::SolrUnreachable.code(), 3);
+        assert_eq!(Exit::Interrupted.code(), 130);
+        assert_eq!(Exit::Terminated.code(), 143);
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct DocumentCounts {
     /// Documents that the ranking and writing passes read: about twice `decided` when they look
     /// the documents up, twice `read` when they read everything.
     pub reread: u64,
+    /// File mode: documents in which a field that holds one value (the text, title, description or
+    /// URL) held an array of several, of which the first was taken.
+    pub multi_valued_first_taken: u64,
 }
 
 /// What one dimension found.
