@@ -1,5 +1,6 @@
 //! The one integration-test binary: every scenario module hangs off this file.
 
+mod bad_input;
 mod browser;
 mod cli;
 mod configset;
