@@ -278,7 +278,11 @@ and writing the current one. One commit at the end (--commit).
 
 File mode (--input) needs no Solr: the input is JSON Lines of Solr documents or a saved /select JSON \
 response; the output (--output, or standard output) holds the atomic updates, ready to POST to /update, \
-or with --output-format docs the annotated documents. The output appears only when the run succeeds.";
+or with --output-format docs the annotated documents. The output appears only when the run succeeds: a \
+regular file is replaced atomically, a symbolic link is followed, a special file (/dev/null, a FIFO) or \
+`-` is streamed to; an output or report that is the input is refused. Lines longer than \
+--max-line-bytes are refused with their FILE:LINE. SIGINT or SIGTERM stops the run before its next page \
+with no output and no temporary file left (exit 130 or 143).";
 
 const RUN_EXAMPLES: &str = "\
 Examples:

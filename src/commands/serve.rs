@@ -65,12 +65,13 @@ impl IndexBackend {
         let fields = &self.job.engine.fields;
         match &self.job.source {
             Source::File(path) => {
-                let store = FileStore::open(
+                let store = FileStore::open_with(
                     path,
                     Output::Stdout,
                     OutputFormat::Updates,
                     &fields.id,
                     &fields.version,
+                    self.job.max_line_bytes,
                 )
                 .map_err(|e| e.to_string())?;
                 block_on(f.call(&store, &self.filter))?.map_err(|e| e.to_string())
