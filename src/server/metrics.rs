@@ -237,3 +237,41 @@ fn runs(out: &mut Out, state: &AppState) {
         &last,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::runs::{Record, Runs};
+
+    /// The whole text, over the kept records of `tests/fixtures/serve-state` counted as if they
+    /// had ended in this process: as the server answered before its records were typed.
+    #[tokio::test]
+    async fn the_text_is_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("runs")).unwrap();
+        // The three runs with reports (the failed record 4 is not part of what was saved).
+        for text in &runs::tests::OLD_RECORDS[..3] {
+            let r: Record = serde_json::from_str(text).unwrap();
+            std::fs::write(dir.path().join(format!("runs/{:08}.json", r.id)), text).unwrap();
+        }
+        let runs = Arc::new(Runs::open(dir.path()).unwrap());
+        for r in runs.recent(10).iter().rev() {
+            runs.count(r);
+        }
+        let state = Arc::new(AppState {
+            backend: None,
+            runs,
+            index: None,
+            token: None,
+            frame_ancestors: Vec::new(),
+            schedule: None,
+            metrics: Metrics::default(),
+        });
+        let answer = metrics(State(state)).await;
+        let body = axum::body::to_bytes(answer.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let want = include_str!("../../tests/fixtures/serve-state/metrics.txt");
+        assert_eq!(std::str::from_utf8(&body).unwrap(), want);
+    }
+}

@@ -512,7 +512,7 @@ impl Runs {
         self.ended.send_replace(id);
     }
 
-    fn count(&self, r: &Record) {
+    pub(super) fn count(&self, r: &Record) {
         let mut tally = lock(&self.tally);
         *tally
             .runs
@@ -626,7 +626,7 @@ impl Runs {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -680,6 +680,25 @@ mod tests {
         // A second server on the same directory is refused while the first holds it.
         let err = Runs::open(dir.path()).err().expect("locked");
         assert!(err.contains("another solr-dedup serve"), "{err}");
+    }
+
+    /// The records of `tests/fixtures/serve-state`, as the server wrote them before its records
+    /// were typed (4 written by hand in the same format).
+    pub(crate) const OLD_RECORDS: [&str; 4] = [
+        include_str!("../../tests/fixtures/serve-state/runs/00000001.json"),
+        include_str!("../../tests/fixtures/serve-state/runs/00000002.json"),
+        include_str!("../../tests/fixtures/serve-state/runs/00000003.json"),
+        include_str!("../../tests/fixtures/serve-state/runs/00000004.json"),
+    ];
+
+    #[test]
+    fn old_records_load_and_save_byte_for_byte() {
+        for text in OLD_RECORDS {
+            let r: Record = serde_json::from_str(text).unwrap();
+            // As `save` writes it.
+            let again = String::from_utf8(serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+            assert_eq!(again, text, "record {}", r.id);
+        }
     }
 
     /// A backend whose runs do what the test says.
