@@ -14,8 +14,9 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::runs::Record;
+use super::runs::{Kind, Record};
 use super::{find_groups, status_of, AppState};
+use crate::engine::DocumentCounts;
 
 /// `&`, `<`, `>`, `"` and `'` escaped.
 pub fn esc(s: &str) -> String {
@@ -137,17 +138,15 @@ pub(super) async fn overview(State(state): State<Arc<AppState>>) -> Response {
 }
 
 fn run_row(h: &mut String, r: &Record) {
-    let docs = |k: &str| {
+    let docs = |n: fn(&DocumentCounts) -> u64| {
         r.report
             .as_ref()
-            .and_then(|rep| rep.pointer(&format!("/documents/{k}")))
-            .and_then(Value::as_u64)
-            .map_or_else(|| "–".to_owned(), |n| n.to_string())
+            .map_or_else(|| "–".to_owned(), |rep| n(&rep.documents).to_string())
     };
     let took = r
         .ended
         .map_or_else(|| "…".to_owned(), |e| format!("{:.1} s", e - r.started));
-    let mut kind = r.kind.clone();
+    let mut kind = r.kind.name().to_owned();
     if r.options.full {
         kind.push_str(" full");
     }
@@ -157,14 +156,10 @@ fn run_row(h: &mut String, r: &Record) {
     let dims = r
         .report
         .as_ref()
-        .and_then(|rep| rep.get("dimensions"))
-        .and_then(Value::as_object)
-        .map(|dims| {
-            dims.iter()
-                .map(|(d, v)| {
-                    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-                    format!("{} {}/{}", esc(d), n("groups"), n("doubles"))
-                })
+        .map(|rep| {
+            rep.dimensions
+                .iter()
+                .map(|(d, v)| format!("{} {}/{}", esc(d), v.groups, v.doubles))
                 .collect::<Vec<_>>()
                 .join(" · ")
         })
@@ -185,22 +180,17 @@ fn run_row(h: &mut String, r: &Record) {
         state = r.state.name(),
         error = esc(r.error.as_deref().unwrap_or("")),
         started = utc(r.started),
-        read = docs("read"),
-        signed = docs("signed"),
-        written = docs("written"),
+        read = docs(|d| d.read),
+        signed = docs(|d| d.signed),
+        written = docs(|d| d.written),
     );
 }
 
 fn dimensions_table(h: &mut String, r: &Record) {
-    let Some(dims) = r
-        .report
-        .as_ref()
-        .and_then(|rep| rep.get("dimensions"))
-        .and_then(Value::as_object)
-    else {
+    let Some(dims) = r.report.as_ref().map(|rep| &rep.dimensions) else {
         return;
     };
-    let changed = if r.kind == "check" {
+    let changed = if r.kind == Kind::Check {
         "wrong"
     } else {
         "changed"
@@ -210,18 +200,17 @@ fn dimensions_table(h: &mut String, r: &Record) {
         "<h2>Run {} ({}, {})</h2><div class=\"scroll\"><table id=\"dimensions\"><thead><tr><th>dimension</th>\
          <th class=\"n\">groups</th><th class=\"n\">doubles</th><th class=\"n\">{changed}</th></tr></thead><tbody>",
         r.id,
-        esc(&r.kind),
+        r.kind.name(),
         r.state.name()
     );
     for (d, v) in dims {
-        let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
         let _ = write!(
             h,
             "<tr class=\"dimension\" data-dimension=\"{d}\"><td>{d}</td><td class=\"n\">{}</td>\
              <td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            n("groups"),
-            n("doubles"),
-            n("changed"),
+            v.groups,
+            v.doubles,
+            v.changed,
             d = esc(d)
         );
     }

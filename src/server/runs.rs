@@ -13,12 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Serialize, Serializer};
 use tracing::{info, warn};
 
 use super::Backend;
-use crate::engine::Progress;
+use crate::engine::{DocumentCounts, Name, Progress, Report, SolrWork};
 
 /// Records kept in the state directory; older ones are removed.
 pub const KEEP: usize = 100;
@@ -35,6 +34,38 @@ pub struct RunOptions {
     pub dry_run: bool,
 }
 
+/// What a run does: `run` writes (unless a dry run), `check` only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Signs, groups and writes.
+    Run,
+    /// Reports what a run would change.
+    Check,
+}
+
+impl Kind {
+    /// Both, in the order metrics list them.
+    pub const ALL: [Kind; 2] = [Kind::Run, Kind::Check];
+
+    /// The kind of a run started with `options`.
+    pub fn of(options: RunOptions) -> Kind {
+        if options.check {
+            Kind::Check
+        } else {
+            Kind::Run
+        }
+    }
+
+    /// The name used in JSON, metrics and the page.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Check => "check",
+        }
+    }
+}
+
 /// Who started a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -48,7 +79,7 @@ pub enum Trigger {
 }
 
 /// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     /// Going.
@@ -81,7 +112,7 @@ pub struct Ended {
     /// Succeeded, failed or cancelled.
     pub state: State,
     /// The report, also of a cancelled run (what it did so far).
-    pub report: Option<Value>,
+    pub report: Option<Report>,
     /// What went wrong, in one line.
     pub error: Option<String>,
 }
@@ -92,7 +123,7 @@ pub struct Record {
     /// Increasing from 1 over the state directory's life.
     pub id: u64,
     /// `run` or `check`.
-    pub kind: String,
+    pub kind: Kind,
     /// The options it was started with.
     pub options: RunOptions,
     /// Who started it.
@@ -108,14 +139,27 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The report (`--report`'s JSON).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub report: Option<Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "sorted_keys"
+    )]
+    pub report: Option<Report>,
     /// The index's change mark read after the run (see [`crate::store::Store::change_mark`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mark_after: Option<String>,
     /// While it runs: how far it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<ProgressView>,
+}
+
+/// The report as records always held it: through `serde_json::Value`, whose objects write their
+/// keys sorted (not in the fields' order, as `--report` does), so that state files and answers keep
+/// their bytes.
+fn sorted_keys<S: Serializer>(report: &Option<Report>, s: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(report)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(s)
 }
 
 /// How far a running run is.
@@ -247,13 +291,17 @@ pub struct Runs {
     tally: Mutex<Tally>,
 }
 
-/// Totals over the runs this process saw end (Prometheus counters).
+/// Totals over the runs this process saw end (Prometheus counters): the reports' fields summed.
 #[derive(Debug, Default)]
 pub(super) struct Tally {
     /// By (kind, state).
-    pub(super) runs: BTreeMap<(String, &'static str), u64>,
-    /// Report fields summed: `documents.*`, `work.*`, `phases_ms.*`.
-    pub(super) sums: BTreeMap<String, u64>,
+    pub(super) runs: BTreeMap<(Kind, State), u64>,
+    /// The reports' per-document counts.
+    pub(super) documents: DocumentCounts,
+    /// The reports' Solr work.
+    pub(super) work: SolrWork,
+    /// The reports' milliseconds per phase.
+    pub(super) phases_ms: BTreeMap<Name, u64>,
 }
 
 /// The totals, for `/metrics`.
@@ -400,7 +448,7 @@ impl Runs {
             inner.next_id += 1;
             let record = Record {
                 id,
-                kind: if options.check { "check" } else { "run" }.to_owned(),
+                kind: Kind::of(options),
                 options,
                 trigger,
                 state: State::Running,
@@ -416,7 +464,7 @@ impl Runs {
             // Keep the newest KEEP records, and always the newest successful run and check (the
             // metrics' last success and groups come from them).
             while inner.records.len() > KEEP {
-                let keep: Vec<u64> = ["run", "check"]
+                let keep: Vec<u64> = Kind::ALL
                     .iter()
                     .filter_map(|k| {
                         inner
@@ -436,7 +484,7 @@ impl Runs {
             record
         };
         self.save(&record);
-        info!(id = record.id, kind = %record.kind, trigger = ?trigger, "run started");
+        info!(id = record.id, kind = record.kind.name(), trigger = ?trigger, "run started");
         let runs = self.clone();
         let id = record.id;
         let spawned = std::thread::Builder::new()
@@ -514,21 +562,14 @@ impl Runs {
 
     pub(super) fn count(&self, r: &Record) {
         let mut tally = lock(&self.tally);
-        *tally
-            .runs
-            .entry((r.kind.clone(), r.state.name()))
-            .or_default() += 1;
+        *tally.runs.entry((r.kind, r.state)).or_default() += 1;
         let Some(report) = &r.report else {
             return;
         };
-        for section in ["documents", "work", "phases_ms"] {
-            if let Some(Value::Object(m)) = report.get(section) {
-                for (k, v) in m {
-                    if let Some(n) = v.as_u64() {
-                        *tally.sums.entry(format!("{section}.{k}")).or_default() += n;
-                    }
-                }
-            }
+        tally.documents += &report.documents;
+        tally.work += &report.work;
+        for (phase, ms) in &report.phases_ms {
+            *tally.phases_ms.entry(phase.clone()).or_default() += ms;
         }
     }
 
@@ -595,7 +636,7 @@ impl Runs {
     }
 
     /// The newest run that ended in `state` (of `kind`, when given).
-    pub fn last(&self, state: State, kind: Option<&str>) -> Option<Record> {
+    pub fn last(&self, state: State, kind: Option<Kind>) -> Option<Record> {
         lock(&self.inner)
             .records
             .values()
@@ -650,7 +691,7 @@ pub(crate) mod tests {
         std::fs::create_dir_all(&runs_dir).unwrap();
         let r = Record {
             id: 7,
-            kind: "run".into(),
+            kind: Kind::Run,
             options: RunOptions::default(),
             trigger: Trigger::Api,
             state: State::Running,
@@ -738,7 +779,7 @@ pub(crate) mod tests {
     fn succeeded() -> Ended {
         Ended {
             state: State::Succeeded,
-            report: Some(serde_json::json!({})),
+            report: Some(Report::default()),
             error: None,
         }
     }
@@ -820,7 +861,10 @@ pub(crate) mod tests {
         }
         let kept = std::fs::read_dir(dir.path().join("runs")).unwrap().count();
         assert_eq!(kept, KEEP);
-        assert_eq!(runs.last(State::Succeeded, Some("run")).unwrap().id, first);
+        assert_eq!(
+            runs.last(State::Succeeded, Some(Kind::Run)).unwrap().id,
+            first
+        );
         assert_eq!(runs.recent(KEEP + 10).len(), KEEP);
         assert!(runs.get(2).is_none(), "the oldest failure went");
     }
