@@ -14,11 +14,12 @@ use std::fmt::Write;
 use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::work::SolrWork;
 
 /// Counts per document.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, ToSchema)]
 #[serde(default)]
 pub struct DocumentCounts {
     /// Documents read (that passed `--filter`), counted once per run.
@@ -42,7 +43,7 @@ pub struct DocumentCounts {
 }
 
 /// What one dimension found.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, ToSchema)]
 #[serde(default)]
 pub struct DimensionReport {
     /// Groups of two or more documents.
@@ -50,6 +51,7 @@ pub struct DimensionReport {
     /// Documents that double another (group members that are not the representative).
     pub doubles: u64,
     /// Documents that take no part, per reason.
+    #[schema(value_type = BTreeMap<String, u64>)]
     pub excluded: BTreeMap<Name, u64>,
     /// Documents whose flag or count in this dimension was (or, with `check`, would be) changed.
     pub changed: u64,
@@ -59,7 +61,7 @@ pub struct DimensionReport {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(default)]
 pub struct Report {
     /// `full`, `incremental` or `check`.
@@ -77,8 +79,10 @@ pub struct Report {
     /// Per-document counts.
     pub documents: DocumentCounts,
     /// Per-dimension findings, by dimension name.
+    #[schema(value_type = BTreeMap<String, DimensionReport>)]
     pub dimensions: BTreeMap<Name, DimensionReport>,
     /// Wall time per phase in milliseconds.
+    #[schema(value_type = BTreeMap<String, u64>)]
     pub phases_ms: BTreeMap<Name, u64>,
     /// What the run asked of the store, and the Solr time it models.
     pub work: SolrWork,

@@ -10,6 +10,7 @@
 use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::store::Via;
 
@@ -45,7 +46,7 @@ pub const LOOKUP_MS: f64 = CURSOR_LIGHT_MS;
 pub const REQUEST_MS: f64 = 1.0;
 
 /// What a run asked of the store.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
 #[serde(default)]
 pub struct SolrWork {
     /// Documents handed out with their text to be signed.

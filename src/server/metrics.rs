@@ -53,6 +53,11 @@ fn labels(pairs: &[(&str, &str)]) -> String {
     format!("{{{}}}", inner.join(","))
 }
 
+#[utoipa::path(get, path = "/metrics", responses(
+    (status = 200, description = "counters", content_type = "text/plain; version=0.0.4", body = String),
+    (status = 401, body = super::ErrorBody),
+))]
+/// Counters in Prometheus' text format.
 pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     let mut out = Out(String::new());
     let m = &state.metrics;

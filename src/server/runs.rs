@@ -15,6 +15,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize, Serializer};
 use tracing::{info, warn};
+use utoipa::ToSchema;
 
 use super::Backend;
 use crate::engine::{DocumentCounts, Name, Progress, Report, SolrWork};
@@ -23,7 +24,7 @@ use crate::engine::{DocumentCounts, Name, Progress, Report, SolrWork};
 pub const KEEP: usize = 100;
 
 /// What a run is asked to do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunOptions {
     /// `check`: read only, report what a run would change.
@@ -35,7 +36,7 @@ pub struct RunOptions {
 }
 
 /// What a run does: `run` writes (unless a dry run), `check` only reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// Signs, groups and writes.
@@ -67,7 +68,7 @@ impl Kind {
 }
 
 /// Who started a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Trigger {
     /// `POST /api/runs`.
@@ -79,7 +80,7 @@ pub enum Trigger {
 }
 
 /// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     /// Going.
@@ -92,6 +93,17 @@ pub enum State {
     Cancelled,
     /// The server stopped during the run.
     Interrupted,
+}
+
+impl Trigger {
+    /// The name used in JSON and on the page.
+    pub fn name(self) -> &'static str {
+        match self {
+            Trigger::Api => "api",
+            Trigger::Every => "every",
+            Trigger::AfterQuiet => "after-quiet",
+        }
+    }
 }
 
 impl State {
@@ -118,7 +130,7 @@ pub struct Ended {
 }
 
 /// A run, as kept and as answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Record {
     /// Increasing from 1 over the state directory's life.
     pub id: u64,
@@ -130,7 +142,7 @@ pub struct Record {
     pub trigger: Trigger,
     /// Where it stands.
     pub state: State,
-    /// Start, in seconds since the epoch.
+    /// Start, in seconds since the epoch (Unix time).
     pub started: f64,
     /// End, in seconds since the epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,7 +157,7 @@ pub struct Record {
         serialize_with = "sorted_keys"
     )]
     pub report: Option<Report>,
-    /// The index's change mark read after the run (see [`crate::store::Store::change_mark`]).
+    /// The index's change mark read after the run (the store's `change_mark`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mark_after: Option<String>,
     /// While it runs: how far it is.
@@ -163,7 +175,7 @@ fn sorted_keys<S: Serializer>(report: &Option<Report>, s: S) -> Result<S::Ok, S:
 }
 
 /// How far a running run is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ProgressView {
     /// `starting`, `scan`, `near`, `rank`, `write`, `commit` or `cancelling`.
     pub phase: String,
