@@ -55,7 +55,7 @@ fn labels(pairs: &[(&str, &str)]) -> String {
 
 #[utoipa::path(get, path = "/metrics", responses(
     (status = 200, description = "counters", content_type = "text/plain; version=0.0.4", body = String),
-    (status = 401, body = super::ErrorBody),
+    (status = 401, description = "refused", body = super::ErrorBody),
 ))]
 /// Counters in Prometheus' text format.
 pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {

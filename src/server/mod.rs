@@ -299,7 +299,7 @@ async fn healthz() -> &'static str {
 
 #[utoipa::path(get, path = "/openapi.json", responses(
     (status = 200, description = "OpenAPI 3.1"),
-    (status = 401, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody),
 ))]
 /// This document.
 async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
@@ -411,8 +411,8 @@ fn urls_of(
 
 #[utoipa::path(post, path = "/api/urls/predict", request_body = UrlsBody, responses(
     (status = 200, description = "whether each URL duplicates an indexed page, in order", body = UrlAnswers),
-    (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
-    (status = 415, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody), (status = 403, description = "refused", body = ErrorBody), (status = 413, description = "refused", body = ErrorBody),
+    (status = 415, description = "refused", body = ErrorBody), (status = 422, description = "refused", body = ErrorBody), (status = 503, description = "refused", body = ErrorBody),
 ))]
 /// Whether each URL duplicates an indexed page.
 async fn predict(
@@ -456,8 +456,8 @@ async fn predict(
 
 #[utoipa::path(post, path = "/api/urls/canonical", request_body = UrlsBody, responses(
     (status = 200, description = "the canonical form of each URL under the rules, in order", body = UrlAnswers),
-    (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
-    (status = 415, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody), (status = 403, description = "refused", body = ErrorBody), (status = 413, description = "refused", body = ErrorBody),
+    (status = 415, description = "refused", body = ErrorBody), (status = 422, description = "refused", body = ErrorBody), (status = 503, description = "refused", body = ErrorBody),
 ))]
 /// The canonical form of each URL under the rules.
 async fn canonical_forms(
@@ -513,8 +513,8 @@ fn backend(state: &AppState) -> Result<Arc<dyn Backend>, Response> {
 #[utoipa::path(post, path = "/api/runs", request_body = RunOptions, responses(
     (status = 202, description = "started", body = Started),
     (status = 409, description = "another run is going", body = Busy),
-    (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 415, body = ErrorBody),
-    (status = 422, body = ErrorBody), (status = 503, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody), (status = 403, description = "refused", body = ErrorBody), (status = 415, description = "refused", body = ErrorBody),
+    (status = 422, description = "refused", body = ErrorBody), (status = 503, description = "refused", body = ErrorBody),
 ))]
 /// Start a run or a check (one at a time).
 async fn start_run(
@@ -569,7 +569,7 @@ struct ListQuery {
 
 #[utoipa::path(get, path = "/api/runs", params(ListQuery), responses(
     (status = 200, description = "runs", body = RunList),
-    (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+    (status = 400, description = "refused", body = ErrorBody), (status = 401, description = "refused", body = ErrorBody),
 ))]
 /// The newest runs, newest first, with their reports.
 async fn list_runs(
@@ -588,7 +588,7 @@ async fn list_runs(
 
 #[utoipa::path(get, path = "/api/runs/current", responses(
     (status = 200, description = "the run, null when none", body = Current),
-    (status = 401, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody),
 ))]
 /// The run going on, with its progress.
 async fn current_run(State(state): State<Arc<AppState>>) -> Response {
@@ -605,7 +605,7 @@ fn run_id(id: &str) -> Result<u64, Box<Response>> {
 
 #[utoipa::path(get, path = "/api/runs/{id}", params(("id" = u64, Path, description = "the run's id")), responses(
     (status = 200, description = "the run", body = Record),
-    (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody), (status = 404, description = "refused", body = ErrorBody),
 ))]
 /// One run.
 async fn get_run(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
@@ -624,8 +624,8 @@ async fn get_run(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> 
 
 #[utoipa::path(post, path = "/api/runs/{id}/cancel", params(("id" = u64, Path, description = "the run's id")), responses(
     (status = 202, description = "cancelling", body = Cancelling),
-    (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-    (status = 409, body = ErrorBody), (status = 415, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody), (status = 403, description = "refused", body = ErrorBody), (status = 404, description = "refused", body = ErrorBody),
+    (status = 409, description = "refused", body = ErrorBody), (status = 415, description = "refused", body = ErrorBody),
 ))]
 /// Cancel a run after its batch in flight.
 async fn cancel_run(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
@@ -698,8 +698,8 @@ pub(crate) async fn find_groups(
     params(("dimension" = String, Path, description = "exact, fuzzy, title, description or near (www and http have no group field: 400)"), GroupsQuery),
     responses(
         (status = 200, description = "groups, biggest first", body = GroupList),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody),
+        (status = 400, description = "refused", body = ErrorBody), (status = 401, description = "refused", body = ErrorBody), (status = 404, description = "refused", body = ErrorBody),
+        (status = 502, description = "refused", body = ErrorBody), (status = 503, description = "refused", body = ErrorBody),
     ),
 )]
 /// The biggest groups of a dimension, as the last run left them.
@@ -781,7 +781,7 @@ pub(crate) async fn status_of(state: &AppState) -> Status {
 
 #[utoipa::path(get, path = "/api/status", responses(
     (status = 200, description = "status", body = Status),
-    (status = 401, body = ErrorBody),
+    (status = 401, description = "refused", body = ErrorBody),
 ))]
 /// The index, whether it answers, the run going on, the schedule.
 async fn status(State(state): State<Arc<AppState>>) -> Response {

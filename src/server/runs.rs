@@ -6,6 +6,10 @@
 //! file renamed over the old one), so a server killed at any point leaves whole records. A record
 //! still `running` when the server starts again belonged to a server that stopped during the run: it
 //! is closed as `interrupted` (nothing is lost; the next run converges, as after a kill).
+//!
+//! A record is typed: its `kind` is a [`Kind`] and its report the engine's [`Report`]. Its JSON keeps
+//! the field names, values and key order records had when reports were kept as `serde_json::Value`,
+//! so state files written before load as they are (pinned by `tests/fixtures/serve-state`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
