@@ -1546,6 +1546,39 @@ fn serve_answers_predictions_as_the_command_line_does() {
     assert!(doc["paths"]["/api/urls/predict"]["post"]["responses"]["200"].is_object());
 }
 
+/// The state directory written by the server before its records were typed (issue 24): copied from
+/// what it wrote (records 1 to 3: a dry run, a check, a full dry run over a small file) and one
+/// record written by hand in the same format (4: a failed check).
+const STATE_FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/serve-state");
+
+#[test]
+fn serve_reads_old_state_files_and_answers_them_byte_for_byte_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    for entry in std::fs::read_dir(format!("{STATE_FIXTURE}/runs")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), runs.join(entry.file_name())).unwrap();
+    }
+    let server = Server::start(&["--state-dir", dir.path().to_str().unwrap()], &[]);
+    // The answers the untyped records gave, saved from that server.
+    for (path, answer) in [
+        ("/api/runs", "api-runs.json"),
+        ("/api/runs/2", "api-runs-2.json"),
+    ] {
+        let (status, text) = server.get(path, &[]);
+        assert_eq!(status, 200, "{path}: {text}");
+        let want = std::fs::read_to_string(format!("{STATE_FIXTURE}/{answer}")).unwrap();
+        assert_eq!(text, want, "{path}");
+    }
+    // Nothing was rewritten on the way.
+    for id in 1..=4 {
+        let name = format!("{id:08}.json");
+        let want = std::fs::read(format!("{STATE_FIXTURE}/runs/{name}")).unwrap();
+        assert_eq!(std::fs::read(runs.join(&name)).unwrap(), want, "{name}");
+    }
+}
+
 #[test]
 fn serve_refuses_what_it_should() {
     let (input, rules) = shop_rules("serve-refuse");

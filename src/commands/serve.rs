@@ -184,7 +184,7 @@ impl Backend for IndexBackend {
         match perform(&job, progress) {
             Ok(Ok(report)) => Ended {
                 state: State::Succeeded,
-                report: serde_json::to_value(&report).ok(),
+                report: Some(report),
                 error: None,
             },
             Ok(Err(EngineError::Cancelled(mut report))) => {
@@ -198,7 +198,7 @@ impl Backend for IndexBackend {
                 };
                 Ended {
                     state: State::Cancelled,
-                    report: serde_json::to_value(&*report).ok(),
+                    report: Some(*report),
                     error: Some(error.to_owned()),
                 }
             }

@@ -15,13 +15,14 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::Dimension;
 use crate::model::FieldNames;
 use crate::store::{Doc, FacetQuery, Filter, ReadQuery, Store, StoreError};
 
 /// One group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct GroupView {
     /// The value the group shares (a signature, or a near group id), as the index holds it.
     pub key: String,
@@ -34,7 +35,7 @@ pub struct GroupView {
 }
 
 /// A member of a group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct Member {
     /// The document's id.
     pub id: String,

@@ -99,7 +99,7 @@ impl<S: Store> Round<'_, S> {
                         }
                     }
                     if changed {
-                        let r = report.dimensions.entry(d.name()).or_default();
+                        let r = report.dimensions.entry(d.name().into()).or_default();
                         r.changed += 1;
                         if self.mode == Mode::Check && r.examples.len() < 5 {
                             r.examples.push(id.clone().into_owned());

@@ -96,7 +96,7 @@ pub use guard::{SchemeMismatch, SchemeSettings};
 pub use needs::{needs, FieldKind, Need};
 use open::Todo;
 pub use progress::{Progress, Silent};
-pub use report::{DimensionReport, DocumentCounts, Report};
+pub use report::{DimensionReport, DocumentCounts, Name, Report};
 pub use url_key::{compare_full, Preference, RankPrefix, UrlKeys};
 pub use work::SolrWork;
 
@@ -301,7 +301,7 @@ pub async fn execute<S: Store>(
     if writes && report.documents.written > 0 {
         let t = Instant::now();
         store.commit(cfg.commit).await?;
-        *report.phases_ms.entry("commit").or_default() += t.elapsed().as_millis() as u64;
+        *report.phases_ms.entry("commit".into()).or_default() += t.elapsed().as_millis() as u64;
     } else if writes {
         // Nothing to write still produces the (empty) output a file user asked for.
         store.commit(CommitMode::None).await?;
@@ -509,7 +509,7 @@ impl<S: Store> Round<'_, S> {
         // Re-indexed between the light read and the text read: not in this round's records. The
         // round decides the rest; the next one takes them in.
         let skipped = report.documents.changed_during_run - changed_before;
-        *report.phases_ms.entry("scan").or_default() += t.elapsed().as_millis() as u64;
+        *report.phases_ms.entry("scan".into()).or_default() += t.elapsed().as_millis() as u64;
         info!(
             documents = recs.len(),
             signed = signed_docs,
@@ -550,11 +550,11 @@ impl<S: Store> Round<'_, S> {
                 .near_groups(report, &recs, &by_hash, join, &mut keep)
                 .await?;
             groups[Dimension::Near.index()] = Some(near);
-            *report.phases_ms.entry("near").or_default() += t.elapsed().as_millis() as u64;
+            *report.phases_ms.entry("near".into()).or_default() += t.elapsed().as_millis() as u64;
         }
         for d in Dimension::ALL {
             if let Some(g) = &groups[d.index()] {
-                let r = report.dimensions.entry(d.name()).or_default();
+                let r = report.dimensions.entry(d.name().into()).or_default();
                 r.groups = g.count() as u64;
                 r.doubles = g.doubles();
             }
@@ -584,14 +584,14 @@ impl<S: Store> Round<'_, S> {
             best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
         }
         let best = best.best;
-        *report.phases_ms.entry("rank").or_default() += t.elapsed().as_millis() as u64;
+        *report.phases_ms.entry("rank".into()).or_default() += t.elapsed().as_millis() as u64;
 
         let t = Instant::now();
         self.progress.phase("write");
         let unsettled = self
             .pass_c(report, &recs, &by_hash, &todo, &best, &reads)
             .await?;
-        *report.phases_ms.entry("write").or_default() += t.elapsed().as_millis() as u64;
+        *report.phases_ms.entry("write".into()).or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish();
         Ok(RoundOutcome {
             unsettled: unsettled + skipped,

@@ -1,14 +1,26 @@
 //! What a run or a check found, as the JSON report of `--report` and a short human summary.
+//!
+//! The report also deserializes: `serve` keeps it typed in its run records and reads it back from
+//! its state directory. Every struct takes defaults for missing fields, so that a record written by
+//! an older version still loads.
 
+/// A name in a report's maps (a dimension, a reason, a phase): the engine's own `&'static str`,
+/// or an owned string when read back.
+pub type Name = Cow<'static, str>;
+
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::ops::AddAssign;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::work::SolrWork;
 
 /// Counts per document.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, ToSchema)]
+#[serde(default)]
 pub struct DocumentCounts {
     /// Documents read (that passed `--filter`), counted once per run.
     pub read: u64,
@@ -34,14 +46,16 @@ pub struct DocumentCounts {
 }
 
 /// What one dimension found.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, ToSchema)]
+#[serde(default)]
 pub struct DimensionReport {
     /// Groups of two or more documents.
     pub groups: u64,
     /// Documents that double another (group members that are not the representative).
     pub doubles: u64,
     /// Documents that take no part, per reason.
-    pub excluded: BTreeMap<&'static str, u64>,
+    #[schema(value_type = BTreeMap<String, u64>)]
+    pub excluded: BTreeMap<Name, u64>,
     /// Documents whose flag or count in this dimension was (or, with `check`, would be) changed.
     pub changed: u64,
     /// With `check`: a few ids whose stored flag or count is wrong.
@@ -50,7 +64,8 @@ pub struct DimensionReport {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
+#[serde(default)]
 pub struct Report {
     /// `full`, `incremental` or `check`.
     pub mode: String,
@@ -67,11 +82,38 @@ pub struct Report {
     /// Per-document counts.
     pub documents: DocumentCounts,
     /// Per-dimension findings, by dimension name.
-    pub dimensions: BTreeMap<&'static str, DimensionReport>,
+    #[schema(value_type = BTreeMap<String, DimensionReport>)]
+    pub dimensions: BTreeMap<Name, DimensionReport>,
     /// Wall time per phase in milliseconds.
-    pub phases_ms: BTreeMap<&'static str, u64>,
+    #[schema(value_type = BTreeMap<String, u64>)]
+    pub phases_ms: BTreeMap<Name, u64>,
     /// What the run asked of the store, and the Solr time it models.
     pub work: SolrWork,
+}
+
+/// Sums over runs (`serve`'s metrics). Every field is named, so that a new count is a compile error
+/// here until someone decides how it adds up.
+impl AddAssign<&DocumentCounts> for DocumentCounts {
+    fn add_assign(&mut self, o: &DocumentCounts) {
+        let DocumentCounts {
+            read,
+            signed,
+            written,
+            conflicts,
+            changed_during_run,
+            missing_signatures,
+            decided,
+            reread,
+        } = o;
+        self.read += read;
+        self.signed += signed;
+        self.written += written;
+        self.conflicts += conflicts;
+        self.changed_during_run += changed_during_run;
+        self.missing_signatures += missing_signatures;
+        self.decided += decided;
+        self.reread += reread;
+    }
 }
 
 impl Report {
@@ -143,5 +185,33 @@ impl Report {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_reads_back_as_it_was_written() {
+        let mut r = Report {
+            mode: "check".into(),
+            store: "file docs.jsonl".into(),
+            rounds: 2,
+            ..Report::default()
+        };
+        r.documents.read = 7;
+        r.work.text_docs = 5;
+        r.phases_ms.insert("scan".into(), 12);
+        let d = r.dimensions.entry("exact".into()).or_default();
+        d.groups = 1;
+        d.excluded.insert("empty_text".into(), 3);
+        d.examples.push("d1".into());
+        r.dimensions
+            .insert("near".into(), DimensionReport::default());
+        let text = serde_json::to_string(&r).unwrap();
+        let back: Report = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
     }
 }

@@ -147,10 +147,10 @@ impl<S: Store> Round<'_, S> {
                         if let Some(reason) = excluded[d.index()] {
                             *report
                                 .dimensions
-                                .entry(d.name())
+                                .entry(d.name().into())
                                 .or_default()
                                 .excluded
-                                .entry(reason.name())
+                                .entry(reason.name().into())
                                 .or_default() += 1;
                         }
                     }

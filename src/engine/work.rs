@@ -7,7 +7,10 @@
 //! report gives them with a *modelled Solr time* (`modelled_solr_ms`), the sum of each count times
 //! its measured cost below. The fake Solr of the tests counts the same things on its side.
 
-use serde::Serialize;
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::store::Via;
 
@@ -43,7 +46,8 @@ pub const LOOKUP_MS: f64 = CURSOR_LIGHT_MS;
 pub const REQUEST_MS: f64 = 1.0;
 
 /// What a run asked of the store.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
+#[serde(default)]
 pub struct SolrWork {
     /// Documents handed out with their text to be signed.
     pub text_docs: u64,
@@ -64,6 +68,33 @@ pub struct SolrWork {
     pub requests: u64,
     /// The Solr time this work costs under the model above, in ms.
     pub modelled_solr_ms: u64,
+}
+
+/// Sums over runs (`serve`'s metrics); every field named, as for
+/// [`DocumentCounts`](super::report::DocumentCounts).
+impl AddAssign<&SolrWork> for SolrWork {
+    fn add_assign(&mut self, o: &SolrWork) {
+        let SolrWork {
+            text_docs,
+            sample_docs,
+            light_export_docs,
+            light_cursor_docs,
+            lookup_docs,
+            file_docs,
+            written_docs,
+            requests,
+            modelled_solr_ms,
+        } = o;
+        self.text_docs += text_docs;
+        self.sample_docs += sample_docs;
+        self.light_export_docs += light_export_docs;
+        self.light_cursor_docs += light_cursor_docs;
+        self.lookup_docs += lookup_docs;
+        self.file_docs += file_docs;
+        self.written_docs += written_docs;
+        self.requests += requests;
+        self.modelled_solr_ms += modelled_solr_ms;
+    }
 }
 
 impl SolrWork {

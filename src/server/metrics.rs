@@ -4,19 +4,21 @@
 //! Counters count what this process saw (they start from 0 at each start, as Prometheus expects of
 //! counters); the gauges of groups, doubles and the last success come from the newest kept record,
 //! so they survive a restart.
+//!
+//! Every number is read from a typed field of the reports ([`crate::engine::Report`]), so renaming
+//! a field breaks the build here instead of silently zeroing a metric.
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::runs::{self, Kind, State as RunState};
+use super::AppState;
+use crate::engine::DimensionReport;
+use crate::urlrules::predict::Index;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
-
-use super::runs::{self, State as RunState};
-use super::AppState;
-use crate::urlrules::predict::Index;
 
 /// The URL endpoints' counters.
 #[derive(Debug, Default)]
@@ -51,6 +53,11 @@ fn labels(pairs: &[(&str, &str)]) -> String {
     format!("{{{}}}", inner.join(","))
 }
 
+#[utoipa::path(get, path = "/metrics", responses(
+    (status = 200, description = "counters", content_type = "text/plain; version=0.0.4", body = String),
+    (status = 401, description = "refused", body = super::ErrorBody),
+))]
+/// Counters in Prometheus' text format.
 pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     let mut out = Out(String::new());
     let m = &state.metrics;
@@ -110,14 +117,13 @@ fn runs(out: &mut Out, state: &AppState) {
     );
     let tally = runs::lock_tally(runs);
     let mut by_outcome = Vec::new();
-    for kind in ["run", "check"] {
-        for outcome in ["succeeded", "failed", "cancelled"] {
-            let v = tally
-                .runs
-                .get(&(kind.to_owned(), outcome))
-                .copied()
-                .unwrap_or(0);
-            by_outcome.push((labels(&[("kind", kind), ("outcome", outcome)]), v as f64));
+    for kind in Kind::ALL {
+        for outcome in [RunState::Succeeded, RunState::Failed, RunState::Cancelled] {
+            let v = tally.runs.get(&(kind, outcome)).copied().unwrap_or(0);
+            by_outcome.push((
+                labels(&[("kind", kind.name()), ("outcome", outcome.name())]),
+                v as f64,
+            ));
         }
     }
     out.family(
@@ -126,14 +132,12 @@ fn runs(out: &mut Out, state: &AppState) {
         "Runs and checks ended, by outcome.",
         &by_outcome,
     );
-    let sum = |key: &str| tally.sums.get(key).copied().unwrap_or(0) as f64;
+    // The phases are the keys of the reports' `phases_ms` map (the engine's phase names).
     let phases: Vec<(String, f64)> = ["scan", "near", "rank", "write", "commit"]
         .iter()
         .map(|p| {
-            (
-                labels(&[("phase", p)]),
-                sum(&format!("phases_ms.{p}")) / 1000.0,
-            )
+            let ms = tally.phases_ms.get(*p).copied().unwrap_or(0);
+            (labels(&[("phase", p)]), ms as f64 / 1000.0)
         })
         .collect();
     out.family(
@@ -142,50 +146,51 @@ fn runs(out: &mut Out, state: &AppState) {
         "Time the runs spent per phase.",
         &phases,
     );
-    for (name, key, help) in [
+    let (d, w) = (&tally.documents, &tally.work);
+    for (name, n, help) in [
         (
             "solr_dedup_documents_read_total",
-            "documents.read",
+            d.read,
             "Documents the runs read.",
         ),
         (
             "solr_dedup_documents_signed_total",
-            "documents.signed",
+            d.signed,
             "Documents the runs signed.",
         ),
         (
             "solr_dedup_documents_written_total",
-            "documents.written",
+            d.written,
             "Documents the runs wrote (or, in checks and dry runs, would write).",
         ),
         (
             "solr_dedup_conflicts_total",
-            "documents.conflicts",
+            d.conflicts,
             "Updates Solr refused because the document had changed (HTTP 409).",
         ),
         (
             "solr_dedup_solr_requests_total",
-            "work.requests",
+            w.requests,
             "Requests the runs sent to Solr.",
         ),
         (
             "solr_dedup_solr_written_documents_total",
-            "work.written_docs",
+            w.written_docs,
             "Documents the runs sent to Solr's /update.",
         ),
     ] {
-        out.one(name, "counter", help, sum(key));
+        out.one(name, "counter", help, n as f64);
     }
     let reads: Vec<(String, f64)> = [
-        ("text", "work.text_docs"),
-        ("sample", "work.sample_docs"),
-        ("light_export", "work.light_export_docs"),
-        ("light_cursor", "work.light_cursor_docs"),
-        ("lookup", "work.lookup_docs"),
-        ("file", "work.file_docs"),
+        ("text", w.text_docs),
+        ("sample", w.sample_docs),
+        ("light_export", w.light_export_docs),
+        ("light_cursor", w.light_cursor_docs),
+        ("lookup", w.lookup_docs),
+        ("file", w.file_docs),
     ]
     .iter()
-    .map(|(how, key)| (labels(&[("read", how)]), sum(key)))
+    .map(|(how, n)| (labels(&[("read", how)]), *n as f64))
     .collect();
     out.family(
         "solr_dedup_solr_read_documents_total",
@@ -197,37 +202,37 @@ fn runs(out: &mut Out, state: &AppState) {
         "solr_dedup_solr_modelled_seconds_total",
         "counter",
         "Solr time the runs' work models, from per-document costs measured on a real Solr.",
-        sum("work.modelled_solr_ms") / 1000.0,
+        w.modelled_solr_ms as f64 / 1000.0,
     );
     drop(tally);
     if let Some(last) = runs.last(RunState::Succeeded, None) {
-        let dims = last
-            .report
-            .as_ref()
-            .and_then(|r| r.get("dimensions"))
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let dims = last.report.map(|r| r.dimensions).unwrap_or_default();
         for (name, field, help) in [
-            ("solr_dedup_groups", "groups", "Groups of two or more documents, per dimension, as the last successful run or check found them."),
-            ("solr_dedup_doubles", "doubles", "Documents that double another, per dimension, as the last successful run or check found them."),
+            (
+                "solr_dedup_groups",
+                (|r| r.groups) as fn(&DimensionReport) -> u64,
+                "Groups of two or more documents, per dimension, as the last successful run or check found them.",
+            ),
+            (
+                "solr_dedup_doubles",
+                |r| r.doubles,
+                "Documents that double another, per dimension, as the last successful run or check found them.",
+            ),
         ] {
             let samples: Vec<(String, f64)> = dims
                 .iter()
-                .map(|(d, v)| {
-                    (
-                        labels(&[("dimension", d)]),
-                        v.get(field).and_then(Value::as_f64).unwrap_or(0.0),
-                    )
-                })
+                .map(|(d, r)| (labels(&[("dimension", d)]), field(r) as f64))
                 .collect();
             out.family(name, "gauge", help, &samples);
         }
     }
     let mut last = Vec::new();
-    for kind in ["run", "check"] {
+    for kind in Kind::ALL {
         if let Some(r) = runs.last(RunState::Succeeded, Some(kind)) {
-            last.push((labels(&[("kind", kind)]), r.ended.unwrap_or(r.started)));
+            last.push((
+                labels(&[("kind", kind.name())]),
+                r.ended.unwrap_or(r.started),
+            ));
         }
     }
     out.family(
@@ -236,4 +241,42 @@ fn runs(out: &mut Out, state: &AppState) {
         "When the last successful run and check ended (Unix time).",
         &last,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::runs::{Record, Runs};
+
+    /// The whole text, over the kept records of `tests/fixtures/serve-state` counted as if they
+    /// had ended in this process: as the server answered before its records were typed.
+    #[tokio::test]
+    async fn the_text_is_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("runs")).unwrap();
+        // The three runs with reports (the failed record 4 is not part of what was saved).
+        for text in &runs::tests::OLD_RECORDS[..3] {
+            let r: Record = serde_json::from_str(text).unwrap();
+            std::fs::write(dir.path().join(format!("runs/{:08}.json", r.id)), text).unwrap();
+        }
+        let runs = Arc::new(Runs::open(dir.path()).unwrap());
+        for r in runs.recent(10).iter().rev() {
+            runs.count(r);
+        }
+        let state = Arc::new(AppState {
+            backend: None,
+            runs,
+            index: None,
+            token: None,
+            frame_ancestors: Vec::new(),
+            schedule: None,
+            metrics: Metrics::default(),
+        });
+        let answer = metrics(State(state)).await;
+        let body = axum::body::to_bytes(answer.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let want = include_str!("../../tests/fixtures/serve-state/metrics.txt");
+        assert_eq!(std::str::from_utf8(&body).unwrap(), want);
+    }
 }

@@ -6,6 +6,10 @@
 //! file renamed over the old one), so a server killed at any point leaves whole records. A record
 //! still `running` when the server starts again belonged to a server that stopped during the run: it
 //! is closed as `interrupted` (nothing is lost; the next run converges, as after a kill).
+//!
+//! A record is typed: its `kind` is a [`Kind`] and its report the engine's [`Report`]. Its JSON keeps
+//! the field names, values and key order records had when reports were kept as `serde_json::Value`,
+//! so state files written before load as they are (pinned by `tests/fixtures/serve-state`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,18 +17,18 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Serialize, Serializer};
 use tracing::{info, warn};
+use utoipa::ToSchema;
 
 use super::Backend;
-use crate::engine::Progress;
+use crate::engine::{DocumentCounts, Name, Progress, Report, SolrWork};
 
 /// Records kept in the state directory; older ones are removed.
 pub const KEEP: usize = 100;
 
 /// What a run is asked to do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunOptions {
     /// `check`: read only, report what a run would change.
@@ -35,8 +39,40 @@ pub struct RunOptions {
     pub dry_run: bool,
 }
 
+/// What a run does: `run` writes (unless a dry run), `check` only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Signs, groups and writes.
+    Run,
+    /// Reports what a run would change.
+    Check,
+}
+
+impl Kind {
+    /// Both, in the order metrics list them.
+    pub const ALL: [Kind; 2] = [Kind::Run, Kind::Check];
+
+    /// The kind of a run started with `options`.
+    pub fn of(options: RunOptions) -> Kind {
+        if options.check {
+            Kind::Check
+        } else {
+            Kind::Run
+        }
+    }
+
+    /// The name used in JSON, metrics and the page.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Check => "check",
+        }
+    }
+}
+
 /// Who started a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Trigger {
     /// `POST /api/runs`.
@@ -48,7 +84,7 @@ pub enum Trigger {
 }
 
 /// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     /// Going.
@@ -61,6 +97,17 @@ pub enum State {
     Cancelled,
     /// The server stopped during the run.
     Interrupted,
+}
+
+impl Trigger {
+    /// The name used in JSON and on the page.
+    pub fn name(self) -> &'static str {
+        match self {
+            Trigger::Api => "api",
+            Trigger::Every => "every",
+            Trigger::AfterQuiet => "after-quiet",
+        }
+    }
 }
 
 impl State {
@@ -81,25 +128,25 @@ pub struct Ended {
     /// Succeeded, failed or cancelled.
     pub state: State,
     /// The report, also of a cancelled run (what it did so far).
-    pub report: Option<Value>,
+    pub report: Option<Report>,
     /// What went wrong, in one line.
     pub error: Option<String>,
 }
 
 /// A run, as kept and as answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Record {
     /// Increasing from 1 over the state directory's life.
     pub id: u64,
     /// `run` or `check`.
-    pub kind: String,
+    pub kind: Kind,
     /// The options it was started with.
     pub options: RunOptions,
     /// Who started it.
     pub trigger: Trigger,
     /// Where it stands.
     pub state: State,
-    /// Start, in seconds since the epoch.
+    /// Start, in seconds since the epoch (Unix time).
     pub started: f64,
     /// End, in seconds since the epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,9 +155,13 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The report (`--report`'s JSON).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub report: Option<Value>,
-    /// The index's change mark read after the run (see [`crate::store::Store::change_mark`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "sorted_keys"
+    )]
+    pub report: Option<Report>,
+    /// The index's change mark read after the run (the store's `change_mark`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mark_after: Option<String>,
     /// While it runs: how far it is.
@@ -118,8 +169,17 @@ pub struct Record {
     pub progress: Option<ProgressView>,
 }
 
+/// The report as records always held it: through `serde_json::Value`, whose objects write their
+/// keys sorted (not in the fields' order, as `--report` does), so that state files and answers keep
+/// their bytes.
+fn sorted_keys<S: Serializer>(report: &Option<Report>, s: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(report)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(s)
+}
+
 /// How far a running run is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ProgressView {
     /// `starting`, `scan`, `near`, `rank`, `write`, `commit` or `cancelling`.
     pub phase: String,
@@ -247,13 +307,17 @@ pub struct Runs {
     tally: Mutex<Tally>,
 }
 
-/// Totals over the runs this process saw end (Prometheus counters).
+/// Totals over the runs this process saw end (Prometheus counters): the reports' fields summed.
 #[derive(Debug, Default)]
 pub(super) struct Tally {
     /// By (kind, state).
-    pub(super) runs: BTreeMap<(String, &'static str), u64>,
-    /// Report fields summed: `documents.*`, `work.*`, `phases_ms.*`.
-    pub(super) sums: BTreeMap<String, u64>,
+    pub(super) runs: BTreeMap<(Kind, State), u64>,
+    /// The reports' per-document counts.
+    pub(super) documents: DocumentCounts,
+    /// The reports' Solr work.
+    pub(super) work: SolrWork,
+    /// The reports' milliseconds per phase.
+    pub(super) phases_ms: BTreeMap<Name, u64>,
 }
 
 /// The totals, for `/metrics`.
@@ -400,7 +464,7 @@ impl Runs {
             inner.next_id += 1;
             let record = Record {
                 id,
-                kind: if options.check { "check" } else { "run" }.to_owned(),
+                kind: Kind::of(options),
                 options,
                 trigger,
                 state: State::Running,
@@ -416,7 +480,7 @@ impl Runs {
             // Keep the newest KEEP records, and always the newest successful run and check (the
             // metrics' last success and groups come from them).
             while inner.records.len() > KEEP {
-                let keep: Vec<u64> = ["run", "check"]
+                let keep: Vec<u64> = Kind::ALL
                     .iter()
                     .filter_map(|k| {
                         inner
@@ -436,7 +500,7 @@ impl Runs {
             record
         };
         self.save(&record);
-        info!(id = record.id, kind = %record.kind, trigger = ?trigger, "run started");
+        info!(id = record.id, kind = record.kind.name(), trigger = ?trigger, "run started");
         let runs = self.clone();
         let id = record.id;
         let spawned = std::thread::Builder::new()
@@ -512,23 +576,16 @@ impl Runs {
         self.ended.send_replace(id);
     }
 
-    fn count(&self, r: &Record) {
+    pub(super) fn count(&self, r: &Record) {
         let mut tally = lock(&self.tally);
-        *tally
-            .runs
-            .entry((r.kind.clone(), r.state.name()))
-            .or_default() += 1;
+        *tally.runs.entry((r.kind, r.state)).or_default() += 1;
         let Some(report) = &r.report else {
             return;
         };
-        for section in ["documents", "work", "phases_ms"] {
-            if let Some(Value::Object(m)) = report.get(section) {
-                for (k, v) in m {
-                    if let Some(n) = v.as_u64() {
-                        *tally.sums.entry(format!("{section}.{k}")).or_default() += n;
-                    }
-                }
-            }
+        tally.documents += &report.documents;
+        tally.work += &report.work;
+        for (phase, ms) in &report.phases_ms {
+            *tally.phases_ms.entry(phase.clone()).or_default() += ms;
         }
     }
 
@@ -595,7 +652,7 @@ impl Runs {
     }
 
     /// The newest run that ended in `state` (of `kind`, when given).
-    pub fn last(&self, state: State, kind: Option<&str>) -> Option<Record> {
+    pub fn last(&self, state: State, kind: Option<Kind>) -> Option<Record> {
         lock(&self.inner)
             .records
             .values()
@@ -626,7 +683,7 @@ impl Runs {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -650,7 +707,7 @@ mod tests {
         std::fs::create_dir_all(&runs_dir).unwrap();
         let r = Record {
             id: 7,
-            kind: "run".into(),
+            kind: Kind::Run,
             options: RunOptions::default(),
             trigger: Trigger::Api,
             state: State::Running,
@@ -680,6 +737,25 @@ mod tests {
         // A second server on the same directory is refused while the first holds it.
         let err = Runs::open(dir.path()).err().expect("locked");
         assert!(err.contains("another solr-dedup serve"), "{err}");
+    }
+
+    /// The records of `tests/fixtures/serve-state`, as the server wrote them before its records
+    /// were typed (4 written by hand in the same format).
+    pub(crate) const OLD_RECORDS: [&str; 4] = [
+        include_str!("../../tests/fixtures/serve-state/runs/00000001.json"),
+        include_str!("../../tests/fixtures/serve-state/runs/00000002.json"),
+        include_str!("../../tests/fixtures/serve-state/runs/00000003.json"),
+        include_str!("../../tests/fixtures/serve-state/runs/00000004.json"),
+    ];
+
+    #[test]
+    fn old_records_load_and_save_byte_for_byte() {
+        for text in OLD_RECORDS {
+            let r: Record = serde_json::from_str(text).unwrap();
+            // As `save` writes it.
+            let again = String::from_utf8(serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+            assert_eq!(again, text, "record {}", r.id);
+        }
     }
 
     /// A backend whose runs do what the test says.
@@ -719,7 +795,7 @@ mod tests {
     fn succeeded() -> Ended {
         Ended {
             state: State::Succeeded,
-            report: Some(serde_json::json!({})),
+            report: Some(Report::default()),
             error: None,
         }
     }
@@ -801,7 +877,10 @@ mod tests {
         }
         let kept = std::fs::read_dir(dir.path().join("runs")).unwrap().count();
         assert_eq!(kept, KEEP);
-        assert_eq!(runs.last(State::Succeeded, Some("run")).unwrap().id, first);
+        assert_eq!(
+            runs.last(State::Succeeded, Some(Kind::Run)).unwrap().id,
+            first
+        );
         assert_eq!(runs.recent(KEEP + 10).len(), KEEP);
         assert!(runs.get(2).is_none(), "the oldest failure went");
     }

@@ -42,7 +42,7 @@ pub struct Index {
 }
 
 /// What [`Index::predict`] says about a URL.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Prediction<'a> {
     /// The URL asked about, as given.
     pub url: &'a str,
@@ -57,7 +57,7 @@ pub struct Prediction<'a> {
 }
 
 /// An indexed page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Indexed<'a> {
     /// Its id.
     pub id: &'a str,

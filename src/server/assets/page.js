@@ -1,0 +1,91 @@
+const $ = (id) => document.getElementById(id);
+let running = null;
+function token() { return sessionStorage.getItem("solr-dedup-token") || ""; }
+async function api(path, body) {
+  const headers = {};
+  if (token()) headers["Authorization"] = "Bearer " + token();
+  const init = { headers };
+  if (body !== undefined) { init.method = "POST"; headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+  const r = await fetch(path, init);
+  if (r.status === 401) { $("token-box").style.display = "block"; throw new Error("the token is missing or wrong"); }
+  return r;
+}
+function say(text, bad) { const m = $("message"); m.textContent = text; m.className = bad ? "bad" : "muted"; }
+async function fragment(id, path) {
+  const r = await api(path);
+  $(id).innerHTML = await r.text();
+}
+function showProgress(run) {
+  const box = $("progress-box"), bar = $("progress");
+  if (!run) { box.hidden = true; return; }
+  box.hidden = false;
+  const p = run.progress || { phase: "starting", done: 0, rate: 0, round: 0 };
+  if (p.total) { bar.max = p.total; bar.value = Math.min(p.done, p.total); } else { bar.removeAttribute("value"); }
+  $("progress-text").textContent = `${run.kind} ${run.id}: ${p.phase}, ${p.done.toLocaleString()}` +
+    (p.total ? ` of ${p.total.toLocaleString()}` : "") + ` documents, ${p.rate.toLocaleString()}/s, round ${p.round}`;
+}
+async function poll() {
+  try {
+    const r = await api("api/runs/current");
+    const run = (await r.json()).run;
+    showProgress(run);
+    $("btn-cancel").disabled = !run;
+    $("btn-run").disabled = $("btn-check").disabled = !!run;
+    if (running && (!run || run.id !== running)) {
+      const ended = running;
+      running = run ? run.id : null;
+      await fragment("overview", "ui/overview");
+      const done = await (await api("api/runs/" + ended)).json();
+      say(`Run ${ended} ${done.state}` + (done.error ? `: ${done.error}` : "."), done.state !== "succeeded");
+    } else if (run && !running) {
+      running = run.id;
+      await fragment("overview", "ui/overview");
+    }
+  } catch (e) { say(e.message, true); }
+  setTimeout(poll, running ? 400 : 2000);
+}
+async function start(check) {
+  try {
+    const r = await api("api/runs", { check, full: $("opt-full").checked, dry_run: $("opt-dry").checked });
+    const answer = await r.json();
+    if (r.status === 202) { running = answer.id; say(`${check ? "Check" : "Run"} ${answer.id} started.`); showProgress(answer.run); }
+    else say(answer.error, true);
+  } catch (e) { say(e.message, true); }
+}
+$("btn-run").onclick = () => start(false);
+$("btn-check").onclick = () => start(true);
+$("btn-cancel").onclick = async () => {
+  if (!running) return;
+  try { const r = await api(`api/runs/${running}/cancel`, {}); if (r.status !== 202) say((await r.json()).error, true); else say("Cancelling after the batch in flight…"); }
+  catch (e) { say(e.message, true); }
+};
+$("btn-groups").onclick = async () => {
+  $("groups").innerHTML = '<p class="muted">Loading…</p>';
+  try { await fragment("groups", "ui/groups?dimension=" + encodeURIComponent($("groups-dimension").value)); }
+  catch (e) { say(e.message, true); }
+};
+$("btn-test").onclick = async () => {
+  const urls = $("urls").value.split("\n").map((u) => u.trim()).filter((u) => u);
+  const table = $("url-results");
+  table.textContent = "";
+  if (!urls.length) return;
+  try {
+    const r = await api("api/urls/predict", { urls });
+    const answer = await r.json();
+    if (r.status !== 200) { say(answer.error, true); return; }
+    const head = table.insertRow();
+    for (const t of ["URL", "canonical", "duplicate of", "probability"]) { const th = document.createElement("th"); th.textContent = t; head.appendChild(th); }
+    for (const a of answer.answers) {
+      const row = table.insertRow();
+      row.className = "url-result";
+      row.dataset.duplicate = a.duplicate_of ? "yes" : "no";
+      const cells = a.error ? [a.url, a.error, "", ""] :
+        [a.url, a.canonical, a.duplicate_of ? a.duplicate_of.url : "new", a.duplicate_of ? a.probability.toFixed(3) : ""];
+      for (const c of cells) row.insertCell().textContent = c;
+    }
+  } catch (e) { say(e.message, true); }
+};
+$("btn-token").onclick = () => { sessionStorage.setItem("solr-dedup-token", $("token").value.trim()); $("token-box").style.display = "none"; fragment("overview", "ui/overview").catch((e) => say(e.message, true)); };
+if (needsToken && !token()) $("token-box").style.display = "block";
+fragment("overview", "ui/overview").catch((e) => say(e.message, true));
+poll();
