@@ -41,7 +41,9 @@ pub struct DocumentCounts {
     /// the documents up, twice `read` when they read everything.
     pub reread: u64,
     /// File mode: documents in which a field that holds one value (the text, title, description or
-    /// URL) held an array of several, of which the first was taken.
+    /// URL) held an array of several, of which the first was taken. Left out of the JSON when 0, so
+    /// that reports and run records of inputs without such documents read as before.
+    #[serde(skip_serializing_if = "is_zero")]
     pub multi_valued_first_taken: u64,
 }
 
@@ -104,6 +106,7 @@ impl AddAssign<&DocumentCounts> for DocumentCounts {
             missing_signatures,
             decided,
             reread,
+            multi_valued_first_taken,
         } = o;
         self.read += read;
         self.signed += signed;
@@ -113,6 +116,7 @@ impl AddAssign<&DocumentCounts> for DocumentCounts {
         self.missing_signatures += missing_signatures;
         self.decided += decided;
         self.reread += reread;
+        self.multi_valued_first_taken += multi_valued_first_taken;
     }
 }
 
@@ -214,4 +218,8 @@ mod tests {
         assert_eq!(back, r);
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
