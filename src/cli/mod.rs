@@ -240,6 +240,13 @@ pub struct SolrArgs {
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u64).range(0..=100))]
     pub retries: u64,
+
+    /// The largest Solr answer read, in bytes (default 256 MiB, far above a --batch-size page of
+    /// documents with their texts); a larger one ends the command with exit 3 rather than
+    /// exhausting memory. /export answers stream: there it bounds each document
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20,
+          value_parser = clap::value_parser!(u64).range(1024..))]
+    pub max_response_bytes: u64,
 }
 
 const RUN_LONG_ABOUT: &str = "\
