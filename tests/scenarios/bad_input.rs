@@ -347,3 +347,26 @@ solr_test!(a_filter_solr_refuses_is_a_usage_error, |t: &Target| {
         assert_eq!(asked, 2);
     }
 });
+
+#[test]
+fn an_answer_over_the_cap_ends_the_run() {
+    let t = Target::fake("answer-cap");
+    t.load(&corpus(40, 7));
+    let before = t.docs();
+    // A schema answer and a page of 40 documents with their texts are each far over 2 KiB.
+    for args in [&["run"][..], &["check"][..]] {
+        let mut args = args.to_vec();
+        args.extend(["--max-response-bytes", "2048", "--retries", "0"]);
+        let (code, line) = failed(&t.run(&args));
+        assert_eq!(code, Some(3), "{line}");
+        assert!(
+            line.contains("sent an answer larger than --max-response-bytes 2048; lower --batch-size, or raise --max-response-bytes"),
+            "{line}"
+        );
+        assert!(!line.contains("could not be reached"), "{line}");
+    }
+    assert_eq!(t.docs(), before, "nothing was written");
+    // The default cap takes the same answers.
+    let dir = tempfile::tempdir().unwrap();
+    t.run_ok(&["run"], dir.path());
+}
