@@ -576,6 +576,52 @@ fn file_mode_filters_are_read_as_solr_reads_them() {
 }
 
 #[test]
+fn field_maps_that_give_two_roles_one_field_are_refused() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus.jsonl");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["run", "--input", corpus, "--field", "exact_signature_l=fuzzy_signature_l"],
+            "--field maps exact_signature_l and fuzzy_signature_l to the same field fuzzy_signature_l; each needs a field of its own",
+        ),
+        (
+            &["check", "--input", corpus, "--field", "title=t_s", "--field", "description_txt=t_s"],
+            "--field maps title and description_txt to the same field t_s; each needs a field of its own",
+        ),
+        (
+            &["schema", "check", "--solr", "http://127.0.0.1:9/solr/c", "--field", "sku=id"],
+            "--field maps id and sku to the same field id; each needs a field of its own",
+        ),
+        (
+            &["urls", "learn", "--input", corpus, "--out", "-", "--field", "near_group_s=id"],
+            "--field maps id and near_group_s to the same field id; each needs a field of its own",
+        ),
+    ];
+    for (args, want) in cases {
+        let err = usage_failure(&run(args, b""));
+        assert_eq!(
+            err.trim_end(),
+            format!("solr-dedup: error: {want}"),
+            "{args:?}"
+        );
+    }
+    // Two roles swapping their fields each keep one of their own.
+    let out = run(
+        &[
+            "run",
+            "--input",
+            corpus,
+            "--dry-run",
+            "--field",
+            "title=description_txt",
+            "--field",
+            "description_txt=title",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
 fn near_table_prints_the_formula_and_refuses_impossible_parameters() {
     // T = 6, A = 2, H = 14, J = 0.9: 1 - (1-p)^6 - 6p(1-p)^5 with p = 0.9^14 = 0.2288 is 41.5 %.
     let out = run(
