@@ -206,10 +206,10 @@ mod tests {
 
     #[test]
     fn a_document_over_the_limit_is_an_error() {
-        // The first document is 20 bytes long, the second 33.
-        let answer =
-            br#"{"response":{"docs":[{"id":"a","n":123},{"id":"b","text":"0123456789abc"}]}}"#;
-        let mut s = Splitter::with_limit(32);
+        // The first document is 18 bytes long, the second 60: with a limit of 40, the splitter
+        // holds the second one's start until it passes 40 bytes, then gives up.
+        let answer = br#"{"response":{"docs":[{"id":"a","n":123},{"id":"b","text":"0123456789abcdefghijklmnopqrstuvwxyz0123"}]}}"#;
+        let mut s = Splitter::with_limit(40);
         let mut got = 0;
         let mut failed = None;
         for chunk in answer.chunks(8) {
@@ -222,8 +222,8 @@ mod tests {
             }
         }
         assert_eq!(got, 1);
-        assert_eq!(failed, Some(ExportError::TooLarge(32)));
-        let mut s = Splitter::with_limit(33);
+        assert_eq!(failed, Some(ExportError::TooLarge(40)));
+        let mut s = Splitter::with_limit(60);
         assert_eq!(s.feed(answer).unwrap().len(), 2);
     }
 
