@@ -188,6 +188,8 @@ pub struct SolrConfig {
     pub retries: usize,
     /// Requests in flight.
     pub concurrency: usize,
+    /// `--max-response-bytes`: the largest Solr answer read (for `/export`, the largest document).
+    pub max_response_bytes: usize,
 }
 
 /// `solr-dedup schema check|apply`.

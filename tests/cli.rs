@@ -506,14 +506,119 @@ fn run_and_check_refuse_bad_input_in_one_line() {
 #[test]
 fn a_filter_nested_too_deeply_is_a_one_line_error() {
     // The parser recursed once per level and overflowed the stack on input like this (exit 134).
-    // An argument may be 128 KiB at most on Linux, hence 30,000 NOTs rather than 50,000.
+    // An argument may be 128 KiB at most on Linux, hence 30,000 negated groups rather than 50,000.
     let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus.jsonl");
     let parens = format!("{}host_s:x{}", "(".repeat(50_000), ")".repeat(50_000));
-    let nots = format!("{}host_s:x", "NOT ".repeat(30_000));
+    let nots = format!("{}host_s:x{}", "NOT (".repeat(20_000), ")".repeat(20_000));
     for deep in [parens, nots] {
         let err = usage_failure(&run(&["run", "--input", corpus, "--filter", &deep], b""));
         assert!(err.contains("--filter: filter nests too deeply"), "{err}");
     }
+}
+
+#[test]
+fn file_mode_filters_are_read_as_solr_reads_them() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus.jsonl");
+    let read = |filter: &str| -> u64 {
+        let out = run(
+            &[
+                "run",
+                "--input",
+                corpus,
+                "--dry-run",
+                "--report",
+                "-",
+                "--filter",
+                filter,
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(0), "{filter}: {}", stderr(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).expect("the report is JSON");
+        report["documents"]["read"].as_u64().unwrap()
+    };
+    // The corpus holds 400 documents, doc-000000151 and doc-000000168 among them.
+    assert_eq!(read("*:*"), 400);
+    assert_eq!(read("-id:doc-000000168"), 399);
+    assert_eq!(read("-(id:doc-000000168 OR id:doc-000000151)"), 398);
+    assert_eq!(read("id:doc-000000168 OR -id:doc-000000168"), 0);
+
+    // Solr answers 400 to each of these; the first two selected every document before.
+    let dashes = format!("{}id:x", "-".repeat(100_000));
+    let refused: [(&str, &str); 5] = [
+        (
+            "--id:x",
+            "--filter: unexpected '-' at column 1 of filter \"--id:x\"",
+        ),
+        (
+            &dashes,
+            "--filter: unexpected '-' at column 1 of filter \"-----",
+        ),
+        (
+            "(id:doc-000000168",
+            "--filter: missing ')' in filter \"(id:doc-000000168\"",
+        ),
+        (
+            "id:doc-000000168)",
+            "--filter: unmatched ')' in filter \"id:doc-000000168)\"",
+        ),
+        (
+            "NOT NOT id:x",
+            "--filter: unexpected 'NOT' at column 4 of filter \"NOT NOT id:x\"",
+        ),
+    ];
+    for (filter, want) in refused {
+        let arg = format!("--filter={filter}");
+        let err = usage_failure(&run(&["run", "--input", corpus, "--dry-run", &arg], b""));
+        assert!(err.contains(want), "{err}");
+        assert!(err.len() < 300, "one short line: {err}");
+    }
+}
+
+#[test]
+fn field_maps_that_give_two_roles_one_field_are_refused() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus.jsonl");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["run", "--input", corpus, "--field", "exact_signature_l=fuzzy_signature_l"],
+            "--field maps exact_signature_l and fuzzy_signature_l to the same field fuzzy_signature_l; each needs a field of its own",
+        ),
+        (
+            &["check", "--input", corpus, "--field", "title=t_s", "--field", "description_txt=t_s"],
+            "--field maps title and description_txt to the same field t_s; each needs a field of its own",
+        ),
+        (
+            &["schema", "check", "--solr", "http://127.0.0.1:9/solr/c", "--field", "sku=id"],
+            "--field maps id and sku to the same field id; each needs a field of its own",
+        ),
+        (
+            &["urls", "learn", "--input", corpus, "--out", "-", "--field", "near_group_s=id"],
+            "--field maps id and near_group_s to the same field id; each needs a field of its own",
+        ),
+    ];
+    for (args, want) in cases {
+        let err = usage_failure(&run(args, b""));
+        assert_eq!(
+            err.trim_end(),
+            format!("solr-dedup: error: {want}"),
+            "{args:?}"
+        );
+    }
+    // Two roles swapping their fields each keep one of their own.
+    let out = run(
+        &[
+            "run",
+            "--input",
+            corpus,
+            "--dry-run",
+            "--field",
+            "title=description_txt",
+            "--field",
+            "description_txt=title",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 #[test]

@@ -81,7 +81,7 @@ pub struct ChromeLearnArgs {
     pub near_shingle: u64,
 
     /// Only documents matching this filter take part (an fq for Solr; see `run --help` for file mode)
-    #[arg(long, value_name = "FQ")]
+    #[arg(long, value_name = "FQ", allow_hyphen_values = true)]
     pub filter: Option<String>,
 
     /// Documents per read page

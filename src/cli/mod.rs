@@ -240,6 +240,13 @@ pub struct SolrArgs {
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u64).range(0..=100))]
     pub retries: u64,
+
+    /// The largest Solr answer read, in bytes (default 256 MiB, far above a --batch-size page of
+    /// documents with their texts); a larger one ends the command with exit 3 rather than
+    /// exhausting memory. /export answers stream: there it bounds each document
+    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20,
+          value_parser = clap::value_parser!(u64).range(1024..))]
+    pub max_response_bytes: u64,
 }
 
 const RUN_LONG_ABOUT: &str = "\
@@ -457,9 +464,12 @@ pub struct JobArgs {
     pub prefer_www: bool,
 
     /// Only documents matching this filter take part; others are untouched. Solr gets it as an fq,
-    /// unchanged; file mode understands field:value, field:"v", field:[a TO b], field:*, -x / NOT x,
-    /// AND, OR and parentheses
-    #[arg(long, value_name = "FQ")]
+    /// unchanged, and a filter Solr refuses ends the run before anything is written. File mode reads
+    /// Solr's standard syntax for *:*, field:value, field:"v", field:[a TO b], field:*, one -x / !x /
+    /// NOT x / +x per clause, AND, OR (with Lucene's rules: a OR -b is a AND NOT b), field:(…) and
+    /// parentheses, and refuses with one line what Solr refuses, and what only Solr can mean (no
+    /// field:, wildcards, clauses whose meaning depends on q.op such as a:1 b:2)
+    #[arg(long, value_name = "FQ", allow_hyphen_values = true)]
     pub filter: Option<String>,
 
     /// Documents per read page and per update batch

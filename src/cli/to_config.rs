@@ -151,6 +151,7 @@ impl SolrConfig {
             timeout: Duration::from_secs(args.timeout),
             retries: usize::try_from(args.retries).unwrap_or(5),
             concurrency: usize::try_from(concurrency).unwrap_or(4),
+            max_response_bytes: usize::try_from(args.max_response_bytes).unwrap_or(usize::MAX),
         })
     }
 }

@@ -18,7 +18,7 @@ pub struct IndexArgs {
     pub solr: SolrArgs,
 
     /// Only documents matching this filter count (an fq for Solr; see `run --help` for file mode)
-    #[arg(long, value_name = "FQ")]
+    #[arg(long, value_name = "FQ", allow_hyphen_values = true)]
     pub filter: Option<String>,
 
     /// Documents per read page

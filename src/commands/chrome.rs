@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 
-use super::job::{connect, init_logging, solr_failure};
+use super::job::{check_filter, connect, init_logging, solr_failure};
 use super::progress::Spinner;
 use super::{write_text, Exit, Failure};
 use crate::config::{ChromeLearnConfig, Input, Source};
@@ -63,6 +63,9 @@ pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
                         )
                         .into());
                     }
+                }
+                if let Some(text) = &c.filter {
+                    check_filter(&client, text).await?;
                 }
                 let store = SolrStore::new(client, &f.id, &f.version, CommitMode::None, true);
                 learn_from(&store, &settings).await

@@ -16,7 +16,7 @@ use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::target::{is_char_device, same_file, write_whole};
 use crate::store::file::{FileStore, Output};
 use crate::store::solr::SolrStore;
-use crate::store::{Filter, FilterError, Store};
+use crate::store::{Filter, FilterError, Store, StoreError};
 
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
@@ -187,6 +187,9 @@ fn run_solr(
             c.near_optional,
             client.core_url(),
         )?;
+        if let Some(text) = &c.filter {
+            check_filter(&client, text).await?;
+        }
         let export = export_fields(&schema, &engine, &client).await;
         let mut store = SolrStore::new(
             client,
@@ -253,6 +256,7 @@ pub(crate) fn connect(solr: &SolrConfig) -> Result<Client, Failure> {
     cfg.timeout = solr.timeout;
     cfg.retries = solr.retries;
     cfg.concurrency = solr.concurrency;
+    cfg.max_response_bytes = solr.max_response_bytes;
     if let Some(path) = &solr.auth_file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the auth file {}", path.display()))?;
@@ -289,7 +293,10 @@ pub(crate) fn connect(solr: &SolrConfig) -> Result<Client, Failure> {
 
 /// Exit 3 when Solr could not be reached, else 2, with what was being done.
 pub(crate) fn solr_failure(e: SolrError, doing: &str) -> Failure {
-    if e.is_unreachable() {
+    if matches!(e, SolrError::TooLarge { .. }) {
+        // Exit 3 too, but Solr was reached: the error says what to change.
+        Failure::new(Exit::SolrUnreachable, anyhow!(e).context(doing.to_owned()))
+    } else if e.is_unreachable() {
         Failure::new(
             Exit::SolrUnreachable,
             anyhow!(e).context(format!(
@@ -298,6 +305,45 @@ pub(crate) fn solr_failure(e: SolrError, doing: &str) -> Failure {
         )
     } else {
         Failure::new(Exit::Usage, anyhow!(e).context(doing.to_owned()))
+    }
+}
+
+/// Asks Solr once whether it can parse `--filter` (a `rows=0` select with it as the `fq`), so that a
+/// filter Solr refuses ends a command with exit 2 and a line naming it, before anything is read or
+/// written, instead of failing the first read (and, for a 500, being retried as if Solr were down).
+pub(crate) async fn check_filter(client: &Client, filter: &str) -> Result<(), Failure> {
+    let params = vec![
+        ("q".to_owned(), "*:*".to_owned()),
+        ("fq".to_owned(), filter.to_owned()),
+        ("rows".to_owned(), "0".to_owned()),
+    ];
+    match client.select(params).await {
+        Ok(_) => Ok(()),
+        Err(e) => Err(filter_failure(e, filter)),
+    }
+}
+
+/// What a failed [`check_filter`] means: Solr refusing the filter (a 4xx, or a 5xx that says it could
+/// not parse it) is exit 2, naming the filter; anything else is [`solr_failure`].
+pub(crate) fn filter_failure(e: SolrError, filter: &str) -> Failure {
+    match e.refusal() {
+        Some((status, message)) => {
+            const MAX: usize = 80;
+            let shown: String = filter.chars().take(MAX).collect();
+            let cut = if filter.chars().count() > MAX {
+                format!("{shown:?}… ({} characters)", filter.chars().count())
+            } else {
+                format!("{shown:?}")
+            };
+            Failure::new(
+                Exit::Usage,
+                anyhow!(
+                    "--filter {cut}: Solr refused it (HTTP {}): {message}",
+                    status.as_u16()
+                ),
+            )
+        }
+        None => solr_failure(e, "cannot check --filter"),
     }
 }
 
@@ -380,6 +426,9 @@ fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Fa
     let report = match result {
         Ok(report) => report,
         Err(e @ EngineError::Unstable(_)) => return Err(Failure::new(Exit::Problems, anyhow!(e))),
+        Err(EngineError::Store(StoreError::Solr(e @ SolrError::TooLarge { .. }))) => {
+            return Err(Failure::new(Exit::SolrUnreachable, anyhow!(e)))
+        }
         Err(EngineError::Store(e)) if e.is_unreachable() => {
             return Err(Failure::new(
                 Exit::SolrUnreachable,

@@ -120,6 +120,12 @@ pub(crate) fn write_text(
 
 /// Runs the command `config` describes.
 pub fn run(config: Config) -> Result<Exit, Failure> {
+    if let Some((role, other, field)) = field_names(&config).and_then(|f| f.shared()) {
+        return Err(anyhow::anyhow!(
+            "--field maps {role} and {other} to the same field {field}; each needs a field of its own"
+        )
+        .into());
+    }
     match config {
         Config::Job(c) => job::run(&c),
         Config::Schema(c) => schema::run(&c),
@@ -131,6 +137,22 @@ pub fn run(config: Config) -> Result<Exit, Failure> {
         Config::UrlsCanonical(c) => urls::canonical(&c),
         Config::UrlsExport(c) => urls::export(&c),
         Config::Serve(c) => serve::run(&c),
+    }
+}
+
+/// The field names a command uses, for the commands that take `--field`.
+fn field_names(config: &Config) -> Option<&crate::model::FieldNames> {
+    match config {
+        Config::Job(c) => Some(&c.engine.fields),
+        Config::Schema(c) => Some(&c.engine.fields),
+        Config::ChromeLearn(c) => Some(&c.fields),
+        Config::UrlsLearn(c) => Some(&c.fields),
+        Config::UrlsPredict(c) => Some(&c.fields),
+        Config::Serve(c) => Some(&c.job.engine.fields),
+        Config::Signature(_)
+        | Config::NearTable(_)
+        | Config::UrlsCanonical(_)
+        | Config::UrlsExport(_) => None,
     }
 }
 

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
-use tracing::info;
+use tracing::{info, warn};
 
-use super::job::{connect, file_filter, init_logging, perform};
+use super::job::{check_filter, connect, file_filter, init_logging, perform};
 use super::progress::Spinner;
 use super::urls::{index_of, load_rules, runtime};
 use super::{Exit, Failure};
@@ -50,7 +50,19 @@ impl IndexBackend {
             (_, Some(text)) => Filter::Solr(text.clone()),
         };
         let core_url = match &job.source {
-            Source::Solr(solr) => Some(connect(solr)?.core_url().to_owned()),
+            Source::Solr(solr) => {
+                let client = connect(solr)?;
+                if let Some(text) = &job.filter {
+                    // A filter Solr refuses would fail every run: refuse it now. Solr being down
+                    // is not a reason not to serve; the runs report it.
+                    match block_on(check_filter(&client, text)).map_err(|e| anyhow!(e))? {
+                        Err(f) if f.exit == Exit::Usage => return Err(f),
+                        Err(f) => warn!("{:#}", f.error),
+                        Ok(()) => {}
+                    }
+                }
+                Some(client.core_url().to_owned())
+            }
             _ => None,
         };
         Ok(IndexBackend {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context};
 
-use super::job::{connect, exportable, init_logging, solr_failure};
+use super::job::{check_filter, connect, exportable, init_logging, solr_failure};
 use super::progress::Spinner;
 use super::{write_text, Exit, Failure};
 use crate::config::{
@@ -60,6 +60,9 @@ async fn open(
                     )
                     .into());
                 }
+            }
+            if let Some(text) = filter {
+                check_filter(&client, text).await?;
             }
             let has_optional = schema.find(optional).is_some();
             let light: Vec<String> = light.into_iter().filter(|f| schema.find(f).is_some()).collect();

@@ -152,6 +152,22 @@ impl FieldNames {
         }
     }
 
+    /// Two roles mapped to one field (by `--field`), as `(role, other role, field)` with the roles
+    /// by their YaCy names, in [`YACY_NAMES`] order; `None` when every role has a field of its own.
+    /// The worker would read one role's values as the other's and write both into one field.
+    pub fn shared(&self) -> Option<(&'static str, &'static str, String)> {
+        let mut copy = self.clone();
+        let slots = copy.slots_mut();
+        for i in 0..slots.len() {
+            for j in i + 1..slots.len() {
+                if *slots[i] == *slots[j] {
+                    return Some((YACY_NAMES[i], YACY_NAMES[j], slots[i].clone()));
+                }
+            }
+        }
+        None
+    }
+
     /// The flag field of a dimension.
     pub fn unique(&self, d: Dimension) -> &str {
         &self.unique[d.index()]
@@ -203,5 +219,32 @@ mod tests {
             );
         }
         assert!(!FieldNames::default().rename("no_such_field", "x"));
+    }
+
+    #[test]
+    fn two_roles_on_one_field_are_found() {
+        assert_eq!(FieldNames::default().shared(), None);
+        let mut f = FieldNames::default();
+        f.rename("exact_signature_l", "fuzzy_signature_l");
+        assert_eq!(
+            f.shared(),
+            Some((
+                "exact_signature_l",
+                "fuzzy_signature_l",
+                "fuzzy_signature_l".to_owned()
+            ))
+        );
+        let mut f = FieldNames::default();
+        f.rename("title", "t_s");
+        f.rename("description_txt", "t_s");
+        assert_eq!(
+            f.shared(),
+            Some(("title", "description_txt", "t_s".to_owned()))
+        );
+        // A swap gives each role a field of its own.
+        let mut f = FieldNames::default();
+        f.rename("title", "description_txt");
+        f.rename("description_txt", "title");
+        assert_eq!(f.shared(), None);
     }
 }

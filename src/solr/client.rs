@@ -86,7 +86,15 @@ pub struct ClientConfig {
     pub backoff_min: Duration,
     /// How many requests may be in flight at once.
     pub concurrency: usize,
+    /// The largest answer read, in bytes; for `/export`, which streams, the largest document.
+    pub max_response_bytes: usize,
 }
+
+/// The default cap on a Solr answer: 256 MiB. The largest legitimate answer is a page of
+/// `--batch-size` documents with their texts (1,000 by default; a crawled page's text is rarely over
+/// 100 KB, so about 100 MB at worst); the cap leaves room above that and still stops a runaway
+/// answer long before it exhausts memory (a 300 MB answer took 2.1 GB when bodies had no cap).
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 256 << 20;
 
 /// `text` with everything between `://` and the last `@` replaced by `***@`: a URL that does not
 /// parse cannot say where its user info ends, so all that may be user info goes.
@@ -127,6 +135,7 @@ impl ClientConfig {
             retries: 5,
             backoff_min: Duration::from_millis(200),
             concurrency: 4,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         })
     }
 }
@@ -171,6 +180,8 @@ struct Inner {
     retries: usize,
     backoff_min: Duration,
     limit: Semaphore,
+    /// The cap on an answer ([`ClientConfig::max_response_bytes`]).
+    max_body: usize,
     /// Requests sent, retries included: what Solr was asked to do.
     sent: std::sync::atomic::AtomicU64,
 }
@@ -218,9 +229,15 @@ impl Client {
                 retries: cfg.retries,
                 backoff_min: cfg.backoff_min,
                 limit: Semaphore::new(cfg.concurrency.max(1)),
+                max_body: cfg.max_response_bytes,
                 sent: std::sync::atomic::AtomicU64::new(0),
             }),
         })
+    }
+
+    /// The cap on an answer, and on one `/export` document, in bytes.
+    pub fn max_response_bytes(&self) -> usize {
+        self.inner.max_body
     }
 
     /// The core URL, without credentials.
@@ -415,7 +432,7 @@ impl Client {
         if status.is_success() {
             return Ok((shown, resp));
         }
-        let bytes = resp.bytes().await.map_err(transport)?;
+        let bytes = self.body(&shown, status, resp).await?;
         classify(&shown, status, &bytes).map(|_| unreachable!("a failed status is an error"))
     }
 
@@ -432,7 +449,7 @@ impl Client {
         let transport = |e| transport_error(&shown, e);
         let resp = builder.send().await.map_err(transport)?;
         let status = resp.status();
-        let bytes = resp.bytes().await.map_err(transport)?;
+        let bytes = self.body(&shown, status, resp).await?;
         debug!(
             method = %req.method,
             url = %shown,
@@ -442,6 +459,38 @@ impl Client {
             "solr"
         );
         classify(&shown, status, &bytes)
+    }
+}
+
+impl Client {
+    /// Reads an answer's body chunk by chunk, so that memory never holds more than the cap and one
+    /// chunk. An error answer that breaks off is classified by what arrived: Solr sends the first
+    /// 64 KiB of an error with a long stack trace (a `StackOverflowError`) and then drops the
+    /// connection.
+    async fn body(
+        &self,
+        shown: &str,
+        status: StatusCode,
+        mut resp: reqwest::Response,
+    ) -> Result<Vec<u8>, SolrError> {
+        let limit = self.inner.max_body;
+        let mut body = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > limit {
+                        return Err(SolrError::TooLarge {
+                            url: shown.to_owned(),
+                            limit,
+                        });
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => return Ok(body),
+                Err(_) if !status.is_success() && !body.is_empty() => return Ok(body),
+                Err(e) => return Err(transport_error(shown, e)),
+            }
+        }
     }
 }
 
@@ -473,6 +522,7 @@ fn classify(url: &str, status: StatusCode, body: &[u8]) -> Result<Value, SolrErr
             .and_then(|j| j.pointer("/error/msg"))
             .and_then(Value::as_str)
             .map(|m| one_line(m, 300))
+            .or_else(|| cut_msg(body).map(|m| one_line(&m, 300)))
             .unwrap_or_else(|| one_line(&String::from_utf8_lossy(body), 200))
     };
     let url = url.to_owned();
@@ -507,6 +557,20 @@ fn classify(url: &str, status: StatusCode, body: &[u8]) -> Result<Value, SolrErr
             message: message(),
         }),
     }
+}
+
+/// `error.msg` of an answer cut short: Solr sends the first 64 KiB of an error whose stack trace is
+/// longer (a `StackOverflowError`), which is not JSON as a whole but starts with the message.
+fn cut_msg(body: &[u8]) -> Option<String> {
+    const KEY: &[u8] = b"\"msg\":\"";
+    let start = body.windows(KEY.len()).position(|w| w == KEY)? + KEY.len() - 1;
+    let mut escaped = false;
+    let len = body[start + 1..].iter().position(|&b| {
+        let end = b == b'"' && !escaped;
+        escaped = b == b'\\' && !escaped;
+        end
+    })?;
+    serde_json::from_slice(&body[start..start + len + 2]).ok()
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -628,6 +692,18 @@ mod tests {
             classify("u", StatusCode::OK, b"not json"),
             Err(SolrError::BadResponse { .. })
         ));
+        // The first 64 KiB of Solr 9.10's answer to a filter nested 10,000 levels deep.
+        let cut = b"{\n  \"error\":{\n    \"msg\":\"java.lang.StackOverflowError\",\n    \"trace\":\"java.lang.RuntimeException: java.lang.StackOverflowError\\n\\tat org.apache.solr.servlet.HttpSolrCall.sendError(HttpSolrCall.java:861)\\n\\tat org.apache.solr.pa";
+        match classify("u", StatusCode::INTERNAL_SERVER_ERROR, cut).unwrap_err() {
+            e @ SolrError::Server { .. } => {
+                assert_eq!(
+                    e.refusal().map(|(_, m)| m),
+                    Some("java.lang.StackOverflowError")
+                );
+                assert!(!e.is_retryable());
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(classify("u", StatusCode::SERVICE_UNAVAILABLE, b"busy")
             .unwrap_err()
             .is_retryable());

@@ -74,6 +74,14 @@ pub enum SolrError {
         /// What is wrong with it.
         reason: String,
     },
+    /// An answer larger than the cap (`--max-response-bytes`): reading it was stopped there.
+    #[error("{url} sent an answer larger than --max-response-bytes {limit}; lower --batch-size, or raise --max-response-bytes if Solr's pages are this large on purpose")]
+    TooLarge {
+        /// The request URL.
+        url: String,
+        /// The cap, in bytes.
+        limit: usize,
+    },
     /// Retries ran out on retryable errors.
     #[error("{last} (gave up after {attempts} {})", if *attempts == 1 { "attempt" } else { "attempts" })]
     Exhausted {
@@ -112,12 +120,17 @@ impl SolrError {
     pub fn is_retryable(&self) -> bool {
         match self {
             SolrError::Transport { .. } => true,
-            SolrError::Server { status, .. } => status.is_server_error(),
+            // A 500 that says the query could not be parsed (a StackOverflowError from a deeply
+            // nested filter, a SyntaxError) fails the same way every time.
+            SolrError::Server {
+                status, message, ..
+            } => status.is_server_error() && !is_parse_failure(message),
             SolrError::Auth { .. }
             | SolrError::NotFound { .. }
             | SolrError::Conflict { .. }
             | SolrError::Rejected { .. }
             | SolrError::BadResponse { .. }
+            | SolrError::TooLarge { .. }
             | SolrError::Exhausted { .. } => false,
         }
     }
@@ -127,7 +140,25 @@ impl SolrError {
     pub fn is_unreachable(&self) -> bool {
         match self {
             SolrError::Exhausted { last, .. } => last.is_unreachable(),
+            // Sending it again would get the same answer; like Solr down, it is nothing the
+            // request's content can fix, and nothing is lost (exit 3).
+            SolrError::TooLarge { .. } => true,
             other => other.is_retryable(),
+        }
+    }
+
+    /// The status and Solr's message when Solr refused the request as it is: a 4xx other than
+    /// 401, 403 and 409, or a 5xx that says the query could not be parsed. `None` for anything else.
+    pub fn refusal(&self) -> Option<(StatusCode, &str)> {
+        match self {
+            SolrError::Rejected {
+                status, message, ..
+            } => Some((*status, message)),
+            SolrError::Server {
+                status, message, ..
+            } if is_parse_failure(message) => Some((*status, message)),
+            SolrError::Exhausted { last, .. } => last.refusal(),
+            _ => None,
         }
     }
 
@@ -138,6 +169,20 @@ impl SolrError {
             _ => None,
         }
     }
+}
+
+/// Whether a 5xx message says Solr could not parse the query: Solr answers 500
+/// `java.lang.StackOverflowError` to a filter nested a few thousand levels deep (its parser
+/// recurses), and some parse errors come wrapped in a 500.
+pub fn is_parse_failure(message: &str) -> bool {
+    [
+        "StackOverflowError",
+        "SyntaxError",
+        "Cannot parse",
+        "ParseException",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
 }
 
 /// The id a 409 message names: `version conflict for ID expected=…` or
@@ -228,6 +273,22 @@ mod tests {
             (status(502), true),
             (status(503), true),
             (status(504), true),
+            (
+                SolrError::Server {
+                    url: "u".into(),
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    message: "java.lang.StackOverflowError".into(),
+                },
+                false,
+            ),
+            (
+                SolrError::Server {
+                    url: "u".into(),
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    message: "-2047484296".into(),
+                },
+                true,
+            ),
             (status(400), false),
             (status(401), false),
             (status(403), false),

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 /// Cuts the documents of the `docs` array out of an `/export` answer fed in chunks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Splitter {
     /// Bytes not consumed yet (the start of an unfinished document).
     buf: Vec<u8>,
@@ -16,6 +16,8 @@ pub struct Splitter {
     in_docs: bool,
     /// The array ended.
     done: bool,
+    /// The largest document, in bytes (`usize::MAX` when [`Splitter::new`] made it).
+    max_doc: usize,
 }
 
 /// What is wrong with an `/export` answer.
@@ -27,12 +29,32 @@ pub enum ExportError {
     /// The bytes are not an `/export` answer.
     #[error("not an /export answer: {0}")]
     Malformed(String),
+    /// A document (or what precedes the documents) is longer than the limit.
+    #[error("a document of the /export answer is larger than {0} bytes")]
+    TooLarge(usize),
+}
+
+impl Default for Splitter {
+    fn default() -> Self {
+        Splitter::with_limit(usize::MAX)
+    }
 }
 
 impl Splitter {
     /// A splitter at the start of an answer.
     pub fn new() -> Self {
-        Splitter::default()
+        Splitter::with_limit(usize::MAX)
+    }
+
+    /// A splitter that refuses a document longer than `max_doc` bytes: the answer streams, so its
+    /// whole length is unbounded, but the splitter holds one unfinished document at a time.
+    pub fn with_limit(max_doc: usize) -> Self {
+        Splitter {
+            buf: Vec::new(),
+            in_docs: false,
+            done: false,
+            max_doc,
+        }
     }
 
     /// Whether the `docs` array has ended.
@@ -98,6 +120,9 @@ impl Splitter {
         self.buf.drain(..pos.min(self.buf.len()));
         if self.done {
             self.buf.clear();
+        }
+        if self.buf.len() > self.max_doc {
+            return Err(ExportError::TooLarge(self.max_doc));
         }
         Ok(docs)
     }
@@ -177,6 +202,29 @@ mod tests {
             s.feed(answer.as_bytes()),
             Err(ExportError::Exception("java.io.EOFException".into()))
         );
+    }
+
+    #[test]
+    fn a_document_over_the_limit_is_an_error() {
+        // The first document is 18 bytes long, the second 60: with a limit of 40, the splitter
+        // holds the second one's start until it passes 40 bytes, then gives up.
+        let answer = br#"{"response":{"docs":[{"id":"a","n":123},{"id":"b","text":"0123456789abcdefghijklmnopqrstuvwxyz0123"}]}}"#;
+        let mut s = Splitter::with_limit(40);
+        let mut got = 0;
+        let mut failed = None;
+        for chunk in answer.chunks(8) {
+            match s.feed(chunk) {
+                Ok(docs) => got += docs.len(),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        assert_eq!(got, 1);
+        assert_eq!(failed, Some(ExportError::TooLarge(40)));
+        let mut s = Splitter::with_limit(60);
+        assert_eq!(s.feed(answer).unwrap().len(), 2);
     }
 
     #[test]

@@ -38,7 +38,7 @@ use super::{
     UpdateOutcome, Via,
 };
 use crate::solr::error::parse_adds;
-use crate::solr::export::Splitter;
+use crate::solr::export::{ExportError, Splitter};
 use crate::solr::{Client, SolrError};
 
 /// A Solr core behind the [`Store`] seam.
@@ -288,13 +288,19 @@ async fn stream_export(
             reason,
         })
     };
-    let mut splitter = Splitter::new();
+    let mut splitter = Splitter::with_limit(client.max_response_bytes());
     let mut page: Vec<Doc> = Vec::with_capacity(rows);
     while let Some(chunk) = resp.chunk().await.map_err(|e| broken(e.to_string()))? {
         let docs = splitter.feed(&chunk).map_err(|e| {
-            StoreError::Solr(SolrError::BadResponse {
-                url: url.clone(),
-                reason: e.to_string(),
+            StoreError::Solr(match e {
+                ExportError::TooLarge(limit) => SolrError::TooLarge {
+                    url: url.clone(),
+                    limit,
+                },
+                e => SolrError::BadResponse {
+                    url: url.clone(),
+                    reason: e.to_string(),
+                },
             })
         })?;
         for doc in docs {

@@ -276,3 +276,97 @@ solr_test!(
         eprintln!("refused twice with exit 2, then checked {checked} values after --full");
     }
 );
+
+/// `solr-dedup ARGS --solr <core> --filter=<filter>` with the target's credentials, but without
+/// the tag filter `Target::command` adds.
+fn with_filter(t: &Target, args: &[&str], filter: &str) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
+    cmd.args(args)
+        .args(["--solr", &t.core_url])
+        .arg(format!("--filter={filter}"))
+        .env_remove("SOLR_URL")
+        .env_remove("SOLR_USER")
+        .env_remove("SOLR_PASSWORD")
+        .env_remove("RUST_LOG");
+    if let Some((u, p)) = t.credentials() {
+        cmd.env("SOLR_USER", u).env("SOLR_PASSWORD", p);
+    }
+    cmd.output().unwrap()
+}
+
+solr_test!(a_filter_solr_refuses_is_a_usage_error, |t: &Target| {
+    t.load(&corpus(20, 23));
+    let before = t.docs();
+    let tag = format!("test_s:\"{}\"", t.tag);
+    // Solr 9 answers 400 SyntaxError to the first two, and 500 java.lang.StackOverflowError to the
+    // third, whose parser recursion overflows; none of them is Solr being unreachable (exit 3).
+    let unbalanced = format!("({tag}");
+    let twice_negated = format!("--{tag}");
+    let deep = format!("{}{tag}{}", "(".repeat(10_000), ")".repeat(10_000));
+    let cases = [
+        (
+            &unbalanced,
+            r#"--filter "(test_s:\""#,
+            "HTTP 400",
+            "Cannot parse",
+        ),
+        (
+            &twice_negated,
+            r#"--filter "--test_s:\""#,
+            "HTTP 400",
+            "Cannot parse",
+        ),
+        (
+            &deep,
+            r#"--filter "((((((((((("#,
+            "HTTP 500",
+            "java.lang.StackOverflowError",
+        ),
+    ];
+    for (filter, shown, status, message) in cases {
+        for args in [&["run"][..], &["check"][..]] {
+            let (code, line) = failed(&with_filter(t, args, filter));
+            assert_eq!(code, Some(2), "{args:?}: {line}");
+            assert!(line.contains(shown), "{line}");
+            assert!(
+                line.contains(&format!("Solr refused it ({status})")),
+                "{line}"
+            );
+            assert!(line.contains(message), "{line}");
+            assert!(line.len() < 1000, "one short line: {}", line.len());
+        }
+    }
+    assert_eq!(t.docs(), before, "nothing was written");
+    if let crate::scenarios::harness::Backend::Fake(fake) = &t.backend {
+        // Asked once per command: a refusal is not retried.
+        let asked = fake
+            .requests()
+            .iter()
+            .filter(|r| r.param("fq") == Some(deep.as_str()))
+            .count();
+        assert_eq!(asked, 2);
+    }
+});
+
+#[test]
+fn an_answer_over_the_cap_ends_the_run() {
+    let t = Target::fake("answer-cap");
+    t.load(&corpus(40, 7));
+    let before = t.docs();
+    // A schema answer and a page of 40 documents with their texts are each far over 2 KiB.
+    for args in [&["run"][..], &["check"][..]] {
+        let mut args = args.to_vec();
+        args.extend(["--max-response-bytes", "2048", "--retries", "0"]);
+        let (code, line) = failed(&t.run(&args));
+        assert_eq!(code, Some(3), "{line}");
+        assert!(
+            line.contains("sent an answer larger than --max-response-bytes 2048; lower --batch-size, or raise --max-response-bytes"),
+            "{line}"
+        );
+        assert!(!line.contains("could not be reached"), "{line}");
+    }
+    assert_eq!(t.docs(), before, "nothing was written");
+    // The default cap takes the same answers.
+    let dir = tempfile::tempdir().unwrap();
+    t.run_ok(&["run"], dir.path());
+}

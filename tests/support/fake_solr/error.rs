@@ -27,6 +27,9 @@ pub struct Extra {
     pub details: Option<Value>,
     /// A 500 carries a stack trace instead of metadata.
     pub trace: Option<String>,
+    /// The answer is cut after 64 KiB, as Solr cuts an error whose stack trace is longer: no
+    /// `responseHeader`, and not JSON as a whole.
+    pub cut: bool,
 }
 
 impl SolrError {
@@ -66,8 +69,31 @@ impl SolrError {
             trace: Some(format!(
                 "{exception_class}: {msg}\n\tat fake_solr (the fake has no Java stack)"
             )),
+            cut: false,
         }));
         e
+    }
+
+    /// What Solr answers when its query parser overflows the stack (a filter nested thousands of
+    /// levels deep): a 500 whose trace repeats the parser's two recursive frames until the answer
+    /// is cut at 64 KiB.
+    pub fn stack_overflow() -> SolrError {
+        let mut trace = "java.lang.RuntimeException: java.lang.StackOverflowError\n\tat org.apache.solr.servlet.HttpSolrCall.sendError(HttpSolrCall.java:861)".to_owned();
+        while trace.len() < 70_000 {
+            trace.push_str("\n\tat org.apache.solr.parser.QueryParser.Clause(QueryParser.java:298)\n\tat org.apache.solr.parser.QueryParser.Query(QueryParser.java:173)");
+        }
+        let mut e = SolrError::new(500, "java.lang.StackOverflowError");
+        e.extra = Some(Box::new(Extra {
+            details: None,
+            trace: Some(trace),
+            cut: true,
+        }));
+        e
+    }
+
+    /// Whether the answer is cut after 64 KiB (see [`Extra::cut`]).
+    pub fn is_cut(&self) -> bool {
+        self.extra.as_ref().is_some_and(|e| e.cut)
     }
 
     pub fn root(mut self, class: &'static str) -> SolrError {

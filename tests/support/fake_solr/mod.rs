@@ -58,7 +58,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -382,6 +382,8 @@ impl FakeSolr {
         let server_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("fake-solr".into())
+            // Room for the query parser's recursion up to its depth limit (query::STACK_DEPTH).
+            .stack_size(16 << 20)
             .spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
@@ -550,7 +552,7 @@ async fn accept_loop(
 
 /// The error a service returns to make hyper close the connection without an answer.
 #[derive(Debug)]
-struct Dropped;
+pub struct Dropped;
 
 impl std::fmt::Display for Dropped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -560,14 +562,72 @@ impl std::fmt::Display for Dropped {
 
 impl std::error::Error for Dropped {}
 
-fn to_hyper(resp: Resp) -> hyper::Response<Full<Bytes>> {
+/// A header a handler sets to have its answer's body sent chunked and the connection closed after
+/// it, as Solr's servlet does to an error whose stack trace is longer than 64 KiB; never sent.
+pub const CUT_HEADER: &str = "x-fake-solr-cut";
+
+/// A body: whole, or sent and then broken off (see [`CUT_HEADER`]).
+pub struct Answer {
+    data: Option<Bytes>,
+    cut: bool,
+    /// A cut answer breaks off after this wait, so that hyper writes out what came before.
+    pause: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl hyper::body::Body for Answer {
+    type Data = Bytes;
+    type Error = Dropped;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Dropped>>> {
+        if self.data.is_none() && self.cut {
+            let pause = self
+                .pause
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(50))));
+            if std::future::Future::poll(pause.as_mut(), cx).is_pending() {
+                return std::task::Poll::Pending;
+            }
+        }
+        std::task::Poll::Ready(match self.data.take() {
+            Some(data) => Some(Ok(hyper::body::Frame::data(data))),
+            None if self.cut => Some(Err(Dropped)),
+            None => None,
+        })
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none() && !self.cut
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match (&self.data, self.cut) {
+            (Some(d), false) => hyper::body::SizeHint::with_exact(d.len() as u64),
+            (None, false) => hyper::body::SizeHint::with_exact(0),
+            _ => hyper::body::SizeHint::default(),
+        }
+    }
+}
+
+fn to_hyper(resp: Resp) -> hyper::Response<Answer> {
     let mut b = hyper::Response::builder()
         .status(resp.status)
         .header("Content-Type", resp.content_type);
+    let mut cut = false;
     for (k, v) in resp.headers {
-        b = b.header(k, v);
+        if k == CUT_HEADER {
+            cut = true;
+        } else {
+            b = b.header(k, v);
+        }
     }
-    b.body(Full::new(Bytes::from(resp.body))).expect("response")
+    let body = Answer {
+        data: Some(Bytes::from(resp.body)),
+        cut,
+        pause: None,
+    };
+    b.body(body).expect("response")
 }
 
 fn set_status(shared: &Shared, index: usize, status: u16) {
@@ -591,7 +651,7 @@ fn percent_decode_path(p: &str) -> String {
 async fn serve(
     shared: Arc<Shared>,
     req: hyper::Request<Incoming>,
-) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
+) -> Result<hyper::Response<Answer>, Dropped> {
     let method = req.method().as_str().to_string();
     let full_path = percent_decode_path(req.uri().path());
     let query = req.uri().query().unwrap_or("").to_string();

@@ -573,7 +573,15 @@ struct Parser<'a, 'b> {
     text: String,
     ctx: &'b QueryCtx<'a>,
     and_default: bool,
+    /// Groups open around the current token.
+    depth: usize,
 }
+
+/// How deeply groups may nest before the parser "overflows its stack". Solr's JavaCC parser
+/// recurses twice per group and answers 500 `java.lang.StackOverflowError` when the thread's stack
+/// runs out: the Solr of `tests/solr` (1 MiB stacks) parsed 2,000 levels and overflowed at 3,000,
+/// and a Solr started by `bin/solr` runs with 256 KiB stacks. The fake overflows past 1,000.
+pub const STACK_DEPTH: usize = 1000;
 
 /// `Cannot parse 'q': …` as Solr wraps a parse error.
 fn syntax_error(text: &str, detail: String, root: &'static str) -> SolrError {
@@ -765,7 +773,12 @@ impl<'a, 'b> Parser<'a, 'b> {
         match self.peek()? {
             Tk::LParen => {
                 self.take()?;
+                self.depth += 1;
+                if self.depth > STACK_DEPTH {
+                    return Err(SolrError::stack_overflow());
+                }
                 let q = self.query(&field)?;
+                self.depth -= 1;
                 if self.peek()? != Tk::RParen {
                     return Err(self.error(&EXPECT_MORE_GROUP));
                 }
@@ -777,7 +790,12 @@ impl<'a, 'b> Parser<'a, 'b> {
             }
             Tk::Filter => {
                 self.take()?;
+                self.depth += 1;
+                if self.depth > STACK_DEPTH {
+                    return Err(SolrError::stack_overflow());
+                }
                 let q = self.query(&field)?;
+                self.depth -= 1;
                 if self.peek()? != Tk::RParen {
                     return Err(self.error(&EXPECT_MORE_GROUP));
                 }
@@ -1139,6 +1157,7 @@ fn parse_lucene(
         text: text.to_string(),
         ctx: &ctx2,
         and_default,
+        depth: 0,
     };
     p.top()
 }

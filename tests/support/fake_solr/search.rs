@@ -73,6 +73,20 @@ pub fn error_resp(
     params: Option<&[(String, String)]>,
     partial: Map<String, Value>,
 ) -> Resp {
+    if e.is_cut() {
+        // Solr writes the error alone, pretty-printed, and its servlet stops after 64 KiB.
+        let text = serde_json::to_string_pretty(&json!({ "error": e.error_object() }))
+            .expect("json")
+            .replace("\": ", "\":");
+        let mut body = text.into_bytes();
+        body.truncate(64 << 10);
+        return Resp {
+            status: e.code,
+            content_type: "application/json;charset=utf-8".into(),
+            body,
+            headers: vec![(super::CUT_HEADER.to_owned(), "1".to_owned())],
+        };
+    }
     let mut header = Map::new();
     header.insert("status".into(), json!(e.code));
     header.insert("QTime".into(), json!(0));
