@@ -192,6 +192,11 @@ impl Report {
     }
 }
 
+/// Whether a count is 0, for `skip_serializing_if`.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,8 +223,4 @@ mod tests {
         assert_eq!(back, r);
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
