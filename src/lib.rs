@@ -5,6 +5,8 @@
 //! - [`signature`]: the pure, bit-exact hash code (no I/O);
 //! - [`model`]: the shared vocabulary: dimensions and the one field-name table (no I/O);
 //! - [`engine`]: sign, group, decide and write, against any [`store::Store`];
+//! - [`learn`] and [`groups`]: beside the engine, on its readers: URL rules and chrome models
+//!   learned from an index, and the biggest groups a run left (serve's view);
 //! - [`store`]: the seam, with the file store and the Solr store;
 //! - [`solr`]: the Solr HTTP client, its errors, retries and the Schema API;
 //! - [`cli`], [`config`], [`commands`]: the command line, plain configuration, and the subcommands.
@@ -13,6 +15,8 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod engine;
+pub mod groups;
+pub mod learn;
 pub mod model;
 pub mod server;
 pub mod signature;

@@ -1,4 +1,4 @@
-//! `solr-dedup chrome learn`: open the store, learn the model ([`crate::engine::chrome`]), write it
+//! `solr-dedup chrome learn`: open the store, learn the model ([`crate::learn::chrome`]), write it
 //! atomically; and [`load`], which `run --chrome` reads a model with.
 
 use std::path::Path;
@@ -10,8 +10,8 @@ use super::job::{check_filter, connect, init_logging, solr_failure};
 use super::progress::Spinner;
 use super::{write_text, Exit, Failure};
 use crate::config::{ChromeLearnConfig, Input, Source};
-use crate::engine::chrome::{learn, LearnSettings, LearnWork};
 use crate::engine::EngineError;
+use crate::learn::chrome::{learn, LearnSettings, LearnWork};
 use crate::signature::chrome::{ChromeModel, ChromeSet};
 use crate::solr::schema::SchemaInfo;
 use crate::store::file::{FileStore, Output, OutputFormat};

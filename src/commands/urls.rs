@@ -1,6 +1,6 @@
 //! `solr-dedup urls learn|predict|canonical|export`: the URL rules ([`crate::urlrules`]) on the
-//! command line. Learning and the index of canonical forms go through the engine
-//! ([`crate::engine::urls`]), over a file or a Solr core.
+//! command line. Learning and the index of canonical forms go through
+//! [`crate::learn::urls`], over a file or a Solr core.
 
 use std::io::{BufRead, BufWriter, Write};
 use std::path::Path;
@@ -13,8 +13,8 @@ use super::{write_text, Exit, Failure};
 use crate::config::{
     Input, Source, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
-use crate::engine::urls::{learn as learn_rules, load_index, LearnSettings};
 use crate::engine::EngineError;
+use crate::learn::urls::{learn as learn_rules, load_index, LearnSettings};
 use crate::model::FieldNames;
 use crate::solr::schema::SchemaInfo;
 use crate::store::file::{FileStore, Output, OutputFormat};

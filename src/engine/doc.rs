@@ -15,7 +15,7 @@ pub(super) fn has(doc: &Doc, field: &str) -> bool {
     !matches!(doc.get(field), None | Some(Value::Null))
 }
 
-pub(super) fn get_i64(doc: &Doc, field: &str) -> Option<i64> {
+pub(crate) fn get_i64(doc: &Doc, field: &str) -> Option<i64> {
     match doc.get(field)? {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.parse().ok(),
@@ -32,7 +32,7 @@ pub(super) fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
     }
 }
 
-pub(super) fn get_str<'d>(doc: &'d Doc, field: &str) -> Option<&'d str> {
+pub(crate) fn get_str<'d>(doc: &'d Doc, field: &str) -> Option<&'d str> {
     match doc.get(field)? {
         Value::String(s) => Some(s),
         Value::Array(a) => a.first().and_then(Value::as_str),
@@ -40,7 +40,7 @@ pub(super) fn get_str<'d>(doc: &'d Doc, field: &str) -> Option<&'d str> {
     }
 }
 
-pub(super) fn get_strings<'d>(doc: &'d Doc, field: &str) -> Vec<&'d str> {
+pub(crate) fn get_strings<'d>(doc: &'d Doc, field: &str) -> Vec<&'d str> {
     match doc.get(field) {
         Some(Value::String(s)) => vec![s.as_str()],
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),

@@ -61,24 +61,21 @@
 //! - A document that changes during a run (HTTP 409 or a new version between passes) is never written
 //!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
 
-pub mod biggest;
-pub mod chrome;
 mod decide;
-mod doc;
+pub(crate) mod doc;
 pub mod group;
 mod guard;
 mod lookup;
 mod near;
 mod needs;
 mod open;
-mod pages;
+pub(crate) mod pages;
 mod pending;
 pub mod progress;
 mod rank;
 pub mod report;
 mod sign;
 pub mod url_key;
-pub mod urls;
 mod work;
 
 use std::time::Instant;

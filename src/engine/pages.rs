@@ -5,14 +5,14 @@ use super::{EngineError, Rec, Report};
 use crate::store::{Filter, Page, ReadQuery, Store};
 
 /// Walks a read page by page: the cursor handling and progress of every pass.
-pub(super) struct Pages<'p> {
+pub(crate) struct Pages<'p> {
     pub(super) cursor: Option<String>,
     pub(super) done: bool,
     pub(super) progress: &'p dyn Progress,
 }
 
 impl<'p> Pages<'p> {
-    pub(super) fn new(progress: &'p dyn Progress) -> Self {
+    pub(crate) fn new(progress: &'p dyn Progress) -> Self {
         Pages {
             cursor: None,
             done: false,
@@ -24,7 +24,7 @@ impl<'p> Pages<'p> {
     /// `None` once the store said the read is complete. When the progress says the run is
     /// cancelled, nothing is read: [`EngineError::Cancelled`] with an empty report, which
     /// [`super::execute`] fills in with the run's.
-    pub(super) async fn next<S: Store>(
+    pub(crate) async fn next<S: Store>(
         &mut self,
         store: &S,
         query: &ReadQuery,

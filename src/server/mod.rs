@@ -6,7 +6,7 @@
 //!   restarts.
 //! - **Schedule** ([`schedule`]): `--every` and `--after-quiet` start runs by themselves.
 //! - **Groups**: the biggest groups of a dimension, for a person to look at
-//!   ([`crate::engine::biggest`]).
+//!   ([`crate::groups`]).
 //! - **URLs**: predictions and canonical forms under learned rules, from an index of canonical forms
 //!   ([`crate::urlrules::predict::Index`]) loaded at start, so that a crawler's request costs a
 //!   lookup per URL and no Solr work.
@@ -50,8 +50,8 @@ use serde_json::Value;
 use subtle::ConstantTimeEq;
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
-use crate::engine::biggest::{GroupView, Member};
 use crate::engine::{Dimension, Progress};
+use crate::groups::{GroupView, Member};
 use crate::urlrules::canonical;
 use crate::urlrules::predict::{Index, Prediction};
 pub use metrics::Metrics;

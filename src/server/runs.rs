@@ -787,7 +787,7 @@ pub(crate) mod tests {
             _: crate::engine::Dimension,
             _: usize,
             _: usize,
-        ) -> Result<Option<Vec<crate::engine::biggest::GroupView>>, String> {
+        ) -> Result<Option<Vec<crate::groups::GroupView>>, String> {
             Ok(None)
         }
     }

@@ -1,6 +1,6 @@
 //! URL rules (seed 002, `urlrules.md`): which parts of a site's URLs do not change the page, learned
 //! from the pages an index holds, and what that says about a URL not fetched yet. Pure code, no I/O:
-//! the engine ([`crate::engine::urls`]) feeds it the index.
+//! [`crate::learn::urls`] feeds it the index.
 //!
 //! - [`learn`]: the evidence for each candidate rule, counted by grouping: pairs of indexed URLs
 //!   that differ only in what the rule covers, with the same content (support) or not (against).

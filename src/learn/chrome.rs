@@ -16,10 +16,10 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::doc::get_str;
-use super::pages::Pages;
-use super::url_key::host_name;
-use super::{EngineError, Progress};
+use crate::engine::doc::get_str;
+use crate::engine::pages::Pages;
+use crate::engine::url_key::host_name;
+use crate::engine::{EngineError, Progress};
 use crate::model::FieldNames;
 use crate::signature::chrome::{ChromeModel, HostCounter, Skipped, FORMAT};
 use crate::signature::near;

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::Dimension;
+use crate::model::Dimension;
 use crate::model::FieldNames;
 use crate::store::{Doc, FacetQuery, Filter, ReadQuery, Store, StoreError};
 

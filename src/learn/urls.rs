@@ -17,9 +17,9 @@ use std::collections::{HashMap, HashSet};
 use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::doc::{get_i64, get_str};
-use super::pages::Pages;
-use super::{EngineError, Progress, Silent};
+use crate::engine::doc::{get_i64, get_str};
+use crate::engine::pages::Pages;
+use crate::engine::{EngineError, Progress, Silent};
 use crate::model::FieldNames;
 use crate::signature::Signer;
 use crate::store::{Filter, ReadQuery, Store};
