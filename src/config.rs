@@ -77,6 +77,8 @@ pub struct UrlsLearnConfig {
     pub signer: Signer,
     /// Field names.
     pub fields: crate::model::FieldNames,
+    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
+    pub max_line_bytes: usize,
     /// Documents per read page.
     pub batch_size: usize,
     /// No progress bar.
@@ -98,6 +100,8 @@ pub struct UrlsPredictConfig {
     pub urls: Vec<String>,
     /// Field names.
     pub fields: crate::model::FieldNames,
+    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
+    pub max_line_bytes: usize,
     /// Documents per read page.
     pub batch_size: usize,
     /// No progress bar.
@@ -145,6 +149,8 @@ pub struct ChromeLearnConfig {
     pub shingle: usize,
     /// Field names.
     pub fields: crate::model::FieldNames,
+    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
+    pub max_line_bytes: usize,
     /// Documents per read page.
     pub batch_size: usize,
     /// 0 quiet logs, 1 info, 2 debug.

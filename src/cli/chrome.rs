@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{parse_field, SolrArgs};
+use super::{parse_bytes, parse_field, SolrArgs};
 
 /// `solr-dedup chrome …`.
 #[derive(Debug, Subcommand)]
@@ -92,6 +92,12 @@ pub struct ChromeLearnArgs {
     /// Rename a field: the YaCy name, `=`, your name (repeatable), e.g. --field sku=url_s
     #[arg(long = "field", value_name = "NAME=FIELD", value_parser = parse_field)]
     pub fields: Vec<(String, String)>,
+
+    /// File mode: the longest input line (one document) accepted, in bytes, or with K, M or G (KiB,
+    /// MiB, GiB); a longer line stops the command with its FILE:LINE (exit 2), and no more than this is
+    /// held for one line. Also bounds each document of a /select response
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_bytes)]
+    pub max_line_bytes: u64,
 
     /// Log more to standard error: -v for progress notes, -vv for every host
     #[arg(short, long, action = clap::ArgAction::Count)]

@@ -43,6 +43,7 @@ impl From<Cli> for Config {
                     min_pages: usize::try_from(args.min_pages).unwrap_or(50),
                     shingle: usize::try_from(args.near_shingle).unwrap_or(2),
                     fields: field_names(&args.fields),
+                    max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
                     batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
                     verbosity: args.verbose,
                 }))
@@ -59,6 +60,8 @@ impl From<Cli> for Config {
                         SchemeArg::Md5 => Scheme::Md5,
                     }),
                     fields: field_names(&args.index.fields),
+                    max_line_bytes: usize::try_from(args.index.max_line_bytes)
+                        .unwrap_or(usize::MAX),
                     batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
                     quiet: args.quiet,
                     verbosity: args.verbose,
@@ -71,6 +74,8 @@ impl From<Cli> for Config {
                     filter: args.index.filter,
                     urls: stdin_dash(args.urls),
                     fields: field_names(&args.index.fields),
+                    max_line_bytes: usize::try_from(args.index.max_line_bytes)
+                        .unwrap_or(usize::MAX),
                     batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
                     quiet: args.quiet,
                     verbosity: args.verbose,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::{parse_field, SchemeArg, SolrArgs};
+use super::{parse_bytes, parse_field, SchemeArg, SolrArgs};
 
 /// Where the indexed pages are and which of them count: `urls learn`, `urls predict` and `serve`.
 #[derive(Debug, Args)]
@@ -29,6 +29,12 @@ pub struct IndexArgs {
     /// Rename a field: the YaCy name, `=`, your name (repeatable), e.g. --field sku=url_s
     #[arg(long = "field", value_name = "NAME=FIELD", value_parser = parse_field)]
     pub fields: Vec<(String, String)>,
+
+    /// File mode: the longest input line (one document) accepted, in bytes, or with K, M or G (KiB,
+    /// MiB, GiB); a longer line stops the command with its FILE:LINE (exit 2), and no more than this is
+    /// held for one line. Also bounds each document of a /select response
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_bytes)]
+    pub max_line_bytes: u64,
 }
 
 pub(super) const SERVE_LONG_ABOUT: &str = "\

@@ -4,9 +4,13 @@
 //! Every error a command returns carries context saying what it was doing (`cannot read page.txt: …`),
 //! because `main` prints the chain on one line and nothing else. An error converted with `?` from
 //! [`anyhow::Error`] counts as a usage, configuration or input error (exit 2); a command that talks to
-//! Solr builds a [`Failure`] with [`Exit::SolrUnreachable`] itself when retries run out.
+//! Solr gets a [`Failure`] with [`Exit::SolrUnreachable`] from `common::failure` when retries run
+//! out. What every command shares (opening the index, loading the chrome model and the URL rules,
+//! the mapping of errors to exit codes, logging, the runtime) is in `common`, which the commands
+//! import and never each other for it.
 
 pub mod chrome;
+mod common;
 mod interrupt;
 pub mod job;
 pub mod near;

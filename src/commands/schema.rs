@@ -4,7 +4,9 @@ use std::io::Write;
 
 use anyhow::{anyhow, Context};
 
-use super::job::{connect, init_logging, solr_failure};
+use super::common::failure::solr_failure;
+use super::common::open::connect;
+use super::common::{init_logging, runtime, Threads};
 use super::schema_fit::{add_commands, inspect, SchemaReport};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
@@ -17,11 +19,7 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         anyhow!("no core given: use --solr URL (or set SOLR_URL), e.g. http://127.0.0.1:8983/solr/collection1")
     })?;
     let client = connect(solr)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?;
-    runtime.block_on(async {
+    runtime(Threads::Caller)?.block_on(async {
         let schema = SchemaInfo::fetch(&client)
             .await
             .map_err(|e| solr_failure(e, "cannot read the schema"))?;

@@ -5,10 +5,14 @@
 //! commands that add the missing output fields.
 //!
 //! It joins the engine's [`needs`] with the Solr client's [`SchemaInfo`], so it lives above both.
+//! [`prepare`] is the check a run makes before it starts (through the common open path).
 
+use anyhow::anyhow;
 use serde_json::{json, Value};
+use tracing::{info, warn};
 
-use crate::engine::{needs, EngineConfig, FieldKind, Need};
+use super::Failure;
+use crate::engine::{needs, Dimension, EngineConfig, FieldKind, Need};
 use crate::solr::schema::SchemaInfo;
 
 /// The Solr classes that hold a kind of value.
@@ -156,6 +160,71 @@ pub fn add_commands(schema: &SchemaInfo, missing: &[&Need]) -> Value {
 /// A type of the schema for a kind.
 fn type_for(schema: &SchemaInfo, kind: FieldKind) -> String {
     schema.type_with_class(type_name(kind), classes(kind))
+}
+
+/// Checks the schema for the run and adapts the configuration to it: refuses missing fields and, when
+/// the run writes, a schema on which atomic updates lose data. `core_url` is the client's, without
+/// credentials.
+pub(crate) fn prepare(
+    schema: &SchemaInfo,
+    engine: &mut EngineConfig,
+    writes: bool,
+    allow_lossy: bool,
+    near_optional: bool,
+    core_url: &str,
+) -> Result<(), Failure> {
+    let mut report = inspect(schema, engine);
+    if near_optional && engine.dimensions.contains(&Dimension::Near) {
+        let near = near_fields(&engine.fields);
+        let absent: Vec<&str> = report
+            .missing
+            .iter()
+            .filter(|n| near.contains(&n.name.as_str()))
+            .map(|n| n.name.as_str())
+            .collect();
+        if !absent.is_empty() {
+            // The seventh dimension is on by default, not asked for: run the six the core can hold.
+            let absent = absent.join(", ");
+            engine.dimensions.retain(|&d| d != Dimension::Near);
+            report = inspect(schema, engine);
+            if report.problems(core_url, false).is_empty() {
+                warn!(
+                    "near-duplicates left out: the core has no {absent}; add them with `solr-dedup schema apply --solr {core_url}`"
+                );
+            }
+        }
+    }
+    let problems = report.problems(core_url, writes && !allow_lossy);
+    if !problems.is_empty() {
+        return Err(anyhow!(
+            "the schema is not ready for this run: {}",
+            problems.join("; ")
+        )
+        .into());
+    }
+    if writes && !report.lossy.is_empty() {
+        warn!(fields = %report.lossy.join(", "), "atomic updates will empty these fields (--allow-lossy-atomic-updates)");
+    }
+    if engine.write_fuzzy_text && !report.has_fuzzy_text {
+        info!(
+            field = %engine.fields.fuzzy_signature_text,
+            "the core has no such field; it is not written"
+        );
+        engine.write_fuzzy_text = false;
+    }
+    Ok(())
+}
+
+/// The fields only the near dimension writes.
+fn near_fields(f: &crate::model::FieldNames) -> [&str; 6] {
+    [
+        &f.near_trials,
+        &f.near_keys,
+        &f.near_version,
+        &f.near_group,
+        f.unique(Dimension::Near),
+        &f.near_count,
+    ]
 }
 
 #[cfg(test)]

@@ -10,9 +10,12 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use tracing::{info, warn};
 
-use super::job::{check_filter, connect, file_filter, init_logging, perform};
+use super::common::load::load_rules;
+use super::common::open::{check_filter, connect, open_unchecked, parse_filter, Index};
+use super::common::{init_logging, runtime, Threads};
+use super::job::{perform, ready, refuse_output};
 use super::progress::Spinner;
-use super::urls::{index_of, load_rules, runtime};
+use super::urls::index_of;
 use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Progress};
@@ -20,9 +23,7 @@ use crate::groups::{biggest_groups, GroupView};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
 use crate::server::{router, AppState, Backend, Metrics};
-use crate::store::file::{FileStore, Output, OutputFormat};
-use crate::store::solr::SolrStore;
-use crate::store::{CommitMode, Filter, Store, StoreError};
+use crate::store::{Filter, Store};
 
 /// The index as the server sees it: the `run` command's job, and light reads for the page.
 pub struct IndexBackend {
@@ -34,21 +35,15 @@ pub struct IndexBackend {
 
 /// Runs `f` to its end on a runtime of its own: the backend's callers are blocking threads.
 fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    let rt = runtime(Threads::Caller).map_err(|e| format!("{:#}", e.error))?;
     Ok(rt.block_on(f))
 }
 
 impl IndexBackend {
-    /// A backend for the job's source; fails as `run` would on a filter or a core URL it refuses.
+    /// A backend for the job's source ([`ready`]); fails as `run` would on a filter or a core URL
+    /// it refuses.
     pub fn new(job: JobConfig) -> Result<Self, Failure> {
-        let filter = match (&job.source, &job.filter) {
-            (_, None) => Filter::All,
-            (Source::File(_), Some(text)) => file_filter(text)?,
-            (_, Some(text)) => Filter::Solr(text.clone()),
-        };
+        let filter = parse_filter(&job.source, job.filter.as_deref())?;
         let core_url = match &job.source {
             Source::Solr(solr) => {
                 let client = connect(solr)?;
@@ -72,68 +67,14 @@ impl IndexBackend {
         })
     }
 
-    /// Runs `f` on the store.
-    fn with_store<T>(&self, f: impl AsyncStoreFn<T>) -> Result<T, String> {
-        let fields = &self.job.engine.fields;
-        match &self.job.source {
-            Source::File(path) => {
-                let store = FileStore::open_with(
-                    path,
-                    Output::Stdout,
-                    OutputFormat::Updates,
-                    &fields.id,
-                    &fields.version,
-                    self.job.max_line_bytes,
-                )
-                .map_err(|e| e.to_string())?;
-                block_on(f.call(&store, &self.filter))?.map_err(|e| e.to_string())
-            }
-            Source::Solr(solr) => {
-                let client = connect(solr).map_err(|e| format!("{:#}", e.error))?;
-                let store =
-                    SolrStore::new(client, &fields.id, &fields.version, CommitMode::None, false);
-                block_on(f.call(&store, &self.filter))?.map_err(|e| e.to_string())
-            }
-            Source::Missing => Err("no index".to_owned()),
+    /// The index for a few light reads of the page (opened per request: the file may have changed).
+    fn index(&self) -> Index<'_> {
+        Index {
+            source: &self.job.source,
+            filter: self.job.filter.as_deref(),
+            max_line_bytes: self.job.max_line_bytes,
+            missing: "no index",
         }
-    }
-}
-
-/// An async function over any store (a closure cannot be generic over the store type).
-trait AsyncStoreFn<T> {
-    async fn call<S: Store>(self, store: &S, filter: &Filter) -> Result<T, StoreError>;
-}
-
-struct ChangeMark;
-
-impl AsyncStoreFn<String> for ChangeMark {
-    async fn call<S: Store>(self, store: &S, filter: &Filter) -> Result<String, StoreError> {
-        store.change_mark(filter).await
-    }
-}
-
-struct Biggest<'a> {
-    fields: &'a crate::model::FieldNames,
-    dimension: Dimension,
-    limit: usize,
-    members: usize,
-}
-
-impl AsyncStoreFn<Option<Vec<GroupView>>> for Biggest<'_> {
-    async fn call<S: Store>(
-        self,
-        store: &S,
-        filter: &Filter,
-    ) -> Result<Option<Vec<GroupView>>, StoreError> {
-        biggest_groups(
-            store,
-            self.fields,
-            filter,
-            self.dimension,
-            self.limit,
-            self.members,
-        )
-        .await
     }
 }
 
@@ -244,7 +185,8 @@ impl Backend for IndexBackend {
     }
 
     fn change_mark(&self) -> Result<String, String> {
-        self.with_store(ChangeMark)
+        let store = open_unchecked(self.index(), &self.job.engine.fields)?;
+        block_on(store.change_mark(&self.filter))?.map_err(|e| e.to_string())
     }
 
     fn groups(
@@ -253,12 +195,17 @@ impl Backend for IndexBackend {
         limit: usize,
         members: usize,
     ) -> Result<Option<Vec<GroupView>>, String> {
-        self.with_store(Biggest {
-            fields: &self.job.engine.fields,
+        let fields = &self.job.engine.fields;
+        let store = open_unchecked(self.index(), fields)?;
+        block_on(biggest_groups(
+            &store,
+            fields,
+            &self.filter,
             dimension,
             limit,
             members,
-        })
+        ))?
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -314,44 +261,36 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         )
         .into());
     }
-    if let Some(path) = &c.job.chrome {
-        // Checked now, not at the first run.
-        super::chrome::load(path, c.job.engine.near.shingle)?;
-    }
+    // Read now, not at every run: the --near-* parameters and the --chrome model.
+    let job = ready(&c.job)?;
     // What would make every run fail is refused now, with the line `run` would print (the core's
     // URL and credentials: `IndexBackend::new`).
-    match &c.job.source {
-        Source::Solr(_) => {
-            if c.job.output.is_some() {
-                return Err(anyhow!(
-                    "--output is for file mode; against Solr the updates go to the core (use --dry-run to write nothing)"
-                )
-                .into());
-            }
-        }
-        Source::File(path) => {
-            std::fs::metadata(path)
-                .with_context(|| format!("cannot read the input {}", path.display()))?;
-        }
-        Source::Missing => {}
+    refuse_output(&job)?;
+    if let Source::File(path) = &job.source {
+        std::fs::metadata(path)
+            .with_context(|| format!("cannot read the input {}", path.display()))?;
     }
-    let backend: Option<Arc<dyn Backend>> = match c.job.source {
+    let backend: Option<Arc<dyn Backend>> = match job.source {
         Source::Missing => None,
-        _ => Some(Arc::new(IndexBackend::new(c.job.clone())?)),
+        _ => Some(Arc::new(IndexBackend::new(job.clone())?)),
     };
     let runs = Arc::new(Runs::open(&c.state_dir).map_err(|e| anyhow!(e))?);
     let plan = schedule::Schedule {
         every: c.every,
         after_quiet: c.after_quiet,
     };
-    runtime()?.block_on(async {
+    runtime(Threads::Workers)?.block_on(async {
         let index = match rules {
             Some(rules) => Some(
                 index_of(
-                    &c.job.source,
-                    &c.job.filter,
-                    &c.job.engine.fields,
-                    c.job.engine.batch_size,
+                    Index {
+                        source: &job.source,
+                        filter: job.filter.as_deref(),
+                        max_line_bytes: job.max_line_bytes,
+                        missing: "no index",
+                    },
+                    &job.engine.fields,
+                    job.engine.batch_size,
                     rules,
                     &Spinner::new(true),
                 )

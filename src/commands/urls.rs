@@ -1,104 +1,26 @@
 //! `solr-dedup urls learn|predict|canonical|export`: the URL rules ([`crate::urlrules`]) on the
-//! command line. Learning and the index of canonical forms go through
-//! [`crate::learn::urls`], over a file or a Solr core.
+//! command line. Learning and the index of canonical forms go through [`crate::learn::urls`], over
+//! the index opened through the common path (a file or a Solr core).
 
 use std::io::{BufRead, BufWriter, Write};
-use std::path::Path;
 
 use anyhow::{anyhow, Context};
 
-use super::job::{check_filter, connect, exportable, init_logging, solr_failure};
+use super::common::failure::engine_failure;
+use super::common::load::load_rules;
+use super::common::open::{open, Index, Purpose};
+use super::common::{init_logging, runtime, Threads};
 use super::progress::Spinner;
 use super::{write_text, Exit, Failure};
 use crate::config::{
-    Input, Source, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
+    Input, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
-use crate::engine::EngineError;
 use crate::learn::urls::{learn as learn_rules, load_index, LearnSettings};
 use crate::model::FieldNames;
-use crate::solr::schema::SchemaInfo;
-use crate::store::file::{FileStore, Output, OutputFormat};
-use crate::store::solr::SolrStore;
-use crate::store::{CommitMode, Filter};
-use crate::urlrules::{canonical as canonical_of, nutch, Rules, FORMAT};
+use crate::urlrules::{canonical as canonical_of, nutch, Rules};
 
-/// The store a `urls` command reads, opened for `fields` (checked against the schema on Solr).
-#[allow(clippy::large_enum_variant)] // one per command, on the stack of its runtime
-enum Opened {
-    File(FileStore),
-    Solr(SolrStore),
-}
-
-/// Opens the store; on Solr, checks that the id and URL fields exist and lets light reads of
-/// `light` go through `/export` when it can. Returns the filter and whether the core has `optional`.
-async fn open(
-    source: &Source,
-    filter: &Option<String>,
-    fields: &FieldNames,
-    light: Vec<String>,
-    optional: &str,
-) -> Result<(Opened, Filter, bool), Failure> {
-    match source {
-        Source::File(path) => {
-            let filter = match filter {
-                Some(text) => Filter::parse(text).map_err(|e| anyhow!("--filter: {e} (see run --help)"))?,
-                None => Filter::All,
-            };
-            let store = FileStore::open(path, Output::Stdout, OutputFormat::Updates, &fields.id, &fields.version)
-                .map_err(|e| Failure::new(Exit::Usage, anyhow!(e)))?;
-            Ok((Opened::File(store), filter, true))
-        }
-        Source::Solr(solr) => {
-            let client = connect(solr)?;
-            let schema = SchemaInfo::fetch(&client)
-                .await
-                .map_err(|e| solr_failure(e, "cannot read the schema"))?;
-            for (name, field) in [("id", &fields.id), ("sku", &fields.url)] {
-                if schema.find(field).is_none() {
-                    return Err(anyhow!(
-                        "the core has no field {field}; if yours is called otherwise, say so with --field {name}=YOURS"
-                    )
-                    .into());
-                }
-            }
-            if let Some(text) = filter {
-                check_filter(&client, text).await?;
-            }
-            let has_optional = schema.find(optional).is_some();
-            let light: Vec<String> = light.into_iter().filter(|f| schema.find(f).is_some()).collect();
-            let export = exportable(&schema, light, &client).await;
-            let mut store = SolrStore::new(client, &fields.id, &fields.version, CommitMode::None, solr.concurrency > 1);
-            if let Some(fields) = export {
-                store = store.with_export(fields);
-            }
-            let filter = filter.clone().map_or(Filter::All, Filter::Solr);
-            Ok((Opened::Solr(store), filter, has_optional))
-        }
-        Source::Missing => Err(anyhow!(
-            "no index: give --solr URL (or set SOLR_URL) for a Solr core, or --input FILE for a file"
-        )
-        .into()),
-    }
-}
-
-fn engine_failure(e: EngineError) -> Failure {
-    match e {
-        EngineError::Store(e) if e.is_unreachable() => Failure::new(
-            Exit::SolrUnreachable,
-            anyhow!(e).context("Solr could not be reached; run again when it is up"),
-        ),
-        e => Failure::new(Exit::Usage, anyhow!(e)),
-    }
-}
-
-/// The runtime of the `urls` commands and `serve`: two workers.
-pub(super) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?)
-}
+/// How the `urls` commands (and `serve --rules`) say that no index was given.
+const NO_INDEX: &str = "no index";
 
 /// `urls learn`.
 pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
@@ -111,21 +33,32 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         f.near_group.clone(),
     ];
     let progress = Spinner::new(c.quiet);
-    let (rules, summary, work) = runtime()?.block_on(async {
-        let (store, filter, has_near) = open(&c.source, &c.filter, f, light, &f.near_group).await?;
+    let index = Index {
+        source: &c.source,
+        filter: c.filter.as_deref(),
+        max_line_bytes: c.max_line_bytes,
+        missing: NO_INDEX,
+    };
+    let required = [("id", f.id.as_str()), ("sku", &f.url)];
+    let purpose = Purpose::Read {
+        fields: f,
+        required: &required,
+        light: Some(light),
+        optional: Some(&f.near_group),
+    };
+    let (rules, summary, work) = runtime(Threads::Workers)?.block_on(async {
+        let opened = open(index, purpose).await?;
         let settings = LearnSettings {
             fields: f.clone(),
-            filter,
+            filter: opened.filter,
             batch_size: c.batch_size,
             signer: c.signer,
-            near: c.near && has_near,
+            near: c.near && opened.has_optional,
             min_estimate: c.min_estimate,
         };
-        match &store {
-            Opened::File(s) => learn_rules(s, &settings, &progress).await,
-            Opened::Solr(s) => learn_rules(s, &settings, &progress).await,
-        }
-        .map_err(engine_failure)
+        learn_rules(&opened.store, &settings, &progress)
+            .await
+            .map_err(|e| engine_failure(e, false))
     })?;
     if summary.pages == 0 {
         eprintln!(
@@ -162,57 +95,6 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         summary.bad_urls,
     );
     Ok(Exit::Ok)
-}
-
-/// Reads a rules file: one line on what is wrong with it otherwise.
-pub fn load_rules(path: &Path) -> Result<Rules, Failure> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "cannot read the rules {} (make them with `solr-dedup urls learn --out {}`)",
-            path.display(),
-            path.display()
-        )
-    })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        anyhow!(
-            "rules {}: not JSON ({e}); write it again with `solr-dedup urls learn`",
-            path.display()
-        )
-    })?;
-    match value.get("url_rules").and_then(serde_json::Value::as_u64) {
-        Some(v) if v == u64::from(FORMAT) => {}
-        Some(v) => {
-            return Err(anyhow!(
-                "rules {}: format {v}, this solr-dedup reads format {FORMAT}; learn them again with `solr-dedup urls learn`",
-                path.display()
-            )
-            .into())
-        }
-        None if value.get("url_rules").is_some() => {
-            return Err(anyhow!(
-                "rules {}: \"url_rules\" must be a format number ({FORMAT}); learn them again with `solr-dedup urls learn`",
-                path.display()
-            )
-            .into())
-        }
-        None => {
-            return Err(anyhow!(
-                "rules {}: not a rules file (no \"url_rules\" format number); make one with `solr-dedup urls learn`",
-                path.display()
-            )
-            .into())
-        }
-    }
-    let rules: Rules = serde_json::from_value(value).map_err(|e| {
-        anyhow!(
-            "rules {}: {e}; fix it or learn the rules again",
-            path.display()
-        )
-    })?;
-    if !(0.0..=1.0).contains(&rules.min_estimate) {
-        return Err(anyhow!("rules {}: min_estimate must be from 0 to 1", path.display()).into());
-    }
-    Ok(rules)
 }
 
 /// The URLs to answer for: the arguments, else standard input (one per line, blank lines skipped).
@@ -257,22 +139,32 @@ fn stdout_failed(e: std::io::Error) -> Failure {
     }
 }
 
-/// The index of canonical forms of the pages in `source` under `rules` (one light read).
+/// The index of canonical forms of the pages in `index` under `rules` (one light read).
 pub(super) async fn index_of(
-    source: &Source,
-    filter: &Option<String>,
+    index: Index<'_>,
     f: &FieldNames,
     batch_size: usize,
     rules: Rules,
     progress: &dyn crate::engine::Progress,
 ) -> Result<crate::urlrules::predict::Index, Failure> {
-    let light = vec![f.id.clone(), f.url.clone()];
-    let (store, filter, _) = open(source, filter, f, light, &f.url).await?;
-    match &store {
-        Opened::File(s) => load_index(s, f, &filter, batch_size, rules, progress).await,
-        Opened::Solr(s) => load_index(s, f, &filter, batch_size, rules, progress).await,
-    }
-    .map_err(engine_failure)
+    let required = [("id", f.id.as_str()), ("sku", &f.url)];
+    let purpose = Purpose::Read {
+        fields: f,
+        required: &required,
+        light: Some(vec![f.id.clone(), f.url.clone()]),
+        optional: None,
+    };
+    let opened = open(index, purpose).await?;
+    load_index(
+        &opened.store,
+        f,
+        &opened.filter,
+        batch_size,
+        rules,
+        progress,
+    )
+    .await
+    .map_err(|e| engine_failure(e, false))
 }
 
 /// `urls predict`.
@@ -281,14 +173,14 @@ pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
     let rules = load_rules(&c.rules)?;
     let f = &c.fields;
     let progress = Spinner::new(c.quiet);
-    let index = runtime()?.block_on(index_of(
-        &c.source,
-        &c.filter,
-        f,
-        c.batch_size,
-        rules,
-        &progress,
-    ))?;
+    let index = Index {
+        source: &c.source,
+        filter: c.filter.as_deref(),
+        max_line_bytes: c.max_line_bytes,
+        missing: NO_INDEX,
+    };
+    let index =
+        runtime(Threads::Workers)?.block_on(index_of(index, f, c.batch_size, rules, &progress))?;
     let mut problems = false;
     if index.is_empty() {
         eprintln!("warning: the index holds no page with an http(s) URL: every URL is new (check --input/--solr and --filter)");

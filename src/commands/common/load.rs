@@ -1,0 +1,85 @@
+//! The files a command reads before its work starts, each refused with one line naming what is
+//! wrong: the chrome model of `run --chrome` and the URL rules of `urls` and `serve --rules`. A
+//! command loads them once and passes them in, so a bad file stops it before anything is read.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{anyhow, Context};
+
+use super::super::Failure;
+use crate::signature::chrome::{ChromeModel, ChromeSet};
+use crate::urlrules::{Rules, FORMAT};
+
+/// Reads the model of `run --chrome`, for runs with `shingle` words per shingle.
+pub(crate) fn load_chrome(path: &Path, shingle: usize) -> Result<Arc<ChromeSet>, Failure> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the chrome model {}", path.display()))?;
+    let model = ChromeModel::from_json(&text)
+        .map_err(|e| anyhow!("chrome model {}: {e}", path.display()))?;
+    if model.shingle != shingle {
+        return Err(anyhow!(
+            "chrome model {}: learned with --near-shingle {}, this run uses {shingle}; run with --near-shingle {} or learn the model again",
+            path.display(),
+            model.shingle,
+            model.shingle
+        )
+        .into());
+    }
+    let set = model
+        .to_set()
+        .map_err(|e| anyhow!("chrome model {}: {e}", path.display()))?;
+    tracing::info!(hosts = set.len(), "chrome model read");
+    Ok(Arc::new(set))
+}
+
+/// Reads a rules file: one line on what is wrong with it otherwise.
+pub(crate) fn load_rules(path: &Path) -> Result<Rules, Failure> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read the rules {} (make them with `solr-dedup urls learn --out {}`)",
+            path.display(),
+            path.display()
+        )
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow!(
+            "rules {}: not JSON ({e}); write it again with `solr-dedup urls learn`",
+            path.display()
+        )
+    })?;
+    match value.get("url_rules").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(FORMAT) => {}
+        Some(v) => {
+            return Err(anyhow!(
+                "rules {}: format {v}, this solr-dedup reads format {FORMAT}; learn them again with `solr-dedup urls learn`",
+                path.display()
+            )
+            .into())
+        }
+        None if value.get("url_rules").is_some() => {
+            return Err(anyhow!(
+                "rules {}: \"url_rules\" must be a format number ({FORMAT}); learn them again with `solr-dedup urls learn`",
+                path.display()
+            )
+            .into())
+        }
+        None => {
+            return Err(anyhow!(
+                "rules {}: not a rules file (no \"url_rules\" format number); make one with `solr-dedup urls learn`",
+                path.display()
+            )
+            .into())
+        }
+    }
+    let rules: Rules = serde_json::from_value(value).map_err(|e| {
+        anyhow!(
+            "rules {}: {e}; fix it or learn the rules again",
+            path.display()
+        )
+    })?;
+    if !(0.0..=1.0).contains(&rules.min_estimate) {
+        return Err(anyhow!("rules {}: min_estimate must be from 0 to 1", path.display()).into());
+    }
+    Ok(rules)
+}
