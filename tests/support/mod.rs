@@ -4,6 +4,7 @@
 //! Not every scenario uses every helper, so unused-code warnings are off for this tree.
 #![allow(dead_code)]
 
+pub mod cmd;
 pub mod fake_solr;
 pub mod real_solr;
 pub mod serve;
