@@ -1,7 +1,7 @@
 //! The read handlers: `/select` (and `/query`), `/get` and `/export`. Parameters come from the
 //! query string, a form body, or a JSON request body (the JSON Request API), and the responses
 //! have Solr 9's shapes: the echoed parameters, `numFound`/`start`/`numFoundExact`, `maxScore`
-//! with scores, `nextCursorMark`, classic facets and JSON facets.
+//! with scores, `nextCursorMark` and JSON facets.
 
 use serde_json::{json, Map, Value};
 
@@ -33,10 +33,6 @@ impl Params {
     }
     pub fn bool(&self, k: &str) -> bool {
         self.get(k) == Some("true")
-    }
-    /// A per-field facet parameter: `f.<field>.<k>` before `<k>`.
-    pub fn field(&self, field: &str, k: &str) -> Option<&str> {
-        self.get(&format!("f.{field}.{k}")).or_else(|| self.get(k))
     }
 }
 
@@ -342,7 +338,7 @@ pub fn select(core: &Core, req: &Req) -> Resp {
         }
     }
     let mut header = Map::new();
-    match run_select(core, &sp, &mut header) {
+    match run_select(core, &sp) {
         Ok(body) => {
             let mut full = Map::new();
             header.insert("status".into(), json!(0));
@@ -363,11 +359,7 @@ pub fn select(core: &Core, req: &Req) -> Resp {
 
 type SelectError = (SolrError, Map<String, Value>);
 
-fn run_select(
-    core: &Core,
-    sp: &SearchParams,
-    header: &mut Map<String, Value>,
-) -> Result<Map<String, Value>, SelectError> {
+fn run_select(core: &Core, sp: &SearchParams) -> Result<Map<String, Value>, SelectError> {
     let p = &sp.params;
     let plain = |e: SolrError| (e, Map::new());
     let schema = core.schema();
@@ -556,12 +548,8 @@ fn run_select(
 
     let domain: Vec<&Doc> = hits.iter().map(|(d, _)| *d).collect();
     if p.bool("facet") {
-        match facets::classic(&searcher, &ctx, p, &domain, header) {
-            Ok(v) => {
-                body.insert("facet_counts".into(), v);
-            }
-            Err(e) => return Err((e, body)),
-        }
+        let e = SolrError::bad_request("fake solr: classic facets (facet=true) are not supported");
+        return Err((e, body));
     }
     if let Some(spec) = json_facet {
         match facets::run_json_facet(&searcher, &ctx, &spec, &domain) {
