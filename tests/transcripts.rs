@@ -15,8 +15,9 @@
 //! Not replayed: what the client (`src/solr/`, `src/store/solr.rs`) never asks for, and the fake
 //! therefore no longer serves. The steps stay in the recordings; [`not_served`] names them, and
 //! they are read-only, so skipping them changes no later answer. They are `/admin/luke` and the
-//! node's CoreAdmin `STATUS` (in `11-admin.json`), and classic `facet.field`/`facet.query`
-//! faceting (all of `04-facet-field.json` past its setup, so that file is not replayed at all).
+//! node's CoreAdmin `STATUS` (in `11-admin.json`), the two searches asking for BM25 scores (`fl`
+//! with `score`, in `02-select.json`), and classic `facet.field`/`facet.query` faceting (all of
+//! `04-facet-field.json` past its setup, so that file is not replayed at all).
 //!
 //! `commitWithin`: the fake runs with [`CommitWithin::Manual`], and the step the recorder reached
 //! after waiting 3 s fires the pending commit first. This keeps the "not yet visible" step
@@ -437,10 +438,14 @@ fn run_step(
 /// module doc); `None` for every step that is.
 fn not_served(step: &Step) -> Option<&'static str> {
     let facet = step.params.iter().any(|(k, v)| k == "facet" && v == "true");
+    let score = step.params.iter().any(|(k, v)| {
+        (k == "fl" || k == "sort") && v.split([',', ' ']).any(|part| part == "score")
+    });
     let reason = match step.path.as_str() {
         "/admin/luke" if !step.node => "the index summary (/admin/luke)",
         "/solr/admin/cores" if step.node => "CoreAdmin",
         _ if facet => "classic faceting (facet=true)",
+        "/select" | "/query" if score => "relevance scores (BM25)",
         _ => return None,
     };
     assert_eq!(step.method, "GET", "a skipped step must change nothing");

@@ -23,9 +23,10 @@
 //! the caller's runtime. A bug in a handler answers 500 `fake solr panicked: …`.
 //!
 //! # Fidelity
-//! Exact, as the replay test checks: every recorded request/answer pair, including error
-//! messages, cursor marks and BM25 scores. Simplified on purpose:
-//! - BM25 statistics ignore deleted documents, which a real index keeps until segments merge;
+//! Exact, as the replay test checks: every recorded request/answer pair it replays, including
+//! error messages and cursor marks. Simplified on purpose, to what the client asks for:
+//! - no relevance scores: a search without `sort` is in index order (Solr's order among equal
+//!   scores), and `score` in `fl` or `sort` is a 400 `fake solr: …`;
 //! - an atomic update always reads the old document through stored fields and docValues, so a
 //!   field that is neither loses its value even while the old version is uncommitted (Solr can
 //!   still find it in the update log then); the loss is certain instead of timing-dependent;

@@ -1,16 +1,14 @@
 //! The read handlers: `/select` (and `/query`), `/get` and `/export`. Parameters come from the
 //! query string, a form body, or a JSON request body (the JSON Request API), and the responses
-//! have Solr 9's shapes: the echoed parameters, `numFound`/`start`/`numFoundExact`, `maxScore`
-//! with scores, `nextCursorMark` and JSON facets.
+//! have Solr 9's shapes: the echoed parameters, `numFound`/`start`/`numFoundExact`,
+//! `nextCursorMark` and JSON facets (no scores: `score` in `fl` or `sort` is a 400 `fake solr: …`).
 
 use serde_json::{json, Map, Value};
 
 use super::cursor::{self, DecodeError, MarkVal};
 use super::error::SolrError;
 use super::facets;
-use super::index::{
-    compare_vals, doc_values, float_json, render_values, Core, Doc, FieldList, Val,
-};
+use super::index::{compare_vals, doc_values, render_values, Core, Doc, FieldList, Val};
 use super::json::{self, JVal};
 use super::query::{parse_query, Query, QueryCtx, Searcher};
 use super::schema::{Kind, SField, Schema};
@@ -96,7 +94,6 @@ fn int_param(p: &Params, k: &str, default: i32) -> Result<i32, SolrError> {
 
 #[derive(Clone, Debug)]
 pub enum SortKey {
-    Score,
     DocId,
     Field(SField),
 }
@@ -131,7 +128,11 @@ pub fn parse_sort(schema: &Schema, spec: &str) -> Result<SortSpec, SolrError> {
             }
         };
         let key = match name {
-            "score" => SortKey::Score,
+            "score" => {
+                return Err(SolrError::bad_request(
+                    "fake solr: sorting by score is not supported",
+                ))
+            }
             "_docid_" => SortKey::DocId,
             _ => {
                 let Some(f) = schema.field(name) else {
@@ -154,9 +155,8 @@ pub fn parse_sort(schema: &Schema, spec: &str) -> Result<SortSpec, SolrError> {
 }
 
 /// One document's value for one sort key. `None` is a missing value.
-fn sort_value(s: &Searcher, key: &SortKey, desc: bool, doc: &Doc, score: f32) -> Option<Val> {
+fn sort_value(s: &Searcher, key: &SortKey, desc: bool, doc: &Doc) -> Option<Val> {
     match key {
-        SortKey::Score => Some(Val::Float(score)),
         SortKey::DocId => Some(Val::Long(doc.seq as i64)),
         SortKey::Field(f) => {
             let mut vals = if f.kind == Kind::Text {
@@ -464,36 +464,34 @@ fn run_select(core: &Core, sp: &SearchParams) -> Result<Map<String, Value>, Sele
 
     let committed = core.committed();
     let searcher = Searcher::new(schema, committed.values().map(|d| d.as_ref()).collect());
-    let mut hits: Vec<(&Doc, f32)> = Vec::new();
-    for d in &searcher.docs {
-        if !filters.iter().all(|f| searcher.matches(f, d)) {
-            continue;
-        }
-        if let Some(s) = searcher.score(&q, d) {
-            hits.push((d, s));
-        }
-    }
-    let num_found = hits.len();
-    let spec = sort.clone().unwrap_or(SortSpec {
-        keys: vec![(SortKey::Score, true)],
-    });
-    let mut keyed: Vec<(Vec<Option<Val>>, &Doc, f32)> = hits
+    let hits: Vec<&Doc> = searcher
+        .docs
         .iter()
-        .map(|(d, s)| {
+        .copied()
+        .filter(|d| filters.iter().all(|f| searcher.matches(f, d)) && searcher.matches(&q, d))
+        .collect();
+    let num_found = hits.len();
+    // Without scores, an unsorted search is in index order: Solr's order among equal scores.
+    let spec = sort.clone().unwrap_or(SortSpec {
+        keys: vec![(SortKey::DocId, false)],
+    });
+    let mut keyed: Vec<(Vec<Option<Val>>, &Doc)> = hits
+        .iter()
+        .map(|d| {
             let vals = spec
                 .keys
                 .iter()
-                .map(|(k, desc)| sort_value(&searcher, k, *desc, d, *s))
+                .map(|(k, desc)| sort_value(&searcher, k, *desc, d))
                 .collect();
-            (vals, *d, *s)
+            (vals, *d)
         })
         .collect();
     if let Some(mark) = &mark_values {
-        keyed.retain(|(vals, _, _)| compare_all(&spec, vals, mark).is_gt());
+        keyed.retain(|(vals, _)| compare_all(&spec, vals, mark).is_gt());
     }
     // Only the first start+rows in order are needed: select them, then sort just those (a cursor
     // walk over a large index would otherwise sort the whole index for every page).
-    let order = |a: &(Vec<Option<Val>>, &Doc, f32), b: &(Vec<Option<Val>>, &Doc, f32)| {
+    let order = |a: &(Vec<Option<Val>>, &Doc), b: &(Vec<Option<Val>>, &Doc)| {
         compare_all(&spec, &a.0, &b.0).then(a.1.seq.cmp(&b.1.seq))
     };
     let wanted = (start as usize).saturating_add(rows as usize);
@@ -502,40 +500,32 @@ fn run_select(core: &Core, sp: &SearchParams) -> Result<Map<String, Value>, Sele
         keyed.truncate(wanted);
     }
     keyed.sort_by(order);
-    let page: Vec<&(Vec<Option<Val>>, &Doc, f32)> = keyed
+    let page: Vec<&(Vec<Option<Val>>, &Doc)> = keyed
         .iter()
         .skip(start as usize)
         .take(rows as usize)
         .collect();
 
     let fl = FieldList::parse(&p.all("fl"));
-    let mut docs = Vec::new();
-    for (_, d, s) in &page {
-        let mut m = core.render(d, &fl);
-        if fl.score {
-            m.insert("score".into(), float_json(*s));
-        }
-        docs.push(Value::Object(m));
+    if fl.score {
+        return Err(plain(SolrError::bad_request(
+            "fake solr: score in fl is not supported",
+        )));
     }
+    let docs: Vec<Value> = page
+        .iter()
+        .map(|(_, d)| Value::Object(core.render(d, &fl)))
+        .collect();
     let mut response = Map::new();
     response.insert("numFound".into(), json!(num_found));
     response.insert("start".into(), json!(start));
-    if fl.score {
-        let max = hits
-            .iter()
-            .map(|(_, s)| *s)
-            .fold(f32::NEG_INFINITY, f32::max);
-        if max.is_finite() {
-            response.insert("maxScore".into(), float_json(max));
-        }
-    }
     response.insert("numFoundExact".into(), json!(true));
     response.insert("docs".into(), Value::Array(docs));
     let mut body = Map::new();
     body.insert("response".into(), Value::Object(response));
     if let Some(mark) = cursor_mark {
         let next = match page.last() {
-            Some((vals, _, _)) => cursor::encode(
+            Some((vals, _)) => cursor::encode(
                 &vals
                     .iter()
                     .map(|v| v.as_ref().map(MarkVal::from_val).unwrap_or(MarkVal::Null))
@@ -546,13 +536,12 @@ fn run_select(core: &Core, sp: &SearchParams) -> Result<Map<String, Value>, Sele
         body.insert("nextCursorMark".into(), json!(next));
     }
 
-    let domain: Vec<&Doc> = hits.iter().map(|(d, _)| *d).collect();
     if p.bool("facet") {
         let e = SolrError::bad_request("fake solr: classic facets (facet=true) are not supported");
         return Err((e, body));
     }
     if let Some(spec) = json_facet {
-        match facets::run_json_facet(&searcher, &ctx, &spec, &domain) {
+        match facets::run_json_facet(&searcher, &ctx, &spec, &hits) {
             Ok(v) => {
                 body.insert("facets".into(), v);
             }
@@ -693,7 +682,7 @@ pub fn export(core: &Core, req: &Req) -> Resp {
             let vals = spec
                 .keys
                 .iter()
-                .map(|(k, desc)| sort_value(&searcher, k, *desc, d, 1.0))
+                .map(|(k, desc)| sort_value(&searcher, k, *desc, d))
                 .collect();
             keyed.push((vals, d));
         }
