@@ -16,7 +16,7 @@
 //! therefore no longer serves. The steps stay in the recordings; [`not_served`] names them, and
 //! they are read-only, so skipping them changes no later answer. They are `/admin/luke` and the
 //! node's CoreAdmin `STATUS` (in `11-admin.json`), the two searches asking for BM25 scores (`fl`
-//! with `score`, in `02-select.json`), and classic `facet.field`/`facet.query` faceting (all of
+//! with `score`, in `02-select.json`), the `wt=xml` answer (in `10-errors.json`), and classic `facet.field`/`facet.query` faceting (all of
 //! `04-facet-field.json` past its setup, so that file is not replayed at all).
 //!
 //! `commitWithin`: the fake runs with [`CommitWithin::Manual`], and the step the recorder reached
@@ -446,6 +446,7 @@ fn not_served(step: &Step) -> Option<&'static str> {
         "/solr/admin/cores" if step.node => "CoreAdmin",
         _ if facet => "classic faceting (facet=true)",
         "/select" | "/query" if score => "relevance scores (BM25)",
+        _ if step.params.iter().any(|(k, v)| k == "wt" && v == "xml") => "the XML writer",
         _ => return None,
     };
     assert_eq!(step.method, "GET", "a skipped step must change nothing");

@@ -35,7 +35,7 @@
 //!   or only on request ([`CommitWithin::Manual`]);
 //! - not supported (answered 400 `fake solr: …`): nested documents, XML/CSV/JavaBin updates,
 //!   regular-expression queries, classic facets (`facet=true`), range facets, functions in
-//!   `sort`/`fl`, rollback;
+//!   `sort`/`fl`, rollback, `wt=xml`;
 //! - not served (answered 404, as an unknown handler): what the client never asks for, such as
 //!   `/admin/luke` and the node's CoreAdmin (their recorded steps are not replayed).
 

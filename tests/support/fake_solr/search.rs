@@ -349,7 +349,8 @@ pub fn select(core: &Core, req: &Req) -> Resp {
                 full.insert(k, v);
             }
             if sp.params.get("wt") == Some("xml") {
-                return xml_resp(core.schema(), &echo_params, &full);
+                let e = SolrError::bad_request("fake solr: wt=xml is not supported");
+                return error_resp(&e, Some(&echo_params), Map::new());
             }
             json_resp(200, &Value::Object(full))
         }
@@ -713,128 +714,6 @@ pub fn export(core: &Core, req: &Req) -> Resp {
             "response": {"numFound": docs.len(), "docs": docs}
         }))
         .expect("json"),
-        headers: Vec::new(),
-    }
-}
-
-// ----- wt=xml -----
-
-/// Java's `String.hashCode`.
-fn java_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
-}
-
-/// Keys in the order a `java.util.HashMap` iterates them (Solr echoes parameters from one).
-pub fn java_hashmap_order(keys: &[String]) -> Vec<String> {
-    let mut cap = 16usize;
-    while keys.len() as f64 > cap as f64 * 0.75 {
-        cap *= 2;
-    }
-    let mut v: Vec<(usize, usize, String)> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let h = java_hash(k) as u32;
-            let spread = h ^ (h >> 16);
-            ((spread as usize) & (cap - 1), i, k.clone())
-        })
-        .collect();
-    v.sort();
-    v.into_iter().map(|(_, _, k)| k).collect()
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn xml_value(name: Option<&str>, v: &Value, f: Option<&SField>, indent: &str, out: &mut String) {
-    let attr = name
-        .map(|n| format!(" name=\"{}\"", xml_escape(n)))
-        .unwrap_or_default();
-    match v {
-        Value::Array(items) => {
-            out.push_str(&format!("{indent}<arr{attr}>\n"));
-            for item in items {
-                xml_value(None, item, f, &format!("{indent}  "), out);
-            }
-            out.push_str(&format!("{indent}</arr>\n"));
-        }
-        Value::String(s) => out.push_str(&format!("{indent}<str{attr}>{}</str>\n", xml_escape(s))),
-        Value::Bool(b) => out.push_str(&format!("{indent}<bool{attr}>{b}</bool>\n")),
-        Value::Number(n) => {
-            let tag = match f.map(|f| f.kind) {
-                Some(Kind::Int) => "int",
-                Some(Kind::Float) => "float",
-                Some(Kind::Double) => "double",
-                Some(_) => "long",
-                None if n.is_f64() => "float",
-                None => "long",
-            };
-            out.push_str(&format!("{indent}<{tag}{attr}>{n}</{tag}>\n"));
-        }
-        Value::Null => out.push_str(&format!("{indent}<null{attr}/>\n")),
-        Value::Object(_) => {}
-    }
-}
-
-/// The XML response writer, for the header and the result list.
-fn xml_resp(schema: &Schema, params: &[(String, String)], full: &Map<String, Value>) -> Resp {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<response>\n\n<lst name=\"responseHeader\">\n  <int name=\"status\">0</int>\n  <int name=\"QTime\">0</int>\n  <lst name=\"params\">\n");
-    let mut names: Vec<String> = Vec::new();
-    for (k, _) in params {
-        if !names.contains(k) {
-            names.push(k.clone());
-        }
-    }
-    for k in java_hashmap_order(&names) {
-        let vals: Vec<&String> = params
-            .iter()
-            .filter(|(n, _)| *n == k)
-            .map(|(_, v)| v)
-            .collect();
-        if vals.len() == 1 {
-            out.push_str(&format!(
-                "    <str name=\"{}\">{}</str>\n",
-                xml_escape(&k),
-                xml_escape(vals[0])
-            ));
-        } else {
-            out.push_str(&format!("    <arr name=\"{}\">\n", xml_escape(&k)));
-            for v in vals {
-                out.push_str(&format!("      <str>{}</str>\n", xml_escape(v)));
-            }
-            out.push_str("    </arr>\n");
-        }
-    }
-    out.push_str("  </lst>\n</lst>\n");
-    if let Some(Value::Object(r)) = full.get("response") {
-        out.push_str(&format!(
-            "<result name=\"response\" numFound=\"{}\" start=\"{}\" numFoundExact=\"true\">\n",
-            r["numFound"], r["start"]
-        ));
-        if let Some(Value::Array(docs)) = r.get("docs") {
-            for d in docs {
-                out.push_str("  <doc>\n");
-                if let Value::Object(m) = d {
-                    for (k, v) in m {
-                        let f = schema.field(k);
-                        xml_value(Some(k), v, f.as_ref(), "    ", &mut out);
-                    }
-                }
-                out.push_str("  </doc>\n");
-            }
-        }
-        out.push_str("</result>\n");
-    }
-    out.push_str("</response>\n");
-    Resp {
-        status: 200,
-        content_type: "application/xml; charset=UTF-8".into(),
-        body: out.into_bytes(),
         headers: Vec::new(),
     }
 }
