@@ -192,6 +192,10 @@ impl Report {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,8 +222,4 @@ mod tests {
         assert_eq!(back, r);
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

@@ -105,6 +105,16 @@ pub struct Recorded {
     pub status: Option<u16>,
 }
 
+impl Recorded {
+    /// The first value of a parameter.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// How to start a fake.
 pub struct FakeOptions {
     /// The core name (default `collection1`).
