@@ -10,6 +10,8 @@
 //! It is the same strict fake as in `tests/support/fake_solr` (one core, answers as Solr 9.3), with
 //! the documents added and committed directly, not over HTTP. It binds to the loopback interface only.
 
+// The example serves the fake and loads it; the fault injection and request log that only the
+// tests use would warn here.
 #[path = "../tests/support/fake_solr/mod.rs"]
 #[allow(dead_code)]
 mod fake_solr;

@@ -10,27 +10,12 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
-    c.env_remove("SOLR_URL").env_remove("RUST_LOG");
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("the binary starts")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use crate::support::cmd::{error_line, run, solr_dedup, solr_dedup_under, stderr};
 
 /// Exit code 2 and one `solr-dedup: error:` line; the line.
 fn usage_failure(out: &Output) -> String {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err:?}");
-    assert!(err.starts_with("solr-dedup: error: "), "{err:?}");
-    err.trim().to_owned()
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", stderr(out));
+    error_line(out)
 }
 
 fn ok(out: &Output) {
@@ -202,12 +187,8 @@ fn an_output_or_report_that_is_the_input_is_refused_and_the_input_kept() {
 
 /// The binary under an address-space limit of 512 MiB.
 fn limited(args: &[&str]) -> Output {
-    Command::new("prlimit")
-        .arg("--as=536870912")
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_solr-dedup"))
+    solr_dedup_under("prlimit", &["--as=536870912", "--"])
         .args(args)
-        .env_remove("SOLR_URL")
         .output()
         .expect("prlimit runs")
 }
@@ -369,7 +350,7 @@ fn sigterm_mid_run_leaves_no_output_and_no_temporary_files() {
     let dir = tempfile::tempdir().unwrap();
     let input = many_docs(dir.path(), 50_000);
     let output = dir.path().join("out.jsonl");
-    let child = bin()
+    let child = solr_dedup()
         .args(["run", "--input", s(&input), "--output", s(&output), "-q"])
         .env("TMPDIR", dir.path())
         .stdout(Stdio::null())
@@ -409,7 +390,7 @@ fn a_killed_runs_temporary_files_are_removed_by_the_next_run() {
     std::fs::write(&unrelated, "mine").unwrap();
     let in_tmp = dir.path().join("solr-dedup-999999-0.pending");
     std::fs::write(&in_tmp, "left by a killed run").unwrap();
-    let out = bin()
+    let out = solr_dedup()
         .args(["run", "--input", s(&input), "--output", s(&output), "-q"])
         .env("TMPDIR", dir.path())
         .output()

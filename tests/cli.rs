@@ -2,11 +2,13 @@
 //!
 //! Expected signatures are the vectors of `signatures.md`, never values produced by this code.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
+
+// `run(args, stdin)`: the binary fed `stdin`.
+use crate::support::cmd::{error_line, run_with_stdin as run, solr_dedup, stderr, stdout};
 
 const LOREM: &str = "Lorem ipsum dolor sit amet, lorem ipsum dolor sit amet. Lorem ipsum! Dolor dolor dolor, amet amet.";
 const APPLE: &str =
@@ -26,34 +28,6 @@ fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
     path
 }
 
-/// Runs the binary with `args`, feeding `stdin`.
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut input = child.stdin.take().unwrap();
-    let stdin = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        // The binary may exit without reading (a usage error); a broken pipe here is expected then.
-        let _ = input.write_all(&stdin);
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).expect("stderr is UTF-8")
-}
-
 /// The one JSON object a successful single-text run prints.
 fn json(output: &Output) -> Value {
     assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(output));
@@ -62,14 +36,11 @@ fn json(output: &Output) -> Value {
     serde_json::from_str(out).expect("stdout is JSON")
 }
 
-/// Checks a failed run: exit code 2, nothing on stdout, one `solr-dedup: error:` line on stderr.
+/// Checks a failed run: exit code 2, one `solr-dedup: error:` line on stderr and no backtrace.
 fn usage_failure(output: &Output) -> String {
-    assert_eq!(output.status.code(), Some(2), "stderr: {}", stderr(output));
-    let err = stderr(output);
-    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-    assert!(err.starts_with("solr-dedup: error: "), "{err:?}");
+    let err = usage_failure_allowing_stdout(output);
     assert!(!err.contains("backtrace"), "{err:?}");
-    err.to_string()
+    err
 }
 
 #[test]
@@ -274,10 +245,8 @@ fn a_broken_batch_line_names_its_line_and_keeps_earlier_output() {
 /// Like [`usage_failure`], for batch runs that may have written earlier lines.
 fn usage_failure_allowing_stdout(output: &Output) -> String {
     assert_eq!(output.status.code(), Some(2), "stderr: {}", stderr(output));
-    let err = stderr(output);
-    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-    assert!(err.starts_with("solr-dedup: error: "), "{err:?}");
-    err.to_string()
+    error_line(output);
+    stderr(output).to_owned()
 }
 
 #[test]
@@ -338,9 +307,8 @@ fn a_closed_stdout_is_not_an_error() {
         input.push('\n');
     }
     let path = temp_file("many.jsonl", input.as_bytes());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let mut child = solr_dedup()
         .args(["signature", "--batch", path.to_str().unwrap()])
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -846,16 +814,11 @@ fn json_lines(output: &Output) -> Vec<Value> {
         .collect()
 }
 
-/// Like [`run`], with no `SOLR_URL` in the environment (so that "no index given" is what it says).
+/// Like [`run`], with standard input closed (the helper never passes `SOLR_URL` on, so "no index
+/// given" is what it says).
 fn run_without_solr_url(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
-        .args(args)
-        .env_remove("SOLR_URL")
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary starts")
+    crate::support::cmd::run(args)
 }
-
 #[test]
 fn urls_learn_counts_the_evidence_of_a_hand_made_corpus() {
     let (input, rules_path) = shop_rules("urls-learn");
@@ -1516,9 +1479,7 @@ fn urls_without_an_index_exit_2_and_with_solr_down_exit_3() {
     ] {
         let out = run_without_solr_url(args);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-        assert!(err.starts_with("solr-dedup: error: "), "{err}");
+        let err = error_line(&out);
         assert!(err.contains("could not be reached"), "{err}");
         assert!(stdout(&out).is_empty(), "{args:?}");
         assert!(!out_path.exists(), "{args:?}");

@@ -14,7 +14,6 @@ use solr_dedup::store::file::OutputFormat;
 use crate::engine::{by_id, run_file};
 
 #[path = "../examples/gen_corpus.rs"]
-#[allow(dead_code)]
 pub(crate) mod gen_corpus;
 
 /// `n` generated pages of about `page_kb` KB as JSON documents, without the ground truth.

@@ -192,7 +192,6 @@ impl Report {
     }
 }
 
-/// Whether a count is 0, for `skip_serializing_if`.
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -4,26 +4,18 @@
 use std::process::Output;
 
 use super::harness::{assert_settled, corpus, solr_test, Target};
+use crate::support::cmd::{error_line, solr_dedup, stderr};
 use crate::support::fake_solr::FakeOptions;
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// Exit code and the one error line.
 fn failed(out: &Output) -> (Option<i32>, String) {
-    let text = stderr(out);
-    let lines: Vec<&str> = text.trim().lines().collect();
-    assert_eq!(lines.len(), 1, "one line, got: {text}");
-    assert!(lines[0].starts_with("solr-dedup: error: "), "{text}");
-    (out.status.code(), lines[0].to_owned())
+    (out.status.code(), error_line(out))
 }
 
 solr_test!(a_wrong_core_url, |t: &Target| {
     let wrong = format!("{}-nosuchcore", t.core_url);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let out = solr_dedup()
         .args(["run", "--solr", &wrong, "--retries", "0"])
-        .env_remove("SOLR_URL")
         .output()
         .unwrap();
     let (code, line) = failed(&out);
@@ -42,7 +34,7 @@ fn solr_not_running() {
         .local_addr()
         .unwrap()
         .port();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let out = solr_dedup()
         .args([
             "run",
             "--solr",
@@ -50,7 +42,6 @@ fn solr_not_running() {
             "--retries",
             "1",
         ])
-        .env_remove("SOLR_URL")
         .output()
         .unwrap();
     let (code, line) = failed(&out);
@@ -74,9 +65,8 @@ fn with_auth(name: &str) -> Target {
 #[test]
 fn wrong_credentials() {
     let t = with_auth("wrong-credentials");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let out = solr_dedup()
         .args(["run", "--solr", &t.core_url, "--retries", "0"])
-        .env_remove("SOLR_URL")
         .env("SOLR_USER", USER)
         .env("SOLR_PASSWORD", "not-the-password")
         .output()
@@ -89,11 +79,8 @@ fn wrong_credentials() {
     );
     assert!(!line.contains("not-the-password"), "{line}");
     // And none at all.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let out = solr_dedup()
         .args(["check", "--solr", &t.core_url, "--retries", "0"])
-        .env_remove("SOLR_URL")
-        .env_remove("SOLR_USER")
-        .env_remove("SOLR_PASSWORD")
         .output()
         .unwrap();
     assert_eq!(failed(&out).0, Some(2));
@@ -169,9 +156,8 @@ fn a_schema_without_the_output_fields() {
         assert!(line.contains(needle), "{needle} not in: {line}");
     }
     // What the message says to do works.
-    let apply = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let apply = solr_dedup()
         .args(["schema", "apply", "--solr", &t.core_url])
-        .env_remove("SOLR_URL")
         .output()
         .unwrap();
     assert_eq!(apply.status.code(), Some(0), "{}", stderr(&apply));
@@ -221,9 +207,8 @@ fn a_lossy_schema() {
 #[test]
 fn schema_check_says_what_is_wrong() {
     let t = Target::fake("schema-check");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let out = solr_dedup()
         .args(["schema", "check", "--solr", &t.core_url])
-        .env_remove("SOLR_URL")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -231,9 +216,8 @@ fn schema_check_says_what_is_wrong() {
         s.remove_field("exact_signature_copycount_i");
         s.dynamic_fields.retain(|d| d.name != "*_i");
     });
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let out = solr_dedup()
         .args(["schema", "check", "--solr", &t.core_url])
-        .env_remove("SOLR_URL")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{json, Map, Value};
@@ -333,15 +333,10 @@ impl Target {
 
     /// `solr-dedup ARGS --solr <core> --filter test_s:<tag>`, credentials through the environment.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
+        let mut cmd = crate::support::cmd::solr_dedup();
         cmd.args(args)
             .args(["--solr", &self.core_url])
-            .args(["--filter", &format!("test_s:\"{}\"", self.tag)])
-            .env_remove("SOLR_URL")
-            .env_remove("SOLR_USER")
-            .env_remove("SOLR_PASSWORD")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null());
+            .args(["--filter", &format!("test_s:\"{}\"", self.tag)]);
         if let Some((u, p)) = &self.credentials {
             cmd.env("SOLR_USER", u).env("SOLR_PASSWORD", p);
         }
@@ -367,7 +362,7 @@ impl Target {
             out.status.code(),
             Some(0),
             "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+            crate::support::cmd::stderr(&out)
         );
         serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
     }

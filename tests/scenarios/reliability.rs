@@ -26,6 +26,11 @@ type Hook<'t> = Box<dyn FnOnce(&[AtomicUpdate]) + Send + 't>;
 type When<'t> = Box<dyn Fn(&[AtomicUpdate]) -> bool + Send + Sync + 't>;
 
 /// A store that runs `hook` once, just before the first update for which `when` holds reaches the core.
+///
+/// It forwards every operation of [`Store`] to `inner`, the ones with a default too (`sample`,
+/// `hint_rereads`, `max_lookup_values`, `refresh`, `change_mark`, `requests`): a wrapper that let
+/// one fall back to the trait's default would run the engine against another store than `inner`.
+/// [`hooked_forwards_every_operation`] holds it to that.
 struct Hooked<'t, S> {
     inner: S,
     when: When<'t>,
@@ -35,6 +40,12 @@ struct Hooked<'t, S> {
 impl<S: Store> Store for Hooked<'_, S> {
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         self.inner.read_page(query, cursor).await
+    }
+    async fn sample(&self, query: &ReadQuery) -> Result<Vec<Doc>, StoreError> {
+        self.inner.sample(query).await
+    }
+    fn hint_rereads(&self, query: &ReadQuery) {
+        self.inner.hint_rereads(query)
     }
     fn max_lookup_values(&self) -> usize {
         self.inner.max_lookup_values()
@@ -65,6 +76,132 @@ impl<S: Store> Store for Hooked<'_, S> {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+    async fn change_mark(&self, filter: &Filter) -> Result<String, StoreError> {
+        self.inner.change_mark(filter).await
+    }
+    fn requests(&self) -> u64 {
+        self.inner.requests()
+    }
+}
+
+/// A store that only records which of its operations were called.
+#[derive(Default)]
+struct Probe(Mutex<Vec<&'static str>>);
+
+impl Probe {
+    fn saw(&self, op: &'static str) {
+        self.0.lock().unwrap().push(op);
+    }
+}
+
+impl Store for Probe {
+    async fn read_page(&self, _: &ReadQuery, _: Option<&str>) -> Result<Page, StoreError> {
+        self.saw("read_page");
+        Ok(Page {
+            docs: Vec::new(),
+            next: None,
+            via: Default::default(),
+        })
+    }
+    async fn sample(&self, _: &ReadQuery) -> Result<Vec<Doc>, StoreError> {
+        self.saw("sample");
+        Ok(Vec::new())
+    }
+    fn hint_rereads(&self, _: &ReadQuery) {
+        self.saw("hint_rereads");
+    }
+    fn max_lookup_values(&self) -> usize {
+        self.saw("max_lookup_values");
+        7
+    }
+    async fn facet(&self, _: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
+        self.saw("facet");
+        Ok(Vec::new())
+    }
+    async fn get(&self, _: &[String], _: &[String]) -> Result<Vec<Doc>, StoreError> {
+        self.saw("get");
+        Ok(Vec::new())
+    }
+    async fn update(&self, _: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+        self.saw("update");
+        Ok(UpdateOutcome::default())
+    }
+    async fn refresh(&self) -> Result<(), StoreError> {
+        self.saw("refresh");
+        Ok(())
+    }
+    async fn commit(&self, _: CommitMode) -> Result<(), StoreError> {
+        self.saw("commit");
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        self.saw("describe");
+        "probe".into()
+    }
+    async fn change_mark(&self, _: &Filter) -> Result<String, StoreError> {
+        self.saw("change_mark");
+        Ok("mark".into())
+    }
+    fn requests(&self) -> u64 {
+        self.saw("requests");
+        42
+    }
+}
+
+/// Every operation of [`Store`] called through [`Hooked`] reaches the inner store, in order; the
+/// values the probe answers differ from the trait's defaults, so a fallback would show.
+#[test]
+fn hooked_forwards_every_operation() {
+    let hooked = Hooked {
+        inner: Probe::default(),
+        when: Box::new(|_| true),
+        hook: Mutex::new(None),
+    };
+    let query = ReadQuery {
+        filter: Filter::All,
+        fields: Vec::new(),
+        rows: 1,
+    };
+    let facet = FacetQuery {
+        field: "f".into(),
+        filter: Filter::All,
+        mincount: 1,
+        limit: None,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        hooked.read_page(&query, None).await.unwrap();
+        hooked.sample(&query).await.unwrap();
+        hooked.hint_rereads(&query);
+        assert_eq!(hooked.max_lookup_values(), 7);
+        hooked.facet(&facet).await.unwrap();
+        hooked.get(&[], &[]).await.unwrap();
+        hooked.update(&[]).await.unwrap();
+        hooked.refresh().await.unwrap();
+        hooked.commit(CommitMode::Hard).await.unwrap();
+        assert_eq!(hooked.describe(), "probe");
+        assert_eq!(hooked.change_mark(&Filter::All).await.unwrap(), "mark");
+        assert_eq!(hooked.requests(), 42);
+    });
+    assert_eq!(
+        *hooked.inner.0.lock().unwrap(),
+        [
+            "read_page",
+            "sample",
+            "hint_rereads",
+            "max_lookup_values",
+            "facet",
+            "get",
+            "update",
+            "refresh",
+            "commit",
+            "describe",
+            "change_mark",
+            "requests",
+        ]
+    );
 }
 
 /// Runs the engine in-process against the target, with `hook` before the first write.

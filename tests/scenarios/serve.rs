@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use super::harness::{
     assert_fresh, assert_settled, corpus, expected, solr_test, Target, WORKER_FIELDS,
 };
+use crate::support::cmd::solr_dedup;
 use crate::support::fake_solr::{Fault, FaultRule};
 use crate::support::serve::Served;
 
@@ -472,13 +473,9 @@ fn serve_never_shows_the_solr_credentials() {
     let with_userinfo = t
         .core_url
         .replacen("http://", &format!("http://{USER}:{SECRET}@"), 1);
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
+    let mut cmd = solr_dedup();
     cmd.args(["serve", "-vv", "--solr", &with_userinfo, "--state-dir"])
-        .arg(state.path())
-        .env_remove("SOLR_URL")
-        .env_remove("SOLR_USER")
-        .env_remove("SOLR_PASSWORD")
-        .env_remove("RUST_LOG");
+        .arg(state.path());
     let server = Served::spawn(cmd);
     let id = server.start_run(json!({}));
     assert_eq!(server.wait_run(id, LONG)["state"], "succeeded");
@@ -566,7 +563,7 @@ fn serve_keeps_its_own_options_refuses_what_would_fail_and_other_host_names() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--output is for file mode"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"))
+    let out = solr_dedup()
         .args([
             "serve",
             "--input",

@@ -44,6 +44,7 @@ use std::process::{Output, Stdio};
 use serde_json::{json, Value};
 
 use super::harness::{solr_test, Target};
+use crate::support::cmd::stderr;
 
 const ITEMS: [&str; 5] = [
     "Handmade oak chair with a woven seat and tapered legs for dining rooms",
@@ -121,15 +122,11 @@ fn close(got: &Value, want: f64) -> bool {
     got.as_f64().is_some_and(|g| (g - want).abs() < 1e-4)
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// `urls learn --out -`: the rules text and the one summary line.
 fn learn(t: &Target) -> (String, String) {
     let out = t.run(&["urls", "learn", "--out", "-"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = stderr(&out).to_owned();
     assert_eq!(err.lines().count(), 1, "one line: {err:?}");
     (String::from_utf8(out.stdout).unwrap(), err)
 }

@@ -1,9 +1,7 @@
 //! Test support shared by the scenario modules: the in-process fake Solr, a real Solr (standalone
 //! and SolrCloud) from Solr's own test framework, and a WebDriver client for the browser tests.
-//!
-//! Not every scenario uses every helper, so unused-code warnings are off for this tree.
-#![allow(dead_code)]
 
+pub mod cmd;
 pub mod fake_solr;
 pub mod real_solr;
 pub mod serve;

@@ -93,8 +93,8 @@ impl Served {
 
     /// `solr-dedup serve ARGS` with `ENV`.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
-        cmd.arg("serve").args(args).env_remove("SOLR_URL");
+        let mut cmd = super::cmd::solr_dedup();
+        cmd.arg("serve").args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -468,11 +468,6 @@ impl Browser {
             json!({ "width": width, "height": height }),
         );
     }
-
-    /// The chromedriver log, kept after a test that panicked.
-    pub fn log_path(&self) -> &Path {
-        &self.log
-    }
 }
 
 impl Drop for Browser {

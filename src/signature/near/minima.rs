@@ -87,6 +87,8 @@ fn lower_minima_avx2(minima: &mut [u32], keys: &[u32], ys: &[u32]) {
 }
 
 /// [`lower_minima`] with AVX2 where the processor has it (the same results either way).
+// One of the two places the crate allows unsafe code: calling the AVX2 build after the check.
+#[allow(unsafe_code)]
 pub(super) fn lower_minima_best(minima: &mut [u32], keys: &[u32], ys: &[u32]) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {

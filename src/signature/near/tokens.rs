@@ -374,6 +374,8 @@ fn gather8(high: u64) -> u64 {
 /// every x86-64 processor): the portable [`classify_swar`] takes about four times the instructions.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
+// One of the two places the crate allows unsafe code: the SSE2 intrinsics.
+#[allow(unsafe_code)]
 fn classify(block: &[u8; 64]) -> (u64, u64) {
     use std::arch::x86_64::*;
     let mut word = 0;

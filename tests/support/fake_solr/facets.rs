@@ -1,11 +1,9 @@
-//! Facets, in the two shapes Solr gives them:
-//! - classic `facet.field` / `facet.query`: values as strings in a flat list (`json.nl` changes
-//!   the list shape), `facet.mincount` silently raised to 1 on Point fields with a warning, and on
-//!   other fields a mincount of 0 that lists every term of the index with zero counts;
-//! - the JSON Facet API: `terms` (limit, offset, mincount, sort by count, index or a nested
-//!   stat, `numBuckets` and `allBuckets` that ignore mincount, `missing`, `domain.filter`), `query`
-//!   facets, and the stats `min`, `max`, `sum` (a double), `avg`, `unique`, `hll`, `countvals`,
-//!   `missing` and `sumsq`. No matching document gives just `{"count":0}`.
+//! Facets through the JSON Facet API, the one facet shape the client asks for (classic
+//! `facet=true` is answered 400 `fake solr: …`): `terms` (limit, offset, mincount, sort by count,
+//! index or a nested stat, `numBuckets` and `allBuckets` that ignore mincount, `missing`,
+//! `domain.filter`), `query` facets, and the stats `min`, `max`, `sum` (a double), `avg`,
+//! `unique`, `hll`, `countvals`, `missing` and `sumsq`. No matching document gives just
+//! `{"count":0}`.
 //!
 //! Ties in count order are broken by index order (numeric for numbers).
 
@@ -18,7 +16,6 @@ use super::index::{compare_vals, doc_values, Doc, Val};
 use super::json::JVal;
 use super::query::{parse_query, QueryCtx, Searcher};
 use super::schema::Kind;
-use super::search::Params;
 
 /// Distinct indexed terms of a field in one document.
 fn doc_terms(s: &Searcher, doc: &Doc, field: &str) -> Vec<Val> {
@@ -56,135 +53,6 @@ fn count_terms<'d>(
     buckets.sort_by(|a, b| compare_vals(&a.0, &b.0));
     (buckets, missing)
 }
-
-/// A NamedList in the shape `json.nl` asks for.
-fn named_list(pairs: Vec<(Value, Value)>, nl: &str) -> Value {
-    match nl {
-        "map" => Value::Object(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (k.as_str().unwrap_or("").to_string(), v))
-                .collect(),
-        ),
-        "arrarr" => Value::Array(pairs.into_iter().map(|(k, v)| json!([k, v])).collect()),
-        "arrmap" => Value::Array(
-            pairs
-                .into_iter()
-                .map(|(k, v)| {
-                    let mut m = Map::new();
-                    m.insert(k.as_str().unwrap_or("").to_string(), v);
-                    Value::Object(m)
-                })
-                .collect(),
-        ),
-        "arrntv" => Value::Array(
-            pairs
-                .into_iter()
-                .map(|(k, v)| json!({"name": k, "type": "int", "value": v}))
-                .collect(),
-        ),
-        _ => Value::Array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
-    }
-}
-
-/// `facet=true`: `facet_counts`.
-pub fn classic(
-    s: &Searcher,
-    ctx: &QueryCtx,
-    p: &Params,
-    domain: &[&Doc],
-    header: &mut Map<String, Value>,
-) -> Result<Value, SolrError> {
-    let mut queries = Map::new();
-    for fq in p.all("facet.query") {
-        let q = parse_query(&fq, ctx)?;
-        let n = domain.iter().filter(|d| s.matches(&q, d)).count();
-        queries.insert(fq.clone(), json!(n));
-    }
-    let nl = p.get("json.nl").unwrap_or("flat");
-    let mut fields = Map::new();
-    let mut warnings = Vec::new();
-    for field in p.all("facet.field") {
-        let Some(f) = s.schema.field(&field) else {
-            return Err(SolrError::bad_request(format!(
-                "undefined field: \"{field}\""
-            )));
-        };
-        let int = |k: &str, default: i64| -> i64 {
-            p.field(&field, k)
-                .and_then(|v| v.parse::<i64>().ok())
-                .unwrap_or(default)
-        };
-        let mut mincount = int("facet.mincount", 0);
-        let limit = int("facet.limit", 100);
-        let offset = int("facet.offset", 0).max(0) as usize;
-        let sort_index = match p.field(&field, "facet.sort") {
-            Some("index") | Some("false") => true,
-            Some(_) => false,
-            None => limit <= 0,
-        };
-        let missing = p.field(&field, "facet.missing") == Some("true");
-        let prefix = p.field(&field, "facet.prefix");
-        if limit == 0 {
-            // Solr answers an empty list before it looks at the field type.
-            fields.insert(field.clone(), named_list(Vec::new(), nl));
-            continue;
-        }
-        if f.kind.is_point() && mincount <= 0 {
-            warnings.push(json!(format!(
-                "Raising facet.mincount from {mincount} to 1, because field {field} is Points-based."
-            )));
-            mincount = 1;
-        }
-        let (counted, missing_docs) = count_terms(s, domain, &field);
-        let mut entries: Vec<(Val, usize)> =
-            counted.iter().map(|(v, d)| (v.clone(), d.len())).collect();
-        if mincount <= 0 {
-            // Every term of the index shows, the ones outside the result with 0.
-            let all: Vec<&Doc> = s.docs.to_vec();
-            let (every, _) = count_terms(s, &all, &field);
-            for (v, _) in every {
-                if !entries.iter().any(|(e, _)| *e == v) {
-                    entries.push((v, 0));
-                }
-            }
-            entries.sort_by(|a, b| compare_vals(&a.0, &b.0));
-        }
-        entries.retain(|(v, n)| {
-            *n as i64 >= mincount && prefix.is_none_or(|pre| v.java_string().starts_with(pre))
-        });
-        if !sort_index {
-            entries.sort_by(|a, b| b.1.cmp(&a.1).then(compare_vals(&a.0, &b.0)));
-        }
-        let take = if limit < 0 {
-            usize::MAX
-        } else {
-            limit as usize
-        };
-        let mut pairs: Vec<(Value, Value)> = entries
-            .into_iter()
-            .skip(offset)
-            .take(take)
-            .map(|(v, n)| (json!(v.java_string()), json!(n)))
-            .collect();
-        if missing {
-            pairs.push((Value::Null, json!(missing_docs.len())));
-        }
-        fields.insert(field.clone(), named_list(pairs, nl));
-    }
-    if !warnings.is_empty() {
-        header.insert("warnings".into(), Value::Array(warnings));
-    }
-    Ok(json!({
-        "facet_queries": queries,
-        "facet_fields": fields,
-        "facet_ranges": {},
-        "facet_intervals": {},
-        "facet_heatmaps": {}
-    }))
-}
-
-// ----- JSON Facet API -----
 
 #[derive(Clone, Debug)]
 pub enum SortBy {

@@ -143,13 +143,6 @@ pub enum CommitWithin {
     Manual,
 }
 
-/// Facts about the last hard commit, for `/admin/luke` and core STATUS.
-#[derive(Clone, Copy, Debug)]
-pub struct CommitInfo {
-    pub version: i64,
-    pub time_ms: i64,
-}
-
 /// The fake core: schema, documents, versions.
 pub struct Core {
     schema: Schema,
@@ -162,8 +155,6 @@ pub struct Core {
     commit_within_mode: CommitWithin,
     commit_within_due: Option<Instant>,
     commit_within_pending: bool,
-    last_commit: Option<CommitInfo>,
-    start_ms: i64,
 }
 
 pub fn now_ms() -> i64 {
@@ -186,8 +177,6 @@ impl Core {
             commit_within_mode,
             commit_within_due: None,
             commit_within_pending: false,
-            last_commit: None,
-            start_ms: now_ms(),
         }
     }
 
@@ -197,14 +186,6 @@ impl Core {
 
     pub fn schema_mut(&mut self) -> &mut Schema {
         &mut self.schema
-    }
-
-    pub fn start_ms(&self) -> i64 {
-        self.start_ms
-    }
-
-    pub fn last_commit(&self) -> Option<CommitInfo> {
-        self.last_commit
     }
 
     /// The next `_version_`: Solr's clock is the wall time in milliseconds shifted left by 20
@@ -236,23 +217,14 @@ impl Core {
         self.live_doc(id).map(|d| d.version)
     }
 
-    /// The real-time document `id` as `/get` returns it.
-    pub fn get(&self, id: &str) -> Option<Value> {
-        self.live_doc(id)
-            .map(|d| Value::Object(self.render(d, &FieldList::all())))
-    }
-
     /// Makes every change visible to searches (a hard commit that opens a searcher).
     pub fn commit(&mut self) {
         self.committed = Arc::new(self.live.clone());
         self.tombstones.clear();
         self.commit_within_due = None;
         self.commit_within_pending = false;
-        let version = self.next_version();
-        self.last_commit = Some(CommitInfo {
-            version,
-            time_ms: now_ms(),
-        });
+        // A commit takes a version from the clock, so the versions after it are those Solr gives.
+        self.next_version();
     }
 
     /// Fires a pending `commitWithin` now; true when one was pending.
@@ -306,15 +278,6 @@ impl Core {
             .flatten()
             .map(|(_, v)| v)
             .unwrap_or(0)
-    }
-
-    /// Number of documents in the real-time view.
-    pub fn len(&self) -> usize {
-        self.live.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.live.is_empty()
     }
 
     // ----- update commands -----

@@ -23,11 +23,10 @@
 //! the caller's runtime. A bug in a handler answers 500 `fake solr panicked: …`.
 //!
 //! # Fidelity
-//! Exact, as the replay test checks: every recorded request/answer pair, including error
-//! messages, cursor marks and BM25 scores. Simplified on purpose:
-//! - the index summary (luke, core STATUS) is that of a merged index: one segment, no deleted
-//!   documents, fixed sizes; BM25 statistics and zero-count facet terms ignore deleted documents,
-//!   which a real index keeps until segments merge;
+//! Exact, as the replay test checks: every recorded request/answer pair it replays, including
+//! error messages and cursor marks. Simplified on purpose, to what the client asks for:
+//! - no relevance scores: a search without `sort` is in index order (Solr's order among equal
+//!   scores), and `score` in `fl` or `sort` is a 400 `fake solr: …`;
 //! - an atomic update always reads the old document through stored fields and docValues, so a
 //!   field that is neither loses its value even while the old version is uncommitted (Solr can
 //!   still find it in the update log then); the loss is certain instead of timing-dependent;
@@ -35,7 +34,10 @@
 //! - `commitWithin` fires when the fake is next used after the deadline ([`CommitWithin::Timer`]),
 //!   or only on request ([`CommitWithin::Manual`]);
 //! - not supported (answered 400 `fake solr: …`): nested documents, XML/CSV/JavaBin updates,
-//!   regular-expression queries, range facets, functions in `sort`/`fl`, rollback.
+//!   regular-expression queries, classic facets (`facet=true`), range facets, functions in
+//!   `sort`/`fl`, rollback, `wt=xml`;
+//! - not served (answered 404, as an unknown handler): what the client never asks for, such as
+//!   `/admin/luke` and the node's CoreAdmin (their recorded steps are not replayed).
 
 pub mod admin;
 pub mod analysis;
@@ -110,11 +112,6 @@ impl Recorded {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
-    }
-
-    /// The body as text (lossy).
-    pub fn body_text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
     }
 }
 
@@ -880,10 +877,7 @@ fn handle_caught(shared: &Shared, r: &Req) -> Resp {
 fn handle(shared: &Shared, r: &Req) -> Resp {
     let mut core = shared.core();
     if r.node_level {
-        return match r.path.as_str() {
-            "/solr/admin/cores" => admin::cores(&core, &shared.core_name, r),
-            _ => not_found(),
-        };
+        return not_found();
     }
     match r.path.as_str() {
         "/select" | "/query" => search::select(&core, r),
@@ -895,7 +889,6 @@ fn handle(shared: &Shared, r: &Req) -> Resp {
             r,
             shared.counter.fetch_add(1, Ordering::SeqCst),
         ),
-        "/admin/luke" => admin::luke(&core, &shared.core_name, r),
         p if p == "/schema" || p.starts_with("/schema/") => schema_api(&mut core, r),
         _ => not_found(),
     }

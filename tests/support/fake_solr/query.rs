@@ -6,9 +6,8 @@
 //! transcripts show.
 //!
 //! Evaluation runs against one view of the index (committed for `/select`, real-time for `/get`
-//! and delete-by-query). Scores are Lucene's BM25 for term and phrase queries (computed in `f32`
-//! as Lucene does, from the statistics of the view) and constant 1 for everything else, summed
-//! over matching clauses.
+//! and delete-by-query) and tells whether a document matches; there are no scores, as the client
+//! always sorts (by id) and never asks for one.
 //!
 //! Deliberate simplifications: fuzzy slop, boosts and regular expressions are parsed but not
 //! applied (a regexp is a 400), and a purely negative sub-query matches everything but its
@@ -1264,13 +1263,11 @@ fn parse_with_local_params(text: &str, ctx: &QueryCtx) -> Result<Query, SolrErro
 /// Tokens of each value of a text field.
 type Tokens = Rc<Vec<Vec<String>>>;
 
-/// One view of the index that queries run against, with cached analysis and BM25 statistics.
+/// One view of the index that queries run against, with cached analysis.
 pub struct Searcher<'a> {
     pub schema: &'a Schema,
     pub docs: Vec<&'a Doc>,
     tokens: RefCell<HashMap<(u64, String), Tokens>>,
-    field_stats: RefCell<HashMap<String, (u64, u64)>>,
-    doc_freq: RefCell<HashMap<(String, String), u64>>,
 }
 
 impl<'a> Searcher<'a> {
@@ -1279,8 +1276,6 @@ impl<'a> Searcher<'a> {
             schema,
             docs,
             tokens: RefCell::new(HashMap::new()),
-            field_stats: RefCell::new(HashMap::new()),
-            doc_freq: RefCell::new(HashMap::new()),
         }
     }
 
@@ -1317,170 +1312,55 @@ impl<'a> Searcher<'a> {
         }
     }
 
-    fn is_text(&self, field: &str) -> bool {
-        self.schema
-            .field(field)
-            .is_some_and(|f| f.kind == Kind::Text)
-    }
-
-    /// `(docCount, sumTotalTermFreq)` of a field.
-    fn stats(&self, field: &str) -> (u64, u64) {
-        if let Some(s) = self.field_stats.borrow().get(field) {
-            return *s;
-        }
-        let mut count = 0;
-        let mut sum = 0;
-        for d in &self.docs {
-            let n = if self.is_text(field) {
-                self.text_tokens(d, field)
-                    .iter()
-                    .map(|v| v.len() as u64)
-                    .sum()
-            } else {
-                let mut v = doc_values(d, field);
-                v.dedup();
-                v.len() as u64
-            };
-            if n > 0 {
-                count += 1;
-                sum += n;
-            }
-        }
-        self.field_stats
-            .borrow_mut()
-            .insert(field.to_string(), (count, sum));
-        (count, sum)
-    }
-
-    fn doc_freq(&self, field: &str, term: &Val) -> u64 {
-        let key = (field.to_string(), term.java_string());
-        if let Some(n) = self.doc_freq.borrow().get(&key) {
-            return *n;
-        }
-        let n = self
-            .docs
-            .iter()
-            .filter(|d| self.terms(d, field).contains(term))
-            .count() as u64;
-        self.doc_freq.borrow_mut().insert(key, n);
-        n
-    }
-
-    fn bm25(&self, field: &str, idf: f32, freq: f32, doc: &Doc) -> f32 {
-        let (count, sum) = self.stats(field);
-        let avgdl = (sum as f64 / count.max(1) as f64) as f32;
-        let length = if self.is_text(field) {
-            let n: usize = self.text_tokens(doc, field).iter().map(Vec::len).sum();
-            byte4_to_int(int_to_byte4(n as i32)) as f32
-        } else {
-            1.0
-        };
-        let k1 = 1.2f32;
-        let b = 0.75f32;
-        let norm_inverse = 1f32 / (k1 * ((1f32 - b) + b * length / avgdl));
-        idf - idf / (1f32 + freq * norm_inverse)
-    }
-
-    fn idf(&self, field: &str, term: &Val) -> f32 {
-        let (count, _) = self.stats(field);
-        let df = self.doc_freq(field, term);
-        (1.0 + (count as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln() as f32
-    }
-
     /// Whether `doc` matches `q`.
     pub fn matches(&self, q: &Query, doc: &Doc) -> bool {
-        self.score(q, doc).is_some()
-    }
-
-    /// The score of `doc` for `q`, or `None` when it does not match.
-    pub fn score(&self, q: &Query, doc: &Doc) -> Option<f32> {
         match q {
-            Query::All => Some(1.0),
-            Query::Nothing => None,
-            Query::Term { field, term } => {
-                let terms = self.terms(doc, field);
-                let freq = terms.iter().filter(|t| *t == term).count();
-                if freq == 0 {
-                    return None;
-                }
-                match self.schema.field(field) {
-                    Some(f) if !f.kind.is_point() => {
-                        let freq = if f.kind == Kind::Text {
-                            freq as f32
-                        } else {
-                            1.0
-                        };
-                        Some(self.bm25(field, self.idf(field, term), freq, doc))
-                    }
-                    _ => Some(1.0),
-                }
-            }
-            Query::Phrase { field, terms } => {
-                let mut freq = 0usize;
-                for value in self.text_tokens(doc, field).iter() {
-                    if value.len() >= terms.len() {
-                        freq += value
-                            .windows(terms.len())
-                            .filter(|w| w == &terms.as_slice())
-                            .count();
-                    }
-                }
-                if freq == 0 {
-                    return None;
-                }
-                let idf: f32 = terms
-                    .iter()
-                    .map(|t| self.idf(field, &Val::Str(t.clone())))
-                    .sum();
-                Some(self.bm25(field, idf, freq as f32, doc))
-            }
+            Query::All => true,
+            Query::Nothing => false,
+            Query::Term { field, term } => self.terms(doc, field).contains(term),
+            Query::Phrase { field, terms } => self.text_tokens(doc, field).iter().any(|value| {
+                value.len() >= terms.len()
+                    && value.windows(terms.len()).any(|w| w == terms.as_slice())
+            }),
             Query::Range {
                 field,
                 lo,
                 hi,
                 lo_incl,
                 hi_incl,
-            } => {
-                let ok = self.terms(doc, field).iter().any(|v| {
-                    let above = match lo {
-                        None => true,
-                        Some(l) => {
-                            let c = compare_vals(v, l);
-                            c.is_gt() || (*lo_incl && c.is_eq())
-                        }
-                    };
-                    let below = match hi {
-                        None => true,
-                        Some(h) => {
-                            let c = compare_vals(v, h);
-                            c.is_lt() || (*hi_incl && c.is_eq())
-                        }
-                    };
-                    above && below
-                });
-                ok.then_some(1.0)
-            }
-            Query::Exists { field } => (!self.terms(doc, field).is_empty()).then_some(1.0),
+            } => self.terms(doc, field).iter().any(|v| {
+                let above = match lo {
+                    None => true,
+                    Some(l) => {
+                        let c = compare_vals(v, l);
+                        c.is_gt() || (*lo_incl && c.is_eq())
+                    }
+                };
+                let below = match hi {
+                    None => true,
+                    Some(h) => {
+                        let c = compare_vals(v, h);
+                        c.is_lt() || (*hi_incl && c.is_eq())
+                    }
+                };
+                above && below
+            }),
+            Query::Exists { field } => !self.terms(doc, field).is_empty(),
             Query::Prefix { field, prefix } => self
                 .terms(doc, field)
                 .iter()
-                .any(|v| matches!(v, Val::Str(s) if s.starts_with(prefix.as_str())))
-                .then_some(1.0),
+                .any(|v| matches!(v, Val::Str(s) if s.starts_with(prefix.as_str()))),
             Query::Wildcard { field, pattern } => {
                 let pat: Vec<char> = unescape_keep_wild(pattern);
                 self.terms(doc, field)
                     .iter()
                     .any(|v| wildcard(&pat, &v.java_string().chars().collect::<Vec<_>>()))
-                    .then_some(1.0)
             }
-            Query::Terms { field, terms } => self
-                .terms(doc, field)
-                .iter()
-                .any(|v| terms.contains(v))
-                .then_some(1.0),
-            Query::Filter(inner) => self.matches(inner, doc).then_some(0.0),
+            Query::Terms { field, terms } => {
+                self.terms(doc, field).iter().any(|v| terms.contains(v))
+            }
+            Query::Filter(inner) => self.matches(inner, doc),
             Query::Bool(clauses) => {
-                let mut score = 0f32;
                 let mut has_required = false;
                 let mut any_should = false;
                 let mut has_positive = false;
@@ -1489,30 +1369,23 @@ impl<'a> Searcher<'a> {
                         Occur::Must => {
                             has_required = true;
                             has_positive = true;
-                            score += self.score(c, doc)?;
+                            if !self.matches(c, doc) {
+                                return false;
+                            }
                         }
                         Occur::Should => {
                             has_positive = true;
-                            if let Some(s) = self.score(c, doc) {
-                                any_should = true;
-                                score += s;
-                            }
+                            any_should = any_should || self.matches(c, doc);
                         }
                         Occur::MustNot => {
                             if self.matches(c, doc) {
-                                return None;
+                                return false;
                             }
                         }
                     }
                 }
-                if !has_positive {
-                    // A purely negative query: everything but its clauses.
-                    return Some(1.0);
-                }
-                if !has_required && !any_should {
-                    return None;
-                }
-                Some(score)
+                // A purely negative query: everything but its clauses.
+                !has_positive || has_required || any_should
             }
         }
     }
@@ -1550,49 +1423,5 @@ fn wildcard(p: &[char], s: &[char]) -> bool {
             };
             s.first() == Some(&c) && wildcard(&p[1..], &s[1..])
         }
-    }
-}
-
-// Lucene's SmallFloat, used to encode document lengths in norms.
-
-fn long_to_int4(i: i64) -> i32 {
-    let num_bits = 64 - i.leading_zeros() as i32;
-    if num_bits < 4 {
-        i as i32
-    } else {
-        let shift = num_bits - 4;
-        let mut encoded = (i >> shift) as i32;
-        encoded &= 0x07;
-        encoded |= (shift + 1) << 3;
-        encoded
-    }
-}
-
-fn int4_to_long(i: i32) -> i64 {
-    let bits = (i & 0x07) as i64;
-    let shift = (i >> 3) - 1;
-    if shift == -1 {
-        bits
-    } else {
-        (bits | 0x08) << shift
-    }
-}
-
-const NUM_FREE_VALUES: i32 = 255 - 231;
-
-fn int_to_byte4(i: i32) -> u8 {
-    if i < NUM_FREE_VALUES {
-        i as u8
-    } else {
-        (NUM_FREE_VALUES + long_to_int4((i - NUM_FREE_VALUES) as i64)) as u8
-    }
-}
-
-fn byte4_to_int(b: u8) -> i32 {
-    let i = b as i32;
-    if i < NUM_FREE_VALUES {
-        i
-    } else {
-        (NUM_FREE_VALUES as i64 + int4_to_long(i - NUM_FREE_VALUES)) as i32
     }
 }

@@ -166,9 +166,6 @@ impl SField {
     pub fn has(&self, prop: &str) -> bool {
         self.props & bit(prop) != 0
     }
-    pub fn indexed(&self) -> bool {
-        self.has("indexed")
-    }
     pub fn stored(&self) -> bool {
         self.has("stored")
     }

@@ -1,16 +1,14 @@
 //! The read handlers: `/select` (and `/query`), `/get` and `/export`. Parameters come from the
 //! query string, a form body, or a JSON request body (the JSON Request API), and the responses
-//! have Solr 9's shapes: the echoed parameters, `numFound`/`start`/`numFoundExact`, `maxScore`
-//! with scores, `nextCursorMark`, classic facets and JSON facets.
+//! have Solr 9's shapes: the echoed parameters, `numFound`/`start`/`numFoundExact`,
+//! `nextCursorMark` and JSON facets (no scores: `score` in `fl` or `sort` is a 400 `fake solr: …`).
 
 use serde_json::{json, Map, Value};
 
 use super::cursor::{self, DecodeError, MarkVal};
 use super::error::SolrError;
 use super::facets;
-use super::index::{
-    compare_vals, doc_values, float_json, render_values, Core, Doc, FieldList, Val,
-};
+use super::index::{compare_vals, doc_values, render_values, Core, Doc, FieldList, Val};
 use super::json::{self, JVal};
 use super::query::{parse_query, Query, QueryCtx, Searcher};
 use super::schema::{Kind, SField, Schema};
@@ -33,10 +31,6 @@ impl Params {
     }
     pub fn bool(&self, k: &str) -> bool {
         self.get(k) == Some("true")
-    }
-    /// A per-field facet parameter: `f.<field>.<k>` before `<k>`.
-    pub fn field(&self, field: &str, k: &str) -> Option<&str> {
-        self.get(&format!("f.{field}.{k}")).or_else(|| self.get(k))
     }
 }
 
@@ -114,7 +108,6 @@ fn int_param(p: &Params, k: &str, default: i32) -> Result<i32, SolrError> {
 
 #[derive(Clone, Debug)]
 pub enum SortKey {
-    Score,
     DocId,
     Field(SField),
 }
@@ -149,7 +142,11 @@ pub fn parse_sort(schema: &Schema, spec: &str) -> Result<SortSpec, SolrError> {
             }
         };
         let key = match name {
-            "score" => SortKey::Score,
+            "score" => {
+                return Err(SolrError::bad_request(
+                    "fake solr: sorting by score is not supported",
+                ))
+            }
             "_docid_" => SortKey::DocId,
             _ => {
                 let Some(f) = schema.field(name) else {
@@ -172,9 +169,8 @@ pub fn parse_sort(schema: &Schema, spec: &str) -> Result<SortSpec, SolrError> {
 }
 
 /// One document's value for one sort key. `None` is a missing value.
-fn sort_value(s: &Searcher, key: &SortKey, desc: bool, doc: &Doc, score: f32) -> Option<Val> {
+fn sort_value(s: &Searcher, key: &SortKey, desc: bool, doc: &Doc) -> Option<Val> {
     match key {
-        SortKey::Score => Some(Val::Float(score)),
         SortKey::DocId => Some(Val::Long(doc.seq as i64)),
         SortKey::Field(f) => {
             let mut vals = if f.kind == Kind::Text {
@@ -356,7 +352,7 @@ pub fn select(core: &Core, req: &Req) -> Resp {
         }
     }
     let mut header = Map::new();
-    match run_select(core, &sp, &mut header) {
+    match run_select(core, &sp) {
         Ok(body) => {
             let mut full = Map::new();
             header.insert("status".into(), json!(0));
@@ -367,7 +363,8 @@ pub fn select(core: &Core, req: &Req) -> Resp {
                 full.insert(k, v);
             }
             if sp.params.get("wt") == Some("xml") {
-                return xml_resp(core.schema(), &echo_params, &full);
+                let e = SolrError::bad_request("fake solr: wt=xml is not supported");
+                return error_resp(&e, Some(&echo_params), Map::new());
             }
             json_resp(200, &Value::Object(full))
         }
@@ -377,11 +374,7 @@ pub fn select(core: &Core, req: &Req) -> Resp {
 
 type SelectError = (SolrError, Map<String, Value>);
 
-fn run_select(
-    core: &Core,
-    sp: &SearchParams,
-    header: &mut Map<String, Value>,
-) -> Result<Map<String, Value>, SelectError> {
+fn run_select(core: &Core, sp: &SearchParams) -> Result<Map<String, Value>, SelectError> {
     let p = &sp.params;
     let plain = |e: SolrError| (e, Map::new());
     let schema = core.schema();
@@ -486,36 +479,34 @@ fn run_select(
 
     let committed = core.committed();
     let searcher = Searcher::new(schema, committed.values().map(|d| d.as_ref()).collect());
-    let mut hits: Vec<(&Doc, f32)> = Vec::new();
-    for d in &searcher.docs {
-        if !filters.iter().all(|f| searcher.matches(f, d)) {
-            continue;
-        }
-        if let Some(s) = searcher.score(&q, d) {
-            hits.push((d, s));
-        }
-    }
-    let num_found = hits.len();
-    let spec = sort.clone().unwrap_or(SortSpec {
-        keys: vec![(SortKey::Score, true)],
-    });
-    let mut keyed: Vec<(Vec<Option<Val>>, &Doc, f32)> = hits
+    let hits: Vec<&Doc> = searcher
+        .docs
         .iter()
-        .map(|(d, s)| {
+        .copied()
+        .filter(|d| filters.iter().all(|f| searcher.matches(f, d)) && searcher.matches(&q, d))
+        .collect();
+    let num_found = hits.len();
+    // Without scores, an unsorted search is in index order: Solr's order among equal scores.
+    let spec = sort.clone().unwrap_or(SortSpec {
+        keys: vec![(SortKey::DocId, false)],
+    });
+    let mut keyed: Vec<(Vec<Option<Val>>, &Doc)> = hits
+        .iter()
+        .map(|d| {
             let vals = spec
                 .keys
                 .iter()
-                .map(|(k, desc)| sort_value(&searcher, k, *desc, d, *s))
+                .map(|(k, desc)| sort_value(&searcher, k, *desc, d))
                 .collect();
-            (vals, *d, *s)
+            (vals, *d)
         })
         .collect();
     if let Some(mark) = &mark_values {
-        keyed.retain(|(vals, _, _)| compare_all(&spec, vals, mark).is_gt());
+        keyed.retain(|(vals, _)| compare_all(&spec, vals, mark).is_gt());
     }
     // Only the first start+rows in order are needed: select them, then sort just those (a cursor
     // walk over a large index would otherwise sort the whole index for every page).
-    let order = |a: &(Vec<Option<Val>>, &Doc, f32), b: &(Vec<Option<Val>>, &Doc, f32)| {
+    let order = |a: &(Vec<Option<Val>>, &Doc), b: &(Vec<Option<Val>>, &Doc)| {
         compare_all(&spec, &a.0, &b.0).then(a.1.seq.cmp(&b.1.seq))
     };
     let wanted = (start as usize).saturating_add(rows as usize);
@@ -524,40 +515,32 @@ fn run_select(
         keyed.truncate(wanted);
     }
     keyed.sort_by(order);
-    let page: Vec<&(Vec<Option<Val>>, &Doc, f32)> = keyed
+    let page: Vec<&(Vec<Option<Val>>, &Doc)> = keyed
         .iter()
         .skip(start as usize)
         .take(rows as usize)
         .collect();
 
     let fl = FieldList::parse(&p.all("fl"));
-    let mut docs = Vec::new();
-    for (_, d, s) in &page {
-        let mut m = core.render(d, &fl);
-        if fl.score {
-            m.insert("score".into(), float_json(*s));
-        }
-        docs.push(Value::Object(m));
+    if fl.score {
+        return Err(plain(SolrError::bad_request(
+            "fake solr: score in fl is not supported",
+        )));
     }
+    let docs: Vec<Value> = page
+        .iter()
+        .map(|(_, d)| Value::Object(core.render(d, &fl)))
+        .collect();
     let mut response = Map::new();
     response.insert("numFound".into(), json!(num_found));
     response.insert("start".into(), json!(start));
-    if fl.score {
-        let max = hits
-            .iter()
-            .map(|(_, s)| *s)
-            .fold(f32::NEG_INFINITY, f32::max);
-        if max.is_finite() {
-            response.insert("maxScore".into(), float_json(max));
-        }
-    }
     response.insert("numFoundExact".into(), json!(true));
     response.insert("docs".into(), Value::Array(docs));
     let mut body = Map::new();
     body.insert("response".into(), Value::Object(response));
     if let Some(mark) = cursor_mark {
         let next = match page.last() {
-            Some((vals, _, _)) => cursor::encode(
+            Some((vals, _)) => cursor::encode(
                 &vals
                     .iter()
                     .map(|v| v.as_ref().map(MarkVal::from_val).unwrap_or(MarkVal::Null))
@@ -568,17 +551,12 @@ fn run_select(
         body.insert("nextCursorMark".into(), json!(next));
     }
 
-    let domain: Vec<&Doc> = hits.iter().map(|(d, _)| *d).collect();
     if p.bool("facet") {
-        match facets::classic(&searcher, &ctx, p, &domain, header) {
-            Ok(v) => {
-                body.insert("facet_counts".into(), v);
-            }
-            Err(e) => return Err((e, body)),
-        }
+        let e = SolrError::bad_request("fake solr: classic facets (facet=true) are not supported");
+        return Err((e, body));
     }
     if let Some(spec) = json_facet {
-        match facets::run_json_facet(&searcher, &ctx, &spec, &domain) {
+        match facets::run_json_facet(&searcher, &ctx, &spec, &hits) {
             Ok(v) => {
                 body.insert("facets".into(), v);
             }
@@ -719,7 +697,7 @@ pub fn export(core: &Core, req: &Req) -> Resp {
             let vals = spec
                 .keys
                 .iter()
-                .map(|(k, desc)| sort_value(&searcher, k, *desc, d, 1.0))
+                .map(|(k, desc)| sort_value(&searcher, k, *desc, d))
                 .collect();
             keyed.push((vals, d));
         }
@@ -750,128 +728,6 @@ pub fn export(core: &Core, req: &Req) -> Resp {
             "response": {"numFound": docs.len(), "docs": docs}
         }))
         .expect("json"),
-        headers: Vec::new(),
-    }
-}
-
-// ----- wt=xml -----
-
-/// Java's `String.hashCode`.
-fn java_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
-}
-
-/// Keys in the order a `java.util.HashMap` iterates them (Solr echoes parameters from one).
-pub fn java_hashmap_order(keys: &[String]) -> Vec<String> {
-    let mut cap = 16usize;
-    while keys.len() as f64 > cap as f64 * 0.75 {
-        cap *= 2;
-    }
-    let mut v: Vec<(usize, usize, String)> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let h = java_hash(k) as u32;
-            let spread = h ^ (h >> 16);
-            ((spread as usize) & (cap - 1), i, k.clone())
-        })
-        .collect();
-    v.sort();
-    v.into_iter().map(|(_, _, k)| k).collect()
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn xml_value(name: Option<&str>, v: &Value, f: Option<&SField>, indent: &str, out: &mut String) {
-    let attr = name
-        .map(|n| format!(" name=\"{}\"", xml_escape(n)))
-        .unwrap_or_default();
-    match v {
-        Value::Array(items) => {
-            out.push_str(&format!("{indent}<arr{attr}>\n"));
-            for item in items {
-                xml_value(None, item, f, &format!("{indent}  "), out);
-            }
-            out.push_str(&format!("{indent}</arr>\n"));
-        }
-        Value::String(s) => out.push_str(&format!("{indent}<str{attr}>{}</str>\n", xml_escape(s))),
-        Value::Bool(b) => out.push_str(&format!("{indent}<bool{attr}>{b}</bool>\n")),
-        Value::Number(n) => {
-            let tag = match f.map(|f| f.kind) {
-                Some(Kind::Int) => "int",
-                Some(Kind::Float) => "float",
-                Some(Kind::Double) => "double",
-                Some(_) => "long",
-                None if n.is_f64() => "float",
-                None => "long",
-            };
-            out.push_str(&format!("{indent}<{tag}{attr}>{n}</{tag}>\n"));
-        }
-        Value::Null => out.push_str(&format!("{indent}<null{attr}/>\n")),
-        Value::Object(_) => {}
-    }
-}
-
-/// The XML response writer, for the header and the result list.
-fn xml_resp(schema: &Schema, params: &[(String, String)], full: &Map<String, Value>) -> Resp {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<response>\n\n<lst name=\"responseHeader\">\n  <int name=\"status\">0</int>\n  <int name=\"QTime\">0</int>\n  <lst name=\"params\">\n");
-    let mut names: Vec<String> = Vec::new();
-    for (k, _) in params {
-        if !names.contains(k) {
-            names.push(k.clone());
-        }
-    }
-    for k in java_hashmap_order(&names) {
-        let vals: Vec<&String> = params
-            .iter()
-            .filter(|(n, _)| *n == k)
-            .map(|(_, v)| v)
-            .collect();
-        if vals.len() == 1 {
-            out.push_str(&format!(
-                "    <str name=\"{}\">{}</str>\n",
-                xml_escape(&k),
-                xml_escape(vals[0])
-            ));
-        } else {
-            out.push_str(&format!("    <arr name=\"{}\">\n", xml_escape(&k)));
-            for v in vals {
-                out.push_str(&format!("      <str>{}</str>\n", xml_escape(v)));
-            }
-            out.push_str("    </arr>\n");
-        }
-    }
-    out.push_str("  </lst>\n</lst>\n");
-    if let Some(Value::Object(r)) = full.get("response") {
-        out.push_str(&format!(
-            "<result name=\"response\" numFound=\"{}\" start=\"{}\" numFoundExact=\"true\">\n",
-            r["numFound"], r["start"]
-        ));
-        if let Some(Value::Array(docs)) = r.get("docs") {
-            for d in docs {
-                out.push_str("  <doc>\n");
-                if let Value::Object(m) = d {
-                    for (k, v) in m {
-                        let f = schema.field(k);
-                        xml_value(Some(k), v, f.as_ref(), "    ", &mut out);
-                    }
-                }
-                out.push_str("  </doc>\n");
-            }
-        }
-        out.push_str("</result>\n");
-    }
-    out.push_str("</response>\n");
-    Resp {
-        status: 200,
-        content_type: "application/xml; charset=UTF-8".into(),
-        body: out.into_bytes(),
         headers: Vec::new(),
     }
 }

@@ -300,19 +300,3 @@ fn delete_query(
     versions.by_query.push(json!(v));
     Ok(())
 }
-
-impl Core {
-    /// Deletes the real-time documents matching a query (as `{"delete":{"query":q}}` does);
-    /// returns the delete's (negative) version.
-    pub fn delete_by_query(&mut self, q: &str) -> Result<i64, SolrError> {
-        let mut versions = Versions::default();
-        delete_query(
-            self,
-            q,
-            &UpdateOpts::default(),
-            &Params::default(),
-            &mut versions,
-        )?;
-        Ok(versions.by_query[1].as_i64().unwrap_or(0))
-    }
-}
