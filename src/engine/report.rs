@@ -44,6 +44,11 @@ pub struct DimensionReport {
     /// With `check`: a few ids whose stored flag or count is wrong.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
+    /// Near only: how many times a round began to look up the documents a change touches and, past
+    /// its lookup budget (keys that very many documents hold), read every stored document's keys
+    /// instead. Absent for the other dimensions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookup_fallbacks: Option<u64>,
 }
 
 /// The whole report.
