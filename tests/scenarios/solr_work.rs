@@ -183,7 +183,7 @@ fn links(a: &str, b: &str) -> bool {
 /// not. `b` is 60 words, `a` and `c` add three words of their own before or after (J(a, b) = 0.95,
 /// J(a, c) = 0.91), which links as wanted about one time in three; the variants are tried in a
 /// fixed order, so the texts are always the same.
-fn chain(topic: &str) -> [String; 3] {
+pub(crate) fn chain(topic: &str) -> [String; 3] {
     for attempt in 0..200 {
         let words = |from: usize, to: usize, tag: &str| -> Vec<String> {
             (from..to)
