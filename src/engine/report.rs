@@ -22,8 +22,8 @@ pub struct DocumentCounts {
     pub changed_during_run: u64,
     /// Documents that `check` found without a signature the run would compute.
     pub missing_signatures: u64,
-    /// Documents in groups decided this run: all under `--full` and `check`; an incremental run
-    /// decides only the groups that do not stand as a run left them.
+    /// Documents in groups decided this run: all under `--full` and `check --full`; an incremental
+    /// run and `check` decide only the groups that do not stand as a run left them.
     pub decided: u64,
     /// Documents that the ranking and writing passes read: about twice `decided` when they look
     /// the documents up, twice `read` when they read everything.
