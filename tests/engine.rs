@@ -1059,6 +1059,46 @@ proptest! {
     }
 }
 
+/// A key that very many documents hold (1,200 copies of one boilerplate text) and one new copy: the
+/// lookups would hand out every copy, past the budget (1,000 documents for a change of one), so the
+/// round reads every stored key instead, says so in the report, and ends where `--full` does.
+#[test]
+fn a_key_held_by_very_many_documents_falls_back_to_reading_every_key() {
+    let cfg = EngineConfig::default();
+    let boiler = "Home page of the site, nothing else here";
+    let mut docs: Vec<Value> = (0..1200)
+        .map(|i| {
+            page(
+                &format!("b{i:04}"),
+                &format!("https://b{i}.example/"),
+                boiler,
+            )
+        })
+        .collect();
+    docs.extend((0..10).map(|i| {
+        page(
+            &format!("u{i}"),
+            &format!("https://u.example/{i}"),
+            &format!("a page of its own, number {i}, words u{i}x u{i}y u{i}z"),
+        )
+    }));
+    let (_, first) = run_indexed(&docs, &cfg);
+    let mut stored: Vec<Value> = first.values().cloned().collect();
+    stored.push(page("new", "https://a.example/", boiler));
+    let (report, incremental) = run_indexed(&stored, &cfg);
+    assert_eq!(report.dimensions["near"].lookup_fallbacks, Some(1));
+    assert_eq!(flag(&incremental, "b0000", "near_copycount_i"), json!(1201));
+    let fresh: Vec<Value> = incremental.values().map(reindexed).collect();
+    let (_, full) = run_with(
+        &fresh,
+        &EngineConfig {
+            full: true,
+            ..cfg.clone()
+        },
+    );
+    assert_eq!(near_outputs(&incremental), near_outputs(&full));
+}
+
 // ------------------------------------------------------------------------------- scheme guard
 
 /// `n` generated pages signed as a crawler would have signed them, with `signer`.
