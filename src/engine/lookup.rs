@@ -67,9 +67,19 @@ impl<S: Store> Round<'_, S> {
             // Hundreds of lookup reads would cost more than one read of everything.
             return everything;
         }
-        // Each read ORs the lookups of several fields, so that a document found by several keys is
-        // handed out once: at most `max` values and about a megabyte per read (Solr takes forms of
-        // up to 2 MB).
+        let reads = self.lookup_reads(lookups, max);
+        debug!(reads = reads.len(), "documents to decide are looked up");
+        reads
+    }
+
+    /// The reads that look up `lookups` (field and values): each read ORs the lookups of several
+    /// fields, so that a document found by several keys is handed out once, with at most `max`
+    /// values and about a megabyte per read (Solr takes forms of up to 2 MB).
+    pub(super) fn lookup_reads(
+        &self,
+        lookups: Vec<(String, Vec<String>)>,
+        max: usize,
+    ) -> Vec<Filter> {
         let mut reads = Vec::new();
         let mut chunk: Vec<Filter> = Vec::new();
         let (mut size, mut bytes) = (0, 0);
@@ -97,7 +107,6 @@ impl<S: Store> Round<'_, S> {
         if !chunk.is_empty() {
             reads.push(self.cfg.filter.clone().and(Filter::Or(chunk)));
         }
-        debug!(reads = reads.len(), "documents to decide are looked up");
         reads
     }
 }

@@ -26,7 +26,8 @@
 //! - **Open groups.** From the records alone (they carry each document's stored flags and counts),
 //!   the round finds the groups that no longer stand as a run left them (`Open`): a dirty member,
 //!   a stored count that is not the group's size, not exactly one true flag, a representative
-//!   without the best rank prefix. Under `--full` and in `check` every group is open. When none is,
+//!   without the best rank prefix. Under `--full` (and `check --full`) every group is open; `check`
+//!   decides what an incremental run would. When none is,
 //!   the round ends here: a settled index is read once.
 //! - **Pass B** reads id, URL and version of the documents in open groups and keeps, for each open
 //!   group, only the best member so far under the one preference order shared by all dimensions

@@ -9,18 +9,21 @@
 //!    none is open by the rules every dimension shares (no dirty member, counts equal to the size,
 //!    one true flag on the best member) and every member names that member as its group, nothing
 //!    changed and the store is not asked at all.
-//! 2. **In the store** (Solr, global scope): a facet with `mincount=2` on the key field gives the keys
-//!    two stored documents share; `{!terms}` lookups of those keys and of this round's new keys give
-//!    the documents that hold them, with their keys. Only near-duplicates (and the documents sharing
-//!    a key with a new one) come back.
-//! 3. **Streamed** (the file store, host scope, or more new keys than lookups would carry): every
-//!    stored document's keys are read once and go into the [`Join`].
+//! 2. **Only the change** (Solr, global scope): the documents of the stored clusters that do not
+//!    stand, the documents that hold a key of theirs or of this round's new keys, and the stored
+//!    clusters of those are looked up (`{!terms}` on the key field and on the id), and their
+//!    components computed from their keys; every other stored cluster stands. See [`Local`] for
+//!    why that is exact and for the budget past which the round streams instead. Documents looked
+//!    up grow with the change, never with the near-duplicates the index holds.
+//! 3. **Streamed** (the file store, host scope, a change of more than a quarter of the records, or
+//!    past the lookup budget): every stored document's keys are read once and go into the [`Join`].
 //!
 //! The [`Join`] keeps `(key, record)` pairs in 64 partitions by the key's top bits: in memory up to
 //! [`Join::MEMORY`] bytes, in anonymous temporary files beyond. Each partition is then sorted on its
 //! own, and only the pairs of keys held by two documents or more are kept: the input of
 //! [`Groups::build`], whose components are the clusters.
 
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 
@@ -33,9 +36,9 @@ use super::group::Groups;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
 use super::url_key::host_name;
-use super::{Dimension, EngineError, Filter, Mode, Plan, Rec, Report, Round, Scope, UrlKeys};
+use super::{Dimension, EngineError, Plan, Rec, Report, Round, Scope, UrlKeys};
 use crate::signature::chrome::HostSet;
-use crate::store::{id_hash, Doc, FacetQuery, ReadQuery, Store, StoreError};
+use crate::store::{id_hash, Doc, ReadQuery, Store, StoreError};
 
 /// What the stored version of a document's near values says when its text has no word.
 const NO_WORDS: &str = " no-words";
@@ -319,70 +322,175 @@ impl<S: Store> Round<'_, S> {
     ) -> Result<Groups, EngineError> {
         let d = Dimension::Near;
         let bit = 1u8 << d.index();
-        if !self.full && self.mode != Mode::Check {
-            let stored = self.stored_near_groups(recs);
-            let open = self.open_in(d, recs, &stored);
-            if !open.0.iter().any(|o| *o) && !open.1.iter().any(|o| *o) {
-                debug!("near: every stored cluster stands");
-                return Ok(stored);
-            }
-        }
+        report
+            .dimensions
+            .entry(d.name().into())
+            .or_default()
+            .lookup_fallbacks
+            .get_or_insert(0);
         // Documents with stored keys of this run's version, not signed again in this round.
         let stored_members = recs
             .iter()
             .filter(|r| r.mask & bit != 0 && !r.near_signed)
             .count();
-        if stored_members > 0 {
-            let f = &self.cfg.fields;
-            let global = self.cfg.scope == Scope::Global;
-            let max = self.store.max_lookup_values();
-            let new_keys = if global && max > 0 {
-                join.distinct_keys(LOOKUP_KEYS).map_err(join_error)?
-            } else {
-                None
-            };
-            let mut fields = vec![f.id.clone(), f.version.clone(), f.near_keys.clone()];
-            if !global {
-                fields.push(f.url.clone());
+        if stored_members > 0 && !self.full {
+            let stored = self.stored_near_groups(recs);
+            let (_, seeds) = self.open_in(d, recs, &stored);
+            if !seeds.iter().any(|o| *o) {
+                debug!("near: every stored cluster stands");
+                return Ok(stored);
             }
-            let reads = match new_keys {
-                Some(new_keys) => {
-                    let shared = self
-                        .store
-                        .facet(&FacetQuery {
-                            field: f.near_keys.clone(),
-                            filter: self.cfg.filter.clone(),
-                            mincount: 2,
-                            limit: None,
-                        })
-                        .await?;
-                    let mut values: Vec<String> = shared
-                        .iter()
-                        .filter_map(|b| b.value.as_i64())
-                        .chain(new_keys.into_iter().map(|k| k as i64))
-                        .map(|k| k.to_string())
-                        .collect();
-                    values.sort_unstable();
-                    values.dedup();
-                    debug!(
-                        shared = shared.len(),
-                        lookups = values.len(),
-                        "near: keys looked up"
-                    );
-                    values
-                        .chunks(max)
-                        .map(|c| {
-                            self.cfg
-                                .filter
-                                .clone()
-                                .and(Filter::any_of(f.near_keys.clone(), c.to_vec()))
-                        })
-                        .collect()
+            match self
+                .near_local(report, recs, by_hash, &mut join, keep, &stored, seeds)
+                .await?
+            {
+                Local::Groups(g) => return Ok(g),
+                Local::OverBudget => {
+                    let r = report.dimensions.entry(d.name().into()).or_default();
+                    *r.lookup_fallbacks.get_or_insert(0) += 1;
                 }
-                None => vec![self.cfg.filter.clone()],
-            };
-            let lookups = reads.len() != 1 || reads[0] != self.cfg.filter;
-            let mut find = Finder::new(recs, by_hash);
+                Local::NotHere => {}
+            }
+        }
+        if stored_members > 0 {
+            self.near_streamed(report, recs, by_hash, &mut join).await?;
+        }
+        debug!(pairs = join.len(), "near: joining");
+        let shared = join.shared().map_err(join_error)?;
+        Ok(Groups::build(recs.len(), shared))
+    }
+
+    /// Reads every stored document's keys into the join: the path that is always right, for the
+    /// file store, host scope, a large change, or past the lookup budget.
+    async fn near_streamed(
+        &self,
+        report: &mut Report,
+        recs: &[Rec],
+        by_hash: &[u32],
+        join: &mut Join,
+    ) -> Result<(), EngineError> {
+        let f = &self.cfg.fields;
+        let mut fields = vec![f.id.clone(), f.version.clone(), f.near_keys.clone()];
+        if self.cfg.scope != Scope::Global {
+            fields.push(f.url.clone());
+        }
+        let query = ReadQuery {
+            filter: self.cfg.filter.clone(),
+            fields,
+            rows: self.cfg.batch_size.max(1),
+        };
+        let mut find = Finder::new(recs, by_hash);
+        let mut pages = Pages::new(self.progress);
+        while let Some(page) = pages.next(self.store, &query).await? {
+            report.work.light(page.via, page.docs.len());
+            for doc in &page.docs {
+                let Some(idx) = self.near_holder(doc, recs, &mut find) else {
+                    continue;
+                };
+                let host = if self.cfg.scope == Scope::Host {
+                    self.near_host(&UrlKeys::new(get_str(doc, &f.url)))
+                } else {
+                    None
+                };
+                join.add(idx as u32, self.near_keys_of(doc, host))
+                    .map_err(join_error)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The clusters when only what changed is looked up (see [`Local`]); `seeds` are the documents
+    /// of the stored clusters that do not stand and the documents alone that do not.
+    #[allow(clippy::too_many_arguments)]
+    async fn near_local(
+        &self,
+        report: &mut Report,
+        recs: &[Rec],
+        by_hash: &[u32],
+        join: &mut Join,
+        keep: &mut Keep,
+        stored: &Groups,
+        seeds: Vec<bool>,
+    ) -> Result<Local, EngineError> {
+        let f = &self.cfg.fields;
+        let bit = 1u8 << Dimension::Near.index();
+        let max = self.store.max_lookup_values();
+        if self.cfg.scope != Scope::Global || max == 0 || keep.everything {
+            return Ok(Local::NotHere);
+        }
+        let n = recs.len();
+        let members = Members::new(stored);
+        let mut affected = seeds;
+        // A stored cluster that holds a document taking no part any more is decided as a whole.
+        for (i, r) in recs.iter().enumerate() {
+            let g = stored.group_of[i];
+            if r.mask & bit == 0 && g != Groups::ALONE && !affected[i] {
+                for &m in members.of(g) {
+                    affected[m as usize] = true;
+                }
+            }
+        }
+        let seeds = affected.iter().filter(|a| **a).count();
+        if seeds * 4 > n {
+            // A first run over stored keys, or a large change: one read of every key costs less.
+            debug!(seeds, "near: a large change; reading every stored key");
+            return Ok(Local::NotHere);
+        }
+        let budget = LOOKUP_FLOOR.max((LOOKUP_PER_SEED * seeds).min(n / 8));
+        // What this round signed: its keys are in the join.
+        let Some(mut frontier) = join.distinct_keys(LOOKUP_KEYS).map_err(join_error)? else {
+            return Ok(Local::NotHere);
+        };
+        let mut pairs: Vec<(u64, u32)> = Vec::new();
+        join.each_part(|p| {
+            pairs.extend_from_slice(p);
+            Ok(())
+        })
+        .map_err(join_error)?;
+        let mut have_keys = vec![false; n];
+        for &(_, r) in &pairs {
+            have_keys[r as usize] = true;
+        }
+        // Pass A kept the ids of dirty documents and of every stored cluster's members.
+        let ids: HashMap<u32, &str> = keep.ids.iter().map(|(i, id)| (*i, &**id)).collect();
+        let mut noted: Vec<(usize, String)> = Vec::new();
+        // Whose keys are looked up once known: the seeds. A stored cluster that stands is a whole
+        // component of the last run's graph, so its members' keys meet only each other and the
+        // changed documents' keys, which are looked up.
+        let expand = affected.clone();
+        let mut fetch: Vec<u32> = (0..n as u32)
+            .filter(|&i| {
+                let i = i as usize;
+                affected[i] && recs[i].mask & bit != 0 && !have_keys[i]
+            })
+            .collect();
+        let mut looked: HashSet<u64> = HashSet::new();
+        let mut looked_up = 0usize;
+        let fields = vec![f.id.clone(), f.version.clone(), f.near_keys.clone()];
+        let mut find = Finder::new(recs, by_hash);
+        let mut steps = 0;
+        loop {
+            frontier.retain(|k| looked.insert(*k));
+            fetch.retain(|&i| !have_keys[i as usize]);
+            if frontier.is_empty() && fetch.is_empty() {
+                break;
+            }
+            steps += 1;
+            let mut by_id = Vec::with_capacity(fetch.len());
+            for i in fetch.drain(..) {
+                match ids.get(&i) {
+                    Some(id) => by_id.push((*id).to_owned()),
+                    None => {
+                        debug!("near: a stored cluster's member was not kept; reading every key");
+                        return Ok(Local::NotHere);
+                    }
+                }
+            }
+            let by_key = frontier.drain(..).map(|k| (k as i64).to_string()).collect();
+            let reads = self.lookup_reads(
+                vec![(f.id.clone(), by_id), (f.near_keys.clone(), by_key)],
+                max,
+            );
             for filter in reads {
                 let query = ReadQuery {
                     filter,
@@ -391,53 +499,80 @@ impl<S: Store> Round<'_, S> {
                 };
                 let mut pages = Pages::new(self.progress);
                 while let Some(page) = pages.next(self.store, &query).await? {
-                    if lookups {
-                        report.work.lookup(page.via, page.docs.len());
-                    } else {
-                        report.work.light(page.via, page.docs.len());
-                    }
+                    report.work.lookup(page.via, page.docs.len());
+                    looked_up += page.docs.len();
                     for doc in &page.docs {
-                        self.near_holder(doc, recs, &mut find, &mut join, keep, lookups)?;
+                        let Some(idx) = self.near_holder(doc, recs, &mut find) else {
+                            continue;
+                        };
+                        if !have_keys[idx] {
+                            have_keys[idx] = true;
+                            let keys = self.near_keys_of(doc, None);
+                            if expand[idx] {
+                                frontier.extend_from_slice(&keys);
+                            }
+                            pairs.extend(keys.into_iter().map(|k| (k, idx as u32)));
+                        }
+                        if affected[idx] {
+                            continue;
+                        }
+                        // Shares a key with a changed document: it and its stored cluster.
+                        affected[idx] = true;
+                        if !ids.contains_key(&(idx as u32)) {
+                            if let Some(id) = self.id_of(doc) {
+                                noted.push((idx, id.into_owned()));
+                            }
+                        }
+                        let g = stored.group_of[idx];
+                        if g != Groups::ALONE {
+                            for &m in members.of(g) {
+                                let m = m as usize;
+                                if !affected[m] {
+                                    affected[m] = true;
+                                    if recs[m].mask & bit != 0 && !have_keys[m] {
+                                        fetch.push(m as u32);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if looked_up > budget {
+                        debug!(looked_up, budget, "near: past the lookup budget");
+                        return Ok(Local::OverBudget);
                     }
                 }
             }
         }
-        debug!(pairs = join.len(), "near: joining");
-        let shared = join.shared().map_err(join_error)?;
-        Ok(Groups::build(recs.len(), shared))
+        drop(ids);
+        for (idx, id) in noted {
+            // Passes B and C find it by id.
+            keep.note_id(idx, &id);
+        }
+        let decided = affected.iter().filter(|a| **a).count();
+        debug!(
+            seeds,
+            decided, looked_up, steps, "near: the change's clusters looked up"
+        );
+        let local = Groups::build(n, pairs);
+        Ok(Local::Groups(combine(stored, &affected, &local)))
     }
 
-    /// Adds a stored document's keys to the join, unless this round signed it again.
-    fn near_holder(
-        &self,
-        doc: &Doc,
-        recs: &[Rec],
-        find: &mut Finder<'_>,
-        join: &mut Join,
-        keep: &mut Keep,
-        lookups: bool,
-    ) -> Result<(), EngineError> {
-        let f = &self.cfg.fields;
-        let Some(id) = self.id_of(doc) else {
-            return Ok(());
-        };
-        let Some(idx) = find.index(id_hash(&id)) else {
-            // Added after pass A: the next run takes it in.
-            return Ok(());
-        };
+    /// The record of a stored document whose keys count: in the records, taking part, with the
+    /// version pass A read, and not signed again in this round (its keys are in the join).
+    fn near_holder(&self, doc: &Doc, recs: &[Rec], find: &mut Finder<'_>) -> Option<usize> {
+        let id = self.id_of(doc)?;
+        // `None`: added after pass A; the next run takes it in.
+        let idx = find.index(id_hash(&id))?;
         let rec = &recs[idx];
-        if rec.near_signed
-            || rec.mask & (1 << Dimension::Near.index()) == 0
-            || !self.same_version(doc, rec)
-        {
-            return Ok(());
-        }
-        let host = if self.cfg.scope == Scope::Host {
-            self.near_host(&UrlKeys::new(get_str(doc, &f.url)))
-        } else {
-            None
-        };
-        let keys: Vec<u64> = match doc.get(&f.near_keys) {
+        (!rec.near_signed
+            && rec.mask & (1 << Dimension::Near.index()) != 0
+            && self.same_version(doc, rec))
+        .then_some(idx)
+    }
+
+    /// A stored document's keys, as the join sees them.
+    fn near_keys_of(&self, doc: &Doc, host: Option<u64>) -> Vec<u64> {
+        match doc.get(&self.cfg.fields.near_keys) {
             Some(Value::Array(a)) => a
                 .iter()
                 .filter_map(Value::as_i64)
@@ -445,14 +580,106 @@ impl<S: Store> Round<'_, S> {
                 .collect(),
             Some(v) => v.as_i64().map(|k| join_key(k, host)).into_iter().collect(),
             None => Vec::new(),
-        };
-        join.add(idx as u32, keys).map_err(join_error)?;
-        if lookups {
-            // Passes B and C find it by id.
-            keep.note_id(idx, &id);
         }
-        Ok(())
     }
+}
+
+/// What looking up only the change gave.
+///
+/// The stored clusters are the connected components of the "shares a key" graph as the last run
+/// left it. Between runs the graph changes only at documents that are new, re-indexed (signed in
+/// this round) or deleted, and each of those leaves its stored cluster open (a dirty member, counts
+/// that are not the size, no true flag). So the round decides again only the *affected* documents:
+///
+/// 1. the seeds: every document of an open stored cluster and every document alone that does not
+///    stand (these include everything this round signed);
+/// 2. every stored document that holds a key of a seed (this round's keys of the signed ones,
+///    the stored keys of the others), found by `{!terms}` on the key field, with its stored cluster
+///    (its members by id);
+/// 3. repeated for the keys of seeds found in step 2, until no new key comes up.
+///
+/// Their components are computed from their keys; every other stored cluster stands as stored.
+/// A cluster that splits (its bridging member re-indexed with new text, or deleted) is open, so
+/// all its remaining members are seeds and their keys, which link only within the old cluster,
+/// decide the split. A stored cluster that stands links only within itself and to changed
+/// documents, so its members' keys are read but not looked up.
+///
+/// Keys held by very many documents (boilerplate pages, texts of one word) could make the
+/// lookups cost more than reading every key once: past a budget of
+/// `max(LOOKUP_FLOOR, min(LOOKUP_PER_SEED × seeds, documents / 8))` documents looked up, the round
+/// reads every stored key instead ([`Round::near_streamed`]), and the report counts it in
+/// `dimensions.near.lookup_fallbacks`.
+enum Local {
+    /// The clusters of every record.
+    Groups(Groups),
+    /// Past the budget: every key is read instead.
+    OverBudget,
+    /// Not for this store, scope or change (the file store, host scope, more seeds than a quarter
+    /// of the records, a member whose id pass A did not keep): every key is read.
+    NotHere,
+}
+
+/// The fewest documents the near step may look up before it reads every key instead: a few
+/// thousand lookups cost less than a streamed read of a large index's keys.
+const LOOKUP_FLOOR: usize = 1_000;
+
+/// Documents the near step may look up per seed: a changed page's matches, its old and new
+/// clusters' members, each found by id and again by its keys.
+const LOOKUP_PER_SEED: usize = 64;
+
+/// The members of each stored group, in one list.
+struct Members {
+    order: Vec<u32>,
+    start: Vec<usize>,
+}
+
+impl Members {
+    fn new(g: &Groups) -> Self {
+        let mut order: Vec<u32> = (0..g.group_of.len() as u32)
+            .filter(|&i| g.group_of[i as usize] != Groups::ALONE)
+            .collect();
+        order.sort_unstable_by_key(|&i| g.group_of[i as usize]);
+        let mut start = Vec::with_capacity(g.count() + 1);
+        start.push(0);
+        for &s in &g.sizes {
+            start.push(start.last().copied().unwrap_or(0) + s as usize);
+        }
+        Members { order, start }
+    }
+
+    fn of(&self, g: u32) -> &[u32] {
+        &self.order[self.start[g as usize]..self.start[g as usize + 1]]
+    }
+}
+
+/// The stored groups of the records not affected, and the new groups of those affected (which
+/// hold whole stored groups, never part of one).
+fn combine(stored: &Groups, affected: &[bool], local: &Groups) -> Groups {
+    let mut out = Groups {
+        group_of: vec![Groups::ALONE; affected.len()],
+        sizes: Vec::new(),
+    };
+    let mut from_stored = vec![Groups::ALONE; stored.count()];
+    let mut from_local = vec![Groups::ALONE; local.count()];
+    for (i, &a) in affected.iter().enumerate() {
+        let (g, map) = if a {
+            (local.group_of[i], &mut from_local)
+        } else {
+            (stored.group_of[i], &mut from_stored)
+        };
+        if g == Groups::ALONE {
+            continue;
+        }
+        let slot = &mut map[g as usize];
+        if *slot == Groups::ALONE {
+            *slot = out.sizes.len() as u32;
+            out.sizes.push(0);
+        }
+        out.group_of[i] = *slot;
+        out.sizes[*slot as usize] += 1;
+    }
+    debug_assert!(out.sizes.iter().all(|&s| s >= 2));
+    out
 }
 
 #[cfg(test)]

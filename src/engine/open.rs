@@ -3,12 +3,12 @@
 
 use super::group::Groups;
 use super::pending::Pending;
-use super::{Dimension, Mode, Plan, RankPrefix, Rec};
+use super::{Dimension, Plan, RankPrefix, Rec};
 
 /// The groups a round decides, and the documents it must read again to do so.
 ///
-/// Under `--full` and in `check` that is everything. An incremental run decides only the groups that
-/// are not as a run leaves them: a group stands when none of its members is dirty (signed in this
+/// Under `--full` (and `check --full`) that is everything. An incremental run and `check` decide only
+/// the groups that are not as a run leaves them: a group stands when none of its members is dirty (signed in this
 /// round, or missing a flag or count), every member's stored count equals the group's size, exactly
 /// one member's stored flag is true, and that member's rank prefix is the group's best. A document
 /// alone stands when it is not dirty, its flag is true and its count 1.
@@ -21,7 +21,7 @@ use super::{Dimension, Mode, Plan, RankPrefix, Rec};
 /// changed `--scope` splits or merges groups into ones with no or several true flags. Not seen: a
 /// member's URL edited in place without re-indexing (an atomic update of the URL field by someone
 /// else), and a changed `--filter`, which can join members decided in different runs into a group
-/// whose flags and counts look settled; `--full` and `check` decide everything.
+/// whose flags and counts look settled; `--full` and `check --full` decide everything.
 pub(super) struct Open {
     /// Everything is decided again.
     pub(super) all: bool,
@@ -91,9 +91,11 @@ impl Keep {
         if plan.on(Dimension::Near)
             && !rec.dirty
             && (rec.near_group != rec.id_hash
-                || rec.stored_counts[counted_slot(Dimension::Near)] != 1)
+                || rec.stored_counts[counted_slot(Dimension::Near)] != 1
+                || rec.stored_true & (1 << Dimension::Near.index()) == 0)
         {
-            // Stored in a near cluster: found by id if its cluster is decided again.
+            // Stored in a near cluster (or alone, but not as a run leaves a document alone): found
+            // by id if its cluster is decided again, and read by id when a change touches it.
             self.ids.push((idx as u32, id.into()));
         }
         self.check_cap();
@@ -143,7 +145,9 @@ impl Plan<'_> {
     }
 
     pub(super) fn open_groups(&self, recs: &[Rec], groups: &[Option<Groups>]) -> Open {
-        let all = self.full || self.mode == Mode::Check;
+        // `check` decides what an incremental run would: a settled index costs it one light scan.
+        // `check --full` signs every document again, so every group is decided.
+        let all = self.full;
         let mut open = Open {
             all,
             groups: vec![Vec::new(); Dimension::COUNT],

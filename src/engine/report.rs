@@ -34,8 +34,8 @@ pub struct DocumentCounts {
     pub changed_during_run: u64,
     /// Documents that `check` found without a signature the run would compute.
     pub missing_signatures: u64,
-    /// Documents in groups decided this run: all under `--full` and `check`; an incremental run
-    /// decides only the groups that do not stand as a run left them.
+    /// Documents in groups decided this run: all under `--full` and `check --full`; an incremental
+    /// run and `check` decide only the groups that do not stand as a run left them.
     pub decided: u64,
     /// Documents that the ranking and writing passes read: about twice `decided` when they look
     /// the documents up, twice `read` when they read everything.
@@ -63,6 +63,11 @@ pub struct DimensionReport {
     /// With `check`: a few ids whose stored flag or count is wrong.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
+    /// Near only: how many times a round began to look up the documents a change touches and, past
+    /// its lookup budget (keys that very many documents hold), read every stored document's keys
+    /// instead. Absent for the other dimensions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookup_fallbacks: Option<u64>,
 }
 
 /// The whole report.

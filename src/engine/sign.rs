@@ -28,7 +28,7 @@ impl<S: Store> Round<'_, S> {
         report: &mut Report,
     ) -> Result<(Vec<Rec>, u64, Keep, Pending, Join), EngineError> {
         let mut keep = Keep {
-            everything: self.full || self.mode == Mode::Check,
+            everything: self.full,
             ..Keep::default()
         };
         let light = self.query();

@@ -13,5 +13,5 @@ mod hand_worked;
 mod near;
 mod reliability;
 mod serve;
-mod solr_work;
+pub(crate) mod solr_work;
 mod urls;

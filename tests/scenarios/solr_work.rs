@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
+use solr_dedup::signature::near::{NearParams, NearSigner};
 use solr_dedup::signature::{Scheme, Signer};
 
-use super::harness::{assert_settled, corpus, Target, WORKER_FIELDS};
+use super::harness::{assert_settled, corpus, long, solr_test, Target, WORKER_FIELDS};
 use crate::support::fake_solr::Work;
 
 type Docs = BTreeMap<String, Map<String, Value>>;
@@ -171,3 +172,168 @@ fn after_a_recrawl_of_one_percent_only_the_change_costs() {
     let checked = assert_settled(&t, dir.path());
     eprintln!("checked {checked} values; work {w}");
 }
+
+/// Whether two texts are near-duplicates under the default parameters: they share a combination key.
+fn links(a: &str, b: &str) -> bool {
+    let signer = NearSigner::new(NearParams::default());
+    let (x, y) = (signer.sign(a).unwrap(), signer.sign(b).unwrap());
+    x.keys.iter().any(|k| y.keys.contains(k))
+}
+
+/// Three texts where the middle one bridges the others: `a`–`b` and `b`–`c` near-duplicates, `a`–`c`
+/// not. `b` is 60 words, `a` and `c` add three words of their own before or after (J(a, b) = 0.95,
+/// J(a, c) = 0.91), which links as wanted about one time in three; the variants are tried in a
+/// fixed order, so the texts are always the same.
+pub(crate) fn chain(topic: &str) -> [String; 3] {
+    for attempt in 0..200 {
+        let words = |from: usize, to: usize, tag: &str| -> Vec<String> {
+            (from..to)
+                .map(|i| format!("{topic}{tag}{attempt}x{i}"))
+                .collect()
+        };
+        let body = words(0, 60, "w").join(" ");
+        let a = format!("{} {body}.", words(0, 3, "a").join(" "));
+        let c = format!("{body} {}.", words(0, 3, "c").join(" "));
+        let b = format!("{body}.");
+        if links(&a, &b) && links(&b, &c) && !links(&a, &c) {
+            return [a, b, c];
+        }
+    }
+    panic!("no chain for {topic}");
+}
+
+solr_test!(
+    seven_dimensions_after_a_one_percent_recrawl_with_near_clusters,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut docs = corpus(600, 45);
+        let page = |id: &str, url: &str, text: &str| json!({"id": id, "sku": url, "text_t": text});
+        // Planted near clusters, each page unique in the six other dimensions:
+        // - a chain a1 - b1 - c1 (one cluster of three; b1 bridges);
+        // - the ends of a second chain, each with an upper-case copy: {a2, a2u} and {c2, c2u};
+        // - p1, p2, p3, the same words (one cluster of three; p1 has the best URL).
+        let [a1, b1, c1] = chain("river");
+        let [a2, b2, c2] = chain("bridge");
+        let news = "Council approves the new bridge over the river; work starts in spring and \
+                    ends before the winter comes to the valley";
+        docs.extend([
+            page("a1", "https://one.example/a", &a1),
+            page("b1", "https://one.example/b", &b1),
+            page("c1", "https://one.example/c", &c1),
+            page("a2", "https://two.example/a", &a2),
+            page("a2u", "https://two.example/au", &a2.to_uppercase()),
+            page("c2", "https://two.example/c", &c2),
+            page("c2u", "https://two.example/cu", &c2.to_uppercase()),
+            page("p1", "https://www.news.example/s", news),
+            page("p2", "http://news.example/s?ref=rss", &news.to_uppercase()),
+            page("p3", "https://mirror.example/s", &format!("{news}!")),
+        ]);
+        t.load(&docs);
+        t.run_ok(&["run"], dir.path());
+        let settled = t.docs();
+        let near_count = |d: &Docs, id: &str| long(&d[id], "near_copycount_i");
+        assert_eq!(near_count(&settled, "b1"), Some(3));
+        assert_eq!(near_count(&settled, "a2"), Some(2));
+        assert_eq!(near_count(&settled, "p2"), Some(3));
+        assert_eq!(settled["p2"]["near_group_s"], json!(t.id("p1")));
+
+        // 1 % of 610 pages changes: b1 re-crawled with new text (its cluster splits into three
+        // pages alone), b2 added (it merges {a2, a2u} and {c2, c2u} into one of five), p1 deleted
+        // (the cluster loses its representative), and three generated pages that stand alone in
+        // every dimension re-crawled unchanged.
+        let alone: Vec<Value> = docs
+            .iter()
+            .filter(|d| {
+                let s = &settled[d["id"].as_str().unwrap()];
+                WORKER_FIELDS
+                    .iter()
+                    .all(|f| !f.ends_with("_unique_b") || s.get(*f) == Some(&json!(true)))
+                    && WORKER_FIELDS
+                        .iter()
+                        .all(|f| !f.ends_with("_copycount_i") || s.get(*f) == Some(&json!(1)))
+            })
+            .skip(100)
+            .step_by(150)
+            .take(3)
+            .cloned()
+            .collect();
+        assert_eq!(alone.len(), 3);
+        let mut recrawl = alone.clone();
+        recrawl.push(page(
+            "b1",
+            "https://one.example/b",
+            "Re-crawled: now about the weather in spring.",
+        ));
+        recrawl.push(page("b2", "https://two.example/b", &b2));
+        t.load(&recrawl);
+        t.delete(&["p1"]);
+        t.commit();
+        let report = t.run_ok(&["run"], dir.path());
+        let w = work(&report);
+        let decided = n(&report["documents"], "decided");
+        // Decided by hand: b1 and its old cluster's a1 and c1; b2 and the four it joins; p2 and p3;
+        // the three re-crawled pages, alone everywhere.
+        assert_eq!(decided, 3 + 5 + 2 + 3, "{report}");
+        // The near step looks up: by id the stored members of the clusters the change opened (a1,
+        // c1, p2, p3) and by b2's keys the four it joins, then the keys of the opened clusters'
+        // members again (a1, c1, p2, p3): at most 2 x 8. Passes B and C find each decided page
+        // once: at most 2 x decided.
+        let bound = 2 * 8 + 2 * decided;
+        eprintln!("lookups {} (bound {bound}); work {w}", n(w, "lookup_docs"));
+        assert!(
+            n(w, "lookup_docs") <= bound,
+            "{} > {bound}: {w}",
+            n(w, "lookup_docs")
+        );
+        // One light scan (through /export, or cursor pages where the collection has no /export
+        // for it): 610 pages, b2 in and p1 out; no stored key streamed.
+        let light = |w: &Value| n(w, "light_export_docs") + n(w, "light_cursor_docs");
+        assert_eq!(light(w), 610, "{w}");
+        assert_eq!(
+            report["dimensions"]["near"]["lookup_fallbacks"], 0,
+            "{report}"
+        );
+        let state = t.docs();
+        for id in ["a1", "b1", "c1"] {
+            assert_eq!(near_count(&state, id), Some(1), "{id}: split");
+        }
+        for id in ["a2", "a2u", "b2", "c2", "c2u"] {
+            assert_eq!(near_count(&state, id), Some(5), "{id}: merged");
+        }
+        assert_eq!(near_count(&state, "p2"), Some(2));
+        assert_settled(t, dir.path());
+
+        // Settled: `check` and a rerun read the light fields once and look nothing up; `--full`
+        // writes nothing, and `check` of what it leaves costs the same.
+        let check = |label: &str| {
+            let c = t.run_ok(&["check"], dir.path());
+            let w = work(&c);
+            assert_eq!(n(w, "lookup_docs"), 0, "{label}: {w}");
+            assert_eq!(light(w), 610, "{label}: {w}");
+            assert_eq!(n(&c["documents"], "decided"), 0, "{label}: {c}");
+        };
+        check("after the incremental run");
+        let again = t.run_ok(&["run"], dir.path());
+        assert_eq!(n(work(&again), "lookup_docs"), 0, "{again}");
+        assert_eq!(n(&again["documents"], "written"), 0, "{again}");
+        let full = t.run_ok(&["run", "--full"], dir.path());
+        assert_eq!(n(&full["documents"], "written"), 0, "{full}");
+        check("after --full");
+
+        // A wrong stored state only the near dimension shows: c2's count says it is alone. `check`
+        // finds it (exit 1), and only in near.
+        let mut wrong = t.docs()["c2"].clone();
+        wrong.insert("near_copycount_i".into(), json!(1));
+        wrong.insert("id".into(), json!("c2"));
+        t.load(&[Value::Object(wrong)]);
+        let out = t.run(&["check", "--report", "-", "--quiet"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(n(&c["dimensions"]["near"], "changed") >= 1, "{c}");
+        for (name, d) in c["dimensions"].as_object().unwrap() {
+            if name != "near" {
+                assert_eq!(n(d, "changed"), 0, "{name}: {c}");
+            }
+        }
+    }
+);
