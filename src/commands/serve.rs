@@ -17,6 +17,7 @@ use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::biggest::{biggest_groups, GroupView};
 use crate::engine::{Dimension, EngineError, Progress};
+use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
 use crate::server::{router, AppState, Backend, Metrics};
@@ -352,15 +353,16 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
                     &c.job.filter,
                     &c.job.engine.fields,
                     c.job.engine.batch_size,
-                    rules,
+                    rules.clone(),
                     &Spinner::new(true),
                 )
                 .await?,
-            ),
+            )
+            .map(|ix| Arc::new(Predictions::new(ix, Some(reloader(&c.job, rules))))),
             None => None,
         };
-        if let Some(ix) = &index {
-            info!(pages = ix.len(), "prediction index loaded");
+        if let Some(p) = &index {
+            info!(pages = p.status().urls, "prediction index loaded");
         }
         let state = Arc::new(AppState {
             backend,
@@ -372,6 +374,9 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             metrics: Metrics::default(),
         });
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        if let Some(p) = &state.index {
+            predictions::follow(p.clone(), runs.clone(), stop_rx.clone());
+        }
         schedule::spawn(state.clone(), plan, stop_rx);
         let listener = tokio::net::TcpListener::bind(c.listen)
             .await
@@ -401,6 +406,23 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         Ok::<_, Failure>(())
     })?;
     Ok(Exit::Ok)
+}
+
+/// Builds the prediction index again as at start (the same source, filter and rules), for the
+/// rebuild after a run.
+fn reloader(job: &JobConfig, rules: crate::urlrules::Rules) -> Loader {
+    let job = job.clone();
+    Box::new(move || {
+        block_on(index_of(
+            &job.source,
+            &job.filter,
+            &job.engine.fields,
+            job.engine.batch_size,
+            rules.clone(),
+            &Spinner::new(true),
+        ))?
+        .map_err(|f| format!("{:#}", f.error))
+    })
 }
 
 /// SIGINT or SIGTERM.
