@@ -85,6 +85,10 @@ impl<P: Progress> Progress for Stoppable<'_, P> {
         self.inner.phase(name);
     }
 
+    fn expect(&self, documents: u64) {
+        self.inner.expect(documents);
+    }
+
     fn advance(&self, n: u64) {
         self.inner.advance(n);
     }

@@ -20,6 +20,7 @@ use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Progress};
 use crate::groups::{biggest_groups, GroupView};
+use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
 use crate::server::{router, AppState, Backend, Metrics};
@@ -291,15 +292,16 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
                     },
                     &job.engine.fields,
                     job.engine.batch_size,
-                    rules,
+                    rules.clone(),
                     &Spinner::new(true),
                 )
                 .await?,
-            ),
+            )
+            .map(|ix| Arc::new(Predictions::new(ix, Some(reloader(&c.job, rules))))),
             None => None,
         };
-        if let Some(ix) = &index {
-            info!(pages = ix.len(), "prediction index loaded");
+        if let Some(p) = &index {
+            info!(pages = p.status().urls, "prediction index loaded");
         }
         let state = Arc::new(AppState {
             backend,
@@ -311,6 +313,9 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             metrics: Metrics::default(),
         });
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        if let Some(p) = &state.index {
+            predictions::follow(p.clone(), runs.clone(), stop_rx.clone());
+        }
         schedule::spawn(state.clone(), plan, stop_rx);
         let listener = tokio::net::TcpListener::bind(c.listen)
             .await
@@ -340,6 +345,27 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         Ok::<_, Failure>(())
     })?;
     Ok(Exit::Ok)
+}
+
+/// Builds the prediction index again as at start (the same source, filter and rules), for the
+/// rebuild after a run.
+fn reloader(job: &JobConfig, rules: crate::urlrules::Rules) -> Loader {
+    let job = job.clone();
+    Box::new(move || {
+        block_on(index_of(
+            Index {
+                source: &job.source,
+                filter: job.filter.as_deref(),
+                max_line_bytes: job.max_line_bytes,
+                missing: "no index",
+            },
+            &job.engine.fields,
+            job.engine.batch_size,
+            rules.clone(),
+            &Spinner::new(true),
+        ))?
+        .map_err(|f| format!("{:#}", f.error))
+    })
 }
 
 /// SIGINT or SIGTERM.

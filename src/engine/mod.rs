@@ -544,6 +544,9 @@ impl<S: Store> Round<'_, S> {
             .collect();
         if self.on(Dimension::Near) {
             let t = Instant::now();
+            // Its own phase: it reads documents again (all of them at most).
+            self.progress.phase("near");
+            self.progress.expect(recs.len() as u64);
             let near = self
                 .near_groups(report, &recs, &by_hash, join, &mut keep)
                 .await?;
@@ -573,12 +576,23 @@ impl<S: Store> Round<'_, S> {
             pending: &sigs,
         };
         self.progress.phase("rank");
+        // A full read goes over every document again; lookups over those of the groups to decide.
+        let rereads = |reads: &[Filter]| {
+            if reads.len() == 1 && reads[0] == self.cfg.filter {
+                recs.len() as u64
+            } else {
+                needed as u64
+            }
+        };
+        self.progress.expect(rereads(&reads));
         let mut best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
         if let Some(missed) = best.missed.filter(|&m| m > 0) {
             // A document of a group to decide was not found by its keys: a URL stored in another
             // spelling than its normalised form. Reading everything finds it.
             debug!(missed, "lookups missed documents; ranking from a full read");
             reads = vec![self.cfg.filter.clone()];
+            self.progress.phase("rank");
+            self.progress.expect(rereads(&reads));
             best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
         }
         let best = best.best;
@@ -586,6 +600,7 @@ impl<S: Store> Round<'_, S> {
 
         let t = Instant::now();
         self.progress.phase("write");
+        self.progress.expect(rereads(&reads));
         let unsettled = self
             .pass_c(report, &recs, &by_hash, &todo, &best, &reads)
             .await?;

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use super::runs::{self, Kind, State as RunState};
 use super::AppState;
 use crate::engine::DimensionReport;
-use crate::urlrules::predict::Index;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -101,8 +100,30 @@ pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         "solr_dedup_indexed_pages",
         "gauge",
         "Pages in the prediction index.",
-        state.index.as_ref().map_or(0, Index::len) as f64,
+        state.index.as_ref().map_or(0, |p| p.get().index.len()) as f64,
     );
+    // The prediction index follows the index: rebuilt after every run that succeeds.
+    if let Some(p) = &state.index {
+        let s = p.status();
+        out.one(
+            "solr_dedup_prediction_index_urls",
+            "gauge",
+            "Indexed URLs in the prediction index in use.",
+            s.urls as f64,
+        );
+        out.one(
+            "solr_dedup_prediction_index_loaded_timestamp_seconds",
+            "gauge",
+            "When the prediction index in use was loaded, in seconds since the epoch.",
+            s.loaded_at,
+        );
+        out.one(
+            "solr_dedup_prediction_index_reload_failed",
+            "gauge",
+            "1 when the last rebuild of the prediction index failed (the one before answers).",
+            f64::from(u8::from(s.reload_error.is_some())),
+        );
+    }
     runs(&mut out, &state);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out.0).into_response()
 }

@@ -8,8 +8,9 @@
 //! - **Groups**: the biggest groups of a dimension, for a person to look at
 //!   ([`crate::groups`]).
 //! - **URLs**: predictions and canonical forms under learned rules, from an index of canonical forms
-//!   ([`crate::urlrules::predict::Index`]) loaded at start, so that a crawler's request costs a
-//!   lookup per URL and no Solr work.
+//!   ([`crate::urlrules::predict::Index`]) loaded at start and rebuilt in the background after every
+//!   run that succeeds ([`predictions`]), so that a crawler's request costs a lookup per URL and no
+//!   Solr work, and a page indexed since the start is found once a run has gone over it.
 //! - **Watching**: `/healthz`, `/metrics` in Prometheus' text format ([`metrics`]), the admin page at
 //!   `/` ([`page`]), and `/openapi.json`.
 //!
@@ -33,6 +34,7 @@
 
 pub mod metrics;
 pub mod page;
+pub mod predictions;
 pub mod runs;
 pub mod schedule;
 
@@ -53,8 +55,9 @@ use utoipa::{IntoParams, OpenApi, ToSchema};
 use crate::engine::{Dimension, Progress};
 use crate::groups::{GroupView, Member};
 use crate::urlrules::canonical;
-use crate::urlrules::predict::{Index, Prediction};
+use crate::urlrules::predict::Prediction;
 pub use metrics::Metrics;
+use predictions::{IndexStatus, Predictions};
 use runs::{CancelError, Ended, Record, RunOptions, Runs, StartError, Trigger};
 
 /// URLs per prediction or canonical request at most.
@@ -99,8 +102,8 @@ pub struct AppState {
     pub backend: Option<Arc<dyn Backend>>,
     /// The runs: the one going on and the kept ones.
     pub runs: Arc<Runs>,
-    /// The index predictions look pages up in, when rules were given.
-    pub index: Option<Index>,
+    /// The index predictions look pages up in, when rules were given; rebuilt after runs.
+    pub index: Option<Arc<Predictions>>,
     /// The bearer token every route but `/healthz` and `/` needs, when set.
     pub token: Option<String>,
     /// Origins allowed to frame the admin page (`--frame-ancestors`); none: only this server.
@@ -423,12 +426,15 @@ async fn predict(
         Ok(u) => u,
         Err(r) => return *r,
     };
-    let Some(index) = &state.index else {
+    let Some(predictions) = &state.index else {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
             "no rules loaded: start serve with --rules rules.json (made by `solr-dedup urls learn`)",
         );
     };
+    // The index in use when the request came; a reload swaps in another without waiting for it.
+    let loaded = predictions.get();
+    let index = &loaded.index;
     let m = &state.metrics;
     m.predict_requests.fetch_add(1, Ordering::Relaxed);
     m.predicted_urls
@@ -468,12 +474,14 @@ async fn canonical_forms(
         Ok(u) => u,
         Err(r) => return *r,
     };
-    let Some(index) = &state.index else {
+    let Some(predictions) = &state.index else {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,
             "no rules loaded: start serve with --rules rules.json (made by `solr-dedup urls learn`)",
         );
     };
+    let loaded = predictions.get();
+    let index = &loaded.index;
     state
         .metrics
         .canonical_requests
@@ -753,6 +761,8 @@ pub(crate) struct Status {
     pub schedule: Option<String>,
     /// Whether URL rules are loaded.
     pub rules: bool,
+    /// The prediction index: its size and age (none without rules).
+    pub prediction_index: Option<IndexStatus>,
     /// The server's version.
     pub version: &'static str,
 }
@@ -775,6 +785,7 @@ pub(crate) async fn status_of(state: &AppState) -> Status {
         running: state.runs.current(),
         schedule: state.schedule.clone(),
         rules: state.index.is_some(),
+        prediction_index: state.index.as_ref().map(|p| p.status()),
         version: env!("CARGO_PKG_VERSION"),
     }
 }

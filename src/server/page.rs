@@ -26,6 +26,7 @@ use serde::Deserialize;
 
 use super::runs::{Kind, Record};
 use super::{find_groups, status_of, AppState};
+use crate::engine::progress::{seconds, thousands};
 use crate::engine::{DimensionReport, DocumentCounts, Name};
 
 /// `url` when it is an `http` or `https` URL (the only ones the page links to).
@@ -156,6 +157,8 @@ struct Overview<'a> {
     health: Health,
     schedule: Option<String>,
     rules: bool,
+    /// The prediction index's size and age, as a line.
+    prediction_index: Option<String>,
     last: Option<Last<'a>>,
     runs: Vec<RunRow<'a>>,
 }
@@ -188,6 +191,22 @@ pub(super) async fn overview(State(state): State<Arc<AppState>>) -> Response {
         health,
         schedule: status.schedule,
         rules: status.rules,
+        prediction_index: status.prediction_index.map(|p| {
+            let mut line = format!(
+                "{} URLs, loaded {} ({} ago)",
+                thousands(p.urls),
+                utc(p.loaded_at),
+                seconds(p.age_seconds)
+            );
+            if p.reloading {
+                line.push_str("; reloading after the last run");
+            }
+            if let Some(e) = p.reload_error {
+                line.push_str("; the last reload failed: ");
+                line.push_str(&e);
+            }
+            line
+        }),
         last,
         runs: runs.iter().map(RunRow::of).collect(),
     };

@@ -22,6 +22,7 @@ use tracing::{info, warn};
 use utoipa::ToSchema;
 
 use super::Backend;
+use crate::engine::progress::{run_fraction, Meter};
 use crate::engine::{DocumentCounts, Name, Progress, Report, SolrWork};
 
 /// Records kept in the state directory; older ones are removed.
@@ -183,14 +184,22 @@ fn sorted_keys<S: Serializer>(report: &Option<Report>, s: S) -> Result<S::Ok, S:
 pub struct ProgressView {
     /// `starting`, `scan`, `near`, `rank`, `write`, `commit` or `cancelling`.
     pub phase: String,
-    /// Documents done in this phase.
+    /// Documents done in this phase (never more than `total`).
     pub done: u64,
-    /// Documents in the index (of `--filter`), when known: the scan reads them all; the rank and
-    /// write phases read them all on a first or full run, and fewer when they look documents up.
+    /// Documents this phase goes through, when known: the scan reads the index (of `--filter`,
+    /// as Solr counts it); the near, rank and write phases read them all again on a first or full
+    /// run, and only the documents of the groups to decide when they look them up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Documents a second in this phase.
     pub rate: f64,
+    /// Seconds left in this phase at its rate, when its total is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eta: Option<f64>,
+    /// How far the whole run is, in percent (the phases before this one done, and this one's share
+    /// of its total).
+    #[serde(default)]
+    pub percent: f64,
     /// The round (a round repeats when documents changed under the run).
     pub round: u32,
     /// Seconds since the run started.
@@ -201,6 +210,9 @@ pub struct ProgressView {
 pub struct Live {
     phase: Mutex<(&'static str, Instant)>,
     done: AtomicU64,
+    /// The documents of the index (of the filter), when the backend could count them.
+    count: Mutex<Option<u64>>,
+    /// The documents of the current phase, when known.
     total: Mutex<Option<u64>>,
     round: AtomicU32,
     cancel: AtomicBool,
@@ -212,6 +224,7 @@ impl Live {
         Live {
             phase: Mutex::new(("starting", Instant::now())),
             done: AtomicU64::new(0),
+            count: Mutex::new(None),
             total: Mutex::new(None),
             round: AtomicU32::new(0),
             cancel: AtomicBool::new(false),
@@ -219,30 +232,33 @@ impl Live {
         }
     }
 
-    /// Sets the number of documents the run will go through, when the backend could count them.
+    /// Sets the number of documents the run will go through (the scan's total), when the backend
+    /// could count them.
     pub fn set_total(&self, total: u64) {
-        *lock(&self.total) = Some(total);
+        *lock(&self.count) = Some(total);
     }
 
     fn view(&self) -> ProgressView {
         let (phase, since) = *lock(&self.phase);
-        let done = self.done.load(Ordering::Relaxed);
-        let secs = since.elapsed().as_secs_f64();
+        let meter = Meter::new(
+            self.done.load(Ordering::Relaxed),
+            *lock(&self.total),
+            since.elapsed().as_secs_f64(),
+        );
+        let tenths = |x: f64| (x * 10.0).round() / 10.0;
         ProgressView {
             phase: if self.cancel.load(Ordering::Relaxed) {
                 "cancelling".to_owned()
             } else {
                 phase.to_owned()
             },
-            done,
-            total: *lock(&self.total),
-            rate: if secs > 0.0 {
-                (done as f64 / secs * 10.0).round() / 10.0
-            } else {
-                0.0
-            },
+            done: meter.done,
+            total: meter.total,
+            rate: tenths(meter.rate),
+            eta: meter.eta.map(tenths),
+            percent: tenths(run_fraction(phase, meter.fraction()) * 100.0),
             round: self.round.load(Ordering::Relaxed),
-            elapsed: (self.started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+            elapsed: tenths(self.started.elapsed().as_secs_f64()),
         }
     }
 }
@@ -251,6 +267,15 @@ impl Progress for Live {
     fn phase(&self, name: &'static str) {
         *lock(&self.phase) = (name, Instant::now());
         self.done.store(0, Ordering::Relaxed);
+        // The scan reads the index; another phase's total is its own, once the engine tells it.
+        *lock(&self.total) = match name {
+            "scan" => *lock(&self.count),
+            _ => None,
+        };
+    }
+
+    fn expect(&self, documents: u64) {
+        *lock(&self.total) = Some(documents);
     }
 
     fn advance(&self, n: u64) {
@@ -685,6 +710,31 @@ impl Runs {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_phase_shows_its_own_total_and_never_runs_past_it() {
+        let live = Live::new();
+        live.set_total(18_547);
+        live.round(1);
+        live.phase("scan");
+        live.advance(112_669);
+        let v = live.view();
+        assert_eq!(
+            (v.phase.as_str(), v.done, v.total),
+            ("scan", 18_547, Some(18_547))
+        );
+        assert_eq!(v.percent, 50.0, "the scan is half of the run's bar");
+        // The rank phase looks 300 documents up: its own total, not the index's.
+        live.phase("rank");
+        assert_eq!(live.view().total, None);
+        live.expect(300);
+        live.advance(150);
+        let v = live.view();
+        assert_eq!((v.done, v.total), (150, Some(300)));
+        assert_eq!(v.percent, 70.0);
+        live.advance(1_000);
+        assert_eq!(live.view().done, 300);
+    }
 
     #[test]
     fn options_take_defaults_and_refuse_unknown_fields() {

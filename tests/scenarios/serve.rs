@@ -576,3 +576,89 @@ fn serve_keeps_its_own_options_refuses_what_would_fail_and_other_host_names() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the input"));
 }
+
+solr_test!(
+    serve_predictions_follow_the_index_after_a_run,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let rules_path = dir.path().join("rules.json");
+        // One rule: the tracking parameter `utm_source` never changes a page of shop.example.
+        let rules = json!({
+            "url_rules": 1,
+            "min_estimate": 0.5,
+            "sites": {"shop.example": {"params": [{
+                "param": "utm_source",
+                "path_prefix": "/",
+                "evidence": {"support": 60, "against": 0, "estimate": 0.95}
+            }]}}
+        });
+        std::fs::write(&rules_path, rules.to_string()).unwrap();
+        t.load(&[
+            json!({"id": "old", "sku": "https://shop.example/item/1", "text_t": "an older page"}),
+        ]);
+        let server = serve(
+            t,
+            &[
+                "--state-dir",
+                state.to_str().unwrap(),
+                "--rules",
+                rules_path.to_str().unwrap(),
+            ],
+        );
+        let variant = "https://shop.example/item/2?utm_source=mail";
+        let predict = |url: &str| {
+            let (status, answer) = server.post("/api/urls/predict", &json!({ "urls": [url] }), &[]);
+            assert_eq!(status, 200, "{answer}");
+            answer["answers"][0].clone()
+        };
+        let status = server.json("/api/status");
+        let before = status["prediction_index"].clone();
+        assert_eq!(before["urls"], 1, "{status}");
+        assert!(before["loaded_at"].as_f64().unwrap() > 0.0, "{status}");
+        assert_eq!(status["rules"], true, "the old fields stay: {status}");
+        let m = server.metrics();
+        assert_eq!(m["solr_dedup_prediction_index_urls"], 1.0);
+        assert_eq!(m["solr_dedup_indexed_pages"], 1.0);
+
+        // Indexed after the start: not known yet.
+        t.load(&[
+            json!({"id": "new", "sku": "https://shop.example/item/2", "text_t": "a page indexed later"}),
+        ]);
+        let answer = predict(variant);
+        assert!(answer["duplicate_of"].is_null(), "{answer}");
+
+        // A run, then (once the index is rebuilt in the background) the page is the original.
+        let run = server.start_run(json!({}));
+        let ran = server.wait_run(run, LONG);
+        assert_eq!(ran["state"], "succeeded", "{ran}");
+        let deadline = Instant::now() + LONG;
+        let after = loop {
+            let s = server.json("/api/status");
+            let p = s["prediction_index"].clone();
+            if p["urls"] == 2 && p["reloading"] == false {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "the index was not reloaded: {s}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(after["loaded_at"].as_f64() > before["loaded_at"].as_f64());
+        assert!(after.get("reload_error").is_none(), "{after}");
+        let answer = predict(variant);
+        // The target prefixes ids with the test's tag.
+        let original = answer["duplicate_of"]["id"].as_str().unwrap_or("");
+        assert!(original.ends_with("new"), "{answer}");
+        assert_eq!(
+            answer["duplicate_of"]["url"], "https://shop.example/item/2",
+            "{answer}"
+        );
+        let m = server.metrics();
+        assert_eq!(m["solr_dedup_prediction_index_urls"], 2.0);
+        assert_eq!(
+            m["solr_dedup_prediction_index_loaded_timestamp_seconds"],
+            after["loaded_at"].as_f64().unwrap()
+        );
+        let (_, page) = server.get("/ui/overview", &[]);
+        assert!(page.contains("2 URLs"), "{page}");
+    }
+);

@@ -19,10 +19,17 @@ function showProgress(run) {
   const box = $("progress-box"), bar = $("progress");
   if (!run) { box.hidden = true; return; }
   box.hidden = false;
-  const p = run.progress || { phase: "starting", done: 0, rate: 0, round: 0 };
-  if (p.total) { bar.max = p.total; bar.value = Math.min(p.done, p.total); } else { bar.removeAttribute("value"); }
-  $("progress-text").textContent = `${run.kind} ${run.id}: ${p.phase}, ${p.done.toLocaleString()}` +
-    (p.total ? ` of ${p.total.toLocaleString()}` : "") + ` documents, ${p.rate.toLocaleString()}/s, round ${p.round}`;
+  const p = run.progress || { phase: "starting", done: 0, rate: 0, round: 0, percent: 0 };
+  // One bar for the whole run; the phase is named beside it.
+  bar.max = 100; bar.value = Math.min(p.percent || 0, 100);
+  $("progress-phase").textContent = `${p.phase} (${Math.floor(p.percent || 0)} %)`;
+  const whole = (n) => Math.round(n).toLocaleString();
+  const rate = p.rate >= 10 ? whole(p.rate) : p.rate.toLocaleString(undefined, { maximumFractionDigits: 1 });
+  const eta = (s) => s < 60 ? `${Math.round(s)}s` : s < 3600 ? `${Math.floor(s / 60)}m ${String(Math.round(s % 60)).padStart(2, "0")}s`
+    : `${Math.floor(s / 3600)}h ${String(Math.floor(s % 3600 / 60)).padStart(2, "0")}m`;
+  $("progress-text").textContent = `${run.kind} ${run.id}: ${p.phase}, ${whole(Math.min(p.done, p.total ?? p.done))}` +
+    (p.total != null ? ` of ${whole(p.total)}` : "") + ` documents, ${rate}/s` +
+    (p.eta != null ? `, about ${eta(p.eta)} left` : "") + `, round ${p.round}`;
 }
 async function poll() {
   try {
