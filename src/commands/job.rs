@@ -16,7 +16,7 @@ use crate::solr::{Client, ClientConfig, Credentials, SolrError};
 use crate::store::file::target::{is_char_device, same_file, write_whole};
 use crate::store::file::{FileStore, Output};
 use crate::store::solr::SolrStore;
-use crate::store::{Filter, FilterError, Store, StoreError};
+use crate::store::{Filter, FilterError, Store, StoreError, StoreErrorKind};
 
 /// Runs the job and maps its outcome to an exit code.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
@@ -293,7 +293,8 @@ pub(crate) fn connect(solr: &SolrConfig) -> Result<Client, Failure> {
 
 /// Exit 3 when Solr could not be reached, else 2, with what was being done.
 pub(crate) fn solr_failure(e: SolrError, doing: &str) -> Failure {
-    if matches!(e, SolrError::TooLarge { .. }) {
+    let e = StoreError::from(e);
+    if e.kind() == StoreErrorKind::TooLarge {
         // Exit 3 too, but Solr was reached: the error says what to change.
         Failure::new(Exit::SolrUnreachable, anyhow!(e).context(doing.to_owned()))
     } else if e.is_unreachable() {
@@ -426,7 +427,7 @@ fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Fa
     let report = match result {
         Ok(report) => report,
         Err(e @ EngineError::Unstable(_)) => return Err(Failure::new(Exit::Problems, anyhow!(e))),
-        Err(EngineError::Store(StoreError::Solr(e @ SolrError::TooLarge { .. }))) => {
+        Err(EngineError::Store(e)) if e.kind() == StoreErrorKind::TooLarge => {
             return Err(Failure::new(Exit::SolrUnreachable, anyhow!(e)))
         }
         Err(EngineError::Store(e)) if e.is_unreachable() => {

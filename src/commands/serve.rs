@@ -21,8 +21,9 @@ use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
 use crate::server::{router, AppState, Backend, Metrics};
 use crate::store::file::{FileStore, Output, OutputFormat};
+use crate::store::solr::filter::fqs;
 use crate::store::solr::SolrStore;
-use crate::store::{CommitMode, Filter, Store, StoreError};
+use crate::store::{CommitMode, Filter, Store};
 
 /// The index as the server sees it: the `run` command's job, and light reads for the page.
 pub struct IndexBackend {
@@ -72,8 +73,9 @@ impl IndexBackend {
         })
     }
 
-    /// Runs `f` on the store.
-    fn with_store<T>(&self, f: impl AsyncStoreFn<T>) -> Result<T, String> {
+    /// The store, opened for one call: the backend's callers are blocking threads, each call runs on
+    /// a runtime of its own (see [`block_on`]), and a file is read afresh.
+    fn open_store(&self) -> Result<Box<dyn Store>, String> {
         let fields = &self.job.engine.fields;
         match &self.job.source {
             Source::File(path) => {
@@ -86,54 +88,20 @@ impl IndexBackend {
                     self.job.max_line_bytes,
                 )
                 .map_err(|e| e.to_string())?;
-                block_on(f.call(&store, &self.filter))?.map_err(|e| e.to_string())
+                Ok(Box::new(store))
             }
             Source::Solr(solr) => {
                 let client = connect(solr).map_err(|e| format!("{:#}", e.error))?;
-                let store =
-                    SolrStore::new(client, &fields.id, &fields.version, CommitMode::None, false);
-                block_on(f.call(&store, &self.filter))?.map_err(|e| e.to_string())
+                Ok(Box::new(SolrStore::new(
+                    client,
+                    &fields.id,
+                    &fields.version,
+                    CommitMode::None,
+                    false,
+                )))
             }
             Source::Missing => Err("no index".to_owned()),
         }
-    }
-}
-
-/// An async function over any store (a closure cannot be generic over the store type).
-trait AsyncStoreFn<T> {
-    async fn call<S: Store>(self, store: &S, filter: &Filter) -> Result<T, StoreError>;
-}
-
-struct ChangeMark;
-
-impl AsyncStoreFn<String> for ChangeMark {
-    async fn call<S: Store>(self, store: &S, filter: &Filter) -> Result<String, StoreError> {
-        store.change_mark(filter).await
-    }
-}
-
-struct Biggest<'a> {
-    fields: &'a crate::model::FieldNames,
-    dimension: Dimension,
-    limit: usize,
-    members: usize,
-}
-
-impl AsyncStoreFn<Option<Vec<GroupView>>> for Biggest<'_> {
-    async fn call<S: Store>(
-        self,
-        store: &S,
-        filter: &Filter,
-    ) -> Result<Option<Vec<GroupView>>, StoreError> {
-        biggest_groups(
-            store,
-            self.fields,
-            filter,
-            self.dimension,
-            self.limit,
-            self.members,
-        )
-        .await
     }
 }
 
@@ -236,7 +204,7 @@ impl Backend for IndexBackend {
             ("q".to_owned(), "*:*".to_owned()),
             ("rows".to_owned(), "0".to_owned()),
         ];
-        for fq in self.filter.to_solr_fqs() {
+        for fq in fqs(&self.filter) {
             params.push(("fq".to_owned(), fq));
         }
         let answer = block_on(client.select(params)).ok()?.ok()?;
@@ -244,7 +212,8 @@ impl Backend for IndexBackend {
     }
 
     fn change_mark(&self) -> Result<String, String> {
-        self.with_store(ChangeMark)
+        let store = self.open_store()?;
+        block_on(store.change_mark(&self.filter))?.map_err(|e| e.to_string())
     }
 
     fn groups(
@@ -253,12 +222,17 @@ impl Backend for IndexBackend {
         limit: usize,
         members: usize,
     ) -> Result<Option<Vec<GroupView>>, String> {
-        self.with_store(Biggest {
-            fields: &self.job.engine.fields,
+        let store = self.open_store()?;
+        let fields = &self.job.engine.fields;
+        block_on(biggest_groups(
+            &store,
+            fields,
+            &self.filter,
             dimension,
             limit,
             members,
-        })
+        ))?
+        .map_err(|e| e.to_string())
     }
 }
 

@@ -19,17 +19,10 @@ use crate::model::FieldNames;
 use crate::solr::schema::SchemaInfo;
 use crate::store::file::{FileStore, Output, OutputFormat};
 use crate::store::solr::SolrStore;
-use crate::store::{CommitMode, Filter};
+use crate::store::{CommitMode, Filter, Store};
 use crate::urlrules::{canonical as canonical_of, nutch, Rules, FORMAT};
 
-/// The store a `urls` command reads, opened for `fields` (checked against the schema on Solr).
-#[allow(clippy::large_enum_variant)] // one per command, on the stack of its runtime
-enum Opened {
-    File(FileStore),
-    Solr(SolrStore),
-}
-
-/// Opens the store; on Solr, checks that the id and URL fields exist and lets light reads of
+/// Opens the store a `urls` command reads, for `fields`; on Solr, checks that the id and URL fields exist and lets light reads of
 /// `light` go through `/export` when it can. Returns the filter and whether the core has `optional`.
 async fn open(
     source: &Source,
@@ -37,7 +30,7 @@ async fn open(
     fields: &FieldNames,
     light: Vec<String>,
     optional: &str,
-) -> Result<(Opened, Filter, bool), Failure> {
+) -> Result<(Box<dyn Store>, Filter, bool), Failure> {
     match source {
         Source::File(path) => {
             let filter = match filter {
@@ -46,7 +39,7 @@ async fn open(
             };
             let store = FileStore::open(path, Output::Stdout, OutputFormat::Updates, &fields.id, &fields.version)
                 .map_err(|e| Failure::new(Exit::Usage, anyhow!(e)))?;
-            Ok((Opened::File(store), filter, true))
+            Ok((Box::new(store), filter, true))
         }
         Source::Solr(solr) => {
             let client = connect(solr)?;
@@ -72,7 +65,7 @@ async fn open(
                 store = store.with_export(fields);
             }
             let filter = filter.clone().map_or(Filter::All, Filter::Solr);
-            Ok((Opened::Solr(store), filter, has_optional))
+            Ok((Box::new(store), filter, has_optional))
         }
         Source::Missing => Err(anyhow!(
             "no index: give --solr URL (or set SOLR_URL) for a Solr core, or --input FILE for a file"
@@ -121,11 +114,9 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
             near: c.near && has_near,
             min_estimate: c.min_estimate,
         };
-        match &store {
-            Opened::File(s) => learn_rules(s, &settings, &progress).await,
-            Opened::Solr(s) => learn_rules(s, &settings, &progress).await,
-        }
-        .map_err(engine_failure)
+        learn_rules(&store, &settings, &progress)
+            .await
+            .map_err(engine_failure)
     })?;
     if summary.pages == 0 {
         eprintln!(
@@ -268,11 +259,9 @@ pub(super) async fn index_of(
 ) -> Result<crate::urlrules::predict::Index, Failure> {
     let light = vec![f.id.clone(), f.url.clone()];
     let (store, filter, _) = open(source, filter, f, light, &f.url).await?;
-    match &store {
-        Opened::File(s) => load_index(s, f, &filter, batch_size, rules, progress).await,
-        Opened::Solr(s) => load_index(s, f, &filter, batch_size, rules, progress).await,
-    }
-    .map_err(engine_failure)
+    load_index(&store, f, &filter, batch_size, rules, progress)
+        .await
+        .map_err(engine_failure)
 }
 
 /// `urls predict`.
