@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use solr_dedup::engine::{self, Dimension, EngineConfig, Preference, Report, Scope};
 use solr_dedup::store::file::{FileStore, Output, OutputFormat};
 use solr_dedup::store::{
-    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store, StoreError,
-    UpdateOutcome,
+    AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
+    StoreError, UpdateOutcome,
 };
 
 type Docs = BTreeMap<String, Value>;
@@ -76,6 +76,7 @@ pub(crate) fn run_file(
 /// against the file store's exact filter evaluation.
 struct Indexed(FileStore);
 
+#[async_trait::async_trait]
 impl Store for Indexed {
     async fn read_page(&self, q: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         self.0.read_page(q, cursor).await
@@ -100,6 +101,9 @@ impl Store for Indexed {
     }
     fn describe(&self) -> String {
         self.0.describe()
+    }
+    fn cost_model(&self) -> CostModel {
+        self.0.cost_model()
     }
 }
 

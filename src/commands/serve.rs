@@ -178,7 +178,7 @@ impl Backend for IndexBackend {
             ("q".to_owned(), "*:*".to_owned()),
             ("rows".to_owned(), "0".to_owned()),
         ];
-        for fq in self.filter.to_solr_fqs() {
+        for fq in crate::store::solr::filter::fqs(&self.filter) {
             params.push(("fq".to_owned(), fq));
         }
         let answer = block_on(client.select(params)).ok()?.ok()?;

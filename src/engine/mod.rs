@@ -275,7 +275,8 @@ pub async fn execute<S: Store>(
                     store.refresh().await?;
                 }
                 report.work.requests = store.requests() - requests_before;
-                report.work.modelled_solr_ms = report.work.modelled_ms().round() as u64;
+                report.work.modelled_solr_ms =
+                    report.work.modelled_ms(&store.cost_model()).round() as u64;
                 return Err(EngineError::Cancelled(Box::new(report)));
             }
             Err(e) => return Err(e),
@@ -305,7 +306,7 @@ pub async fn execute<S: Store>(
         store.commit(CommitMode::None).await?;
     }
     report.work.requests = store.requests() - requests_before;
-    report.work.modelled_solr_ms = report.work.modelled_ms().round() as u64;
+    report.work.modelled_solr_ms = report.work.modelled_ms(&store.cost_model()).round() as u64;
     Ok(report)
 }
 

@@ -1,7 +1,8 @@
 //! Which documents a read covers: a small filter language that both stores understand.
 //!
-//! The Solr store renders a [`Filter`] as an `fq` (every value quoted and escaped, so nothing is pasted
-//! raw into query syntax); the file store evaluates it on each document. A user's `--filter` is parsed
+//! The Solr store renders a [`Filter`] as an `fq` (`super::solr::filter`: every value quoted and
+//! escaped, so nothing is pasted raw into query syntax); the file store evaluates it on each document
+//! ([`Filter::matches`]). A user's `--filter` is parsed
 //! into the same tree, from this subset of the Solr standard (lucene) query syntax, read the way
 //! Solr's `QueryParser.jj` reads it:
 //!
@@ -266,58 +267,6 @@ impl Filter {
         }
     }
 
-    /// The filter as a Solr `fq`. Every value is phrase-quoted with `\` and `"` escaped (see [`quote`]),
-    /// so no value is ever pasted raw into query syntax; negative numbers are safe too.
-    pub fn to_solr(&self) -> String {
-        match self {
-            Filter::All => "*:*".to_owned(),
-            Filter::Term { field, value } => format!("{field}:{}", quote(value)),
-            Filter::Range { field, lo, hi } => format!(
-                "{field}:[{} TO {}]",
-                lo.as_deref().map_or("*".to_owned(), quote),
-                hi.as_deref().map_or("*".to_owned(), quote)
-            ),
-            Filter::Present(field) => format!("{field}:[* TO *]"),
-            Filter::AnyOf { values, .. } if values.is_empty() => "(*:* -*:*)".to_owned(),
-            Filter::AnyOf { field, values } => format!(
-                "{field}:({})",
-                values
-                    .iter()
-                    .map(|v| quote(v))
-                    .collect::<Vec<_>>()
-                    .join(" OR ")
-            ),
-            Filter::Not(f) => format!("(*:* -{})", f.to_solr_group()),
-            Filter::And(fs) => join(fs, " AND "),
-            Filter::Or(fs) => join(fs, " OR "),
-            Filter::Solr(fq) => fq.clone(),
-        }
-    }
-
-    /// The filter as Solr `fq` parameters: one per part of a conjunction, which Solr intersects,
-    /// so that a user's raw `fq` (which may start with local params such as `{!term f=…}`) is
-    /// always sent alone and stays in Solr's filter cache. Lookups (parts holding [`Filter::AnyOf`])
-    /// differ on every read, so they are marked `{!cache=false}`.
-    pub fn to_solr_fqs(&self) -> Vec<String> {
-        let parts: Vec<&Filter> = match self {
-            Filter::All => Vec::new(),
-            Filter::And(fs) => fs.iter().collect(),
-            f => vec![f],
-        };
-        parts
-            .into_iter()
-            .map(|f| {
-                lookup_fq(f).unwrap_or_else(|| {
-                    if f.has_lookup() {
-                        format!("{{!cache=false}}{}", f.to_solr())
-                    } else {
-                        f.to_solr()
-                    }
-                })
-            })
-            .collect()
-    }
-
     /// Whether the filter holds a lookup ([`Filter::AnyOf`]).
     pub fn has_lookup(&self) -> bool {
         match self {
@@ -337,94 +286,6 @@ impl Filter {
             _ => false,
         }
     }
-
-    fn to_solr_group(&self) -> String {
-        match self {
-            Filter::And(_) | Filter::Or(_) | Filter::Solr(_) => format!("({})", self.to_solr()),
-            _ => self.to_solr(),
-        }
-    }
-}
-
-/// A lookup (one [`Filter::AnyOf`], or an OR of several) through Solr's `{!terms}` query parser, which
-/// takes thousands of values as one term-set query instead of as many boolean clauses; several are
-/// the `should` clauses of a `{!bool}` query, so a document found by several keys is handed out once.
-/// No value is ever parsed as query syntax: each `{!terms}` value list is split by a separator that
-/// occurs in none of its values, and a nested query is quoted with `\` and `'` escaped, as local
-/// params quote. `None` when the filter is not such a lookup, or no separator fits.
-fn lookup_fq(f: &Filter) -> Option<String> {
-    match f {
-        Filter::AnyOf { field, values } if !values.is_empty() => terms_fq(field, values, true),
-        Filter::Or(parts) if !parts.is_empty() => {
-            let mut fq = "{!bool".to_owned();
-            for part in parts {
-                let Filter::AnyOf { field, values } = part else {
-                    return None;
-                };
-                if values.is_empty() {
-                    continue;
-                }
-                let terms = terms_fq(field, values, false)?;
-                fq.push_str(" should='");
-                for c in terms.chars() {
-                    if c == '\\' || c == '\'' {
-                        fq.push('\\');
-                    }
-                    fq.push(c);
-                }
-                fq.push('\'');
-            }
-            fq.push_str(" cache=false}");
-            Some(fq)
-        }
-        _ => None,
-    }
-}
-
-/// `{!terms f=… [separator=…] [cache=false]}v1,v2,…`, or `None` when every candidate separator occurs
-/// in some value (or a value is empty).
-fn terms_fq(field: &str, values: &[String], uncached: bool) -> Option<String> {
-    const SEPARATORS: [&str; 6] = [",", "|", "^", "~", "`", "\u{1}"];
-    let sep = SEPARATORS
-        .into_iter()
-        .find(|sep| values.iter().all(|v| !v.contains(sep) && !v.is_empty()))?;
-    let mut fq = format!("{{!terms f={field}");
-    if sep != "," {
-        fq.push_str(" separator=");
-        fq.push_str(sep);
-    }
-    fq.push_str(if uncached { " cache=false}" } else { "}" });
-    for (i, v) in values.iter().enumerate() {
-        if i > 0 {
-            fq.push_str(sep);
-        }
-        fq.push_str(v);
-    }
-    Some(fq)
-}
-
-fn join(fs: &[Filter], sep: &str) -> String {
-    if fs.is_empty() {
-        return "*:*".to_owned();
-    }
-    fs.iter()
-        .map(Filter::to_solr_group)
-        .collect::<Vec<_>>()
-        .join(sep)
-}
-
-/// A phrase-quoted value with `\` and `"` escaped: safe for any content, negative numbers included.
-pub fn quote(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    out.push('"');
-    for c in value.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
 }
 
 fn values<'a>(doc: &'a Doc, field: &str) -> Box<dyn Iterator<Item = &'a Value> + 'a> {
@@ -1275,7 +1136,7 @@ mod tests {
         // An even number of negations of a:2 selects a document without a:2.
         for fq in [nested(MAX_DEPTH, "a:1"), negated(MAX_DEPTH)] {
             let f = Filter::parse(&fq).unwrap_or_else(|e| panic!("{e}"));
-            assert!(!f.to_solr().is_empty());
+            assert!(!crate::store::solr::filter::fq(&f).is_empty());
             let _ = f.matches(&d);
         }
         assert!(Filter::parse(&nested(MAX_DEPTH, "a:1"))
@@ -1294,32 +1155,11 @@ mod tests {
     }
 
     #[test]
-    fn renders_safe_solr_syntax() {
-        let f = Filter::Term {
-            field: "sku".into(),
-            value: "http://x.org/a\"b".into(),
-        }
-        .and(Filter::Not(Box::new(Filter::Present(
-            "exact_signature_l".into(),
-        ))));
-        assert_eq!(
-            f.to_solr(),
-            "sku:\"http://x.org/a\\\"b\" AND (*:* -exact_signature_l:[* TO *])"
-        );
-        let neg = Filter::Term {
-            field: "exact_signature_l".into(),
-            value: "-2401053093171183889".into(),
-        };
-        assert_eq!(neg.to_solr(), "exact_signature_l:\"-2401053093171183889\"");
-    }
-
-    #[test]
-    fn any_of_looks_values_up_and_renders_one_quoted_clause_each() {
+    fn any_of_looks_values_up() {
         let f = Filter::any_of(
             "exact_signature_l",
             vec!["7".into(), "-12".into(), "7".into()],
         );
-        assert_eq!(f.to_solr(), "exact_signature_l:(\"-12\" OR \"7\")");
         let doc = |v: Value| -> Doc {
             let mut d = Doc::new();
             d.insert("exact_signature_l".into(), v);
@@ -1330,41 +1170,10 @@ mod tests {
         assert!(!f.matches(&doc(serde_json::json!(12))));
         assert!(!f.matches(&Doc::new()));
         let urls = Filter::any_of("sku", vec!["http://a.org/\"x\"".into()]);
-        assert_eq!(urls.to_solr(), "sku:(\"http://a.org/\\\"x\\\"\")");
         assert!(urls.matches(&{
             let mut d = Doc::new();
             d.insert("sku".into(), serde_json::json!("http://a.org/\"x\""));
             d
         }));
-        assert_eq!(Filter::any_of("id", Vec::new()).to_solr(), "(*:* -*:*)");
-        let user = Filter::Solr("{!term f=title}a b".into());
-        let looked_up = user.clone().and(Filter::Or(vec![f.clone(), urls.clone()]));
-        // Lookups go through the terms parser; several are the should clauses of one bool query,
-        // with `\\` and `'` escaped inside the quotes.
-        assert_eq!(
-            looked_up.to_solr_fqs(),
-            vec![
-                "{!term f=title}a b".to_owned(),
-                r#"{!bool should='{!terms f=exact_signature_l}-12,7' should='{!terms f=sku}http://a.org/"x"' cache=false}"#.to_owned()
-            ]
-        );
-        let quoted = Filter::any_of("sku", vec!["http://a.org/it's\\".into(), "b".into()]);
-        assert_eq!(
-            Filter::Or(vec![quoted.clone()]).to_solr_fqs(),
-            vec![r"{!bool should='{!terms f=sku}b,http://a.org/it\'s\\' cache=false}".to_owned()]
-        );
-        // A value with a comma takes the next separator; one alone is a terms query of its own.
-        let commas = Filter::any_of("sku", vec!["http://a.org/a,b".into(), "c".into()]);
-        assert_eq!(
-            commas.to_solr_fqs(),
-            vec!["{!terms f=sku separator=| cache=false}c|http://a.org/a,b".to_owned()]
-        );
-        // No separator fits, or an empty value: quoted phrases, as before.
-        let odd = Filter::any_of("sku", vec!["".into(), "x".into()]);
-        assert_eq!(
-            odd.to_solr_fqs(),
-            vec![r#"{!cache=false}sku:("" OR "x")"#.to_owned()]
-        );
-        assert!(Filter::All.to_solr_fqs().is_empty());
     }
 }

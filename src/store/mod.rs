@@ -20,9 +20,10 @@ pub mod file;
 pub mod filter;
 pub mod solr;
 
-use serde_json::{Map, Value};
+use std::sync::Arc;
 
-use crate::solr::SolrError;
+use async_trait::async_trait;
+use serde_json::{Map, Value};
 
 pub use filter::{Filter, FilterError};
 
@@ -187,49 +188,149 @@ pub enum CommitMode {
     None,
 }
 
-/// Errors of any store. Messages say what went wrong and what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// Bad input data: a file line or a Solr answer that cannot be used.
-    #[error("{location}: {message}")]
-    Input {
-        /// Where: `file:line`, or a URL.
-        location: String,
-        /// What is wrong.
-        message: String,
-    },
+/// What kind of failure a [`StoreError`] is: what a caller decides on (an exit code, whether to
+/// try again), whatever the backend. The message and the backend's own error travel as the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    /// The store's server could not be reached, or kept failing after retries: nothing is lost, and
+    /// the same run may succeed later (exit code 3).
+    Unreachable,
+    /// The time for a request ran out (after retries): as [`StoreErrorKind::Unreachable`].
+    Timeout,
+    /// An answer larger than the store accepts: the server was reached, sending the request again
+    /// would get the same answer, and nothing is lost (exit code 3, with the setting to change).
+    TooLarge,
+    /// The store refused the request as it is: a wrong address or credentials, a query it rejects.
+    Rejected,
+    /// An optimistic-concurrency conflict: the document changed since it was read.
+    Conflict,
+    /// Bad input data: a file line, or a server answer, that cannot be used.
+    Input,
     /// A request the store cannot serve (for instance a filter the file store does not understand).
-    #[error("{0}")]
-    Unsupported(String),
-    /// Solr failed: it could not be reached or kept failing after retries (exit code 3, see
-    /// [`StoreError::is_unreachable`]), or it refused a request (a wrong URL, wrong credentials, a
-    /// query it rejects). The Solr error, with its URL and status, is kept whole.
-    #[error(transparent)]
-    Solr(#[from] SolrError),
-    /// An I/O failure; the cause follows in the error chain.
-    #[error("{context}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
+    Unsupported,
+    /// A local I/O failure: a file that cannot be read or written.
+    Io,
+}
+
+/// Errors of any store: a [`StoreErrorKind`] to decide on, and a source that says what went wrong and
+/// what to do. The message printed is the context when there is one (the source then follows in the
+/// error chain), else the source's own, whose chain it continues: a backend's error keeps its whole
+/// message.
+pub struct StoreError {
+    kind: StoreErrorKind,
+    context: Option<String>,
+    source: Box<dyn std::error::Error + Send + Sync>,
 }
 
 impl StoreError {
-    /// An I/O error with context.
+    /// An error of `kind` whose message is `source`'s (a backend's error, or a `String`).
+    pub fn new(
+        kind: StoreErrorKind,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        StoreError {
+            kind,
+            context: None,
+            source: source.into(),
+        }
+    }
+
+    /// An I/O error with context; the I/O error follows in the chain.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        StoreError::Io {
-            context: context.into(),
-            source,
+        StoreError {
+            kind: StoreErrorKind::Io,
+            context: Some(context.into()),
+            source: Box::new(source),
+        }
+    }
+
+    /// Bad input data at `location` (`file:line`, or a URL).
+    pub fn input(location: impl std::fmt::Display, message: impl std::fmt::Display) -> Self {
+        StoreError::new(StoreErrorKind::Input, format!("{location}: {message}"))
+    }
+
+    /// A request the store cannot serve.
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        StoreError::new(StoreErrorKind::Unsupported, message.into())
+    }
+
+    /// What kind of failure it is.
+    pub fn kind(&self) -> StoreErrorKind {
+        self.kind
+    }
+
+    /// Whether nothing is lost and the same run may succeed later, or with the setting the message
+    /// names (exit code 3): the server could not be reached, kept failing, ran out of time, or sent an
+    /// answer too large.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self.kind,
+            StoreErrorKind::Unreachable | StoreErrorKind::Timeout | StoreErrorKind::TooLarge
+        )
+    }
+
+    /// The backend's error, when it is one of type `E` (tests and logs; decisions use the kind).
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.source.downcast_ref()
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.context {
+            Some(context) => f.write_str(context),
+            None => self.source.fmt(f),
         }
     }
 }
 
+impl std::fmt::Debug for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreError")
+            .field("kind", &self.kind)
+            .field("context", &self.context)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.context {
+            Some(_) => Some(&*self.source),
+            // The source's message is this error's: its chain goes on from the source's source.
+            None => self.source.source(),
+        }
+    }
+}
+
+/// What a store's work costs it, per unit, in ms of the store's own time: the engine multiplies its
+/// counts of work (the report's `work.*`) by these for `work.modelled_solr_ms`. The Solr store gives
+/// costs measured on a real Solr ([`solr::SOLR_COSTS`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    /// Per document handed out with its text (a `cursorMark` page, or a real-time `/get`).
+    pub text_ms: f64,
+    /// Per atomic update.
+    pub update_ms: f64,
+    /// Per document streamed light by `/export`.
+    pub export_ms: f64,
+    /// Per document of a light `cursorMark` page.
+    pub cursor_light_ms: f64,
+    /// Per document found by a targeted lookup.
+    pub lookup_ms: f64,
+    /// Per request.
+    pub request_ms: f64,
+}
+
 /// Where documents live. One engine runs against any implementation.
-#[allow(async_fn_in_trait)]
-pub trait Store {
+///
+/// The trait is dyn-compatible (its futures are boxed by `async_trait`, and `Send`), so that a command
+/// can open "a store" as a `Box<dyn Store>` or `Arc<dyn Store>` without knowing which one, and `serve`
+/// can keep one. The engine takes any `S: Store`, those included (see the impls for `Box` and `Arc`);
+/// it awaits one store call per page or batch, so the boxing costs nothing measurable.
+#[async_trait]
+pub trait Store: Send + Sync {
     /// One page of the documents matching `query`, starting at `cursor` (`None` for the first page).
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError>;
 
@@ -280,7 +381,7 @@ pub trait Store {
     /// quiet. Solr: the number of documents and the highest `_version_` (one `rows=0` request);
     /// the file store: the input's size and modification time. By default: unsupported.
     async fn change_mark(&self, _filter: &Filter) -> Result<String, StoreError> {
-        Err(StoreError::Unsupported(format!(
+        Err(StoreError::unsupported(format!(
             "{} cannot tell when its documents change",
             self.describe()
         )))
@@ -290,15 +391,67 @@ pub trait Store {
     fn requests(&self) -> u64 {
         0
     }
+
+    /// What this store's work costs, for the report's `work.modelled_solr_ms`. Every store says:
+    /// a wrapper forwards its inner store's.
+    fn cost_model(&self) -> CostModel;
 }
 
-impl StoreError {
-    /// Whether the store's server could not be reached or kept failing: nothing is lost, and the
-    /// same run may succeed later (exit code 3).
-    pub fn is_unreachable(&self) -> bool {
-        matches!(self, StoreError::Solr(e) if e.is_unreachable())
-    }
+/// A boxed or shared store is a store: the engine's `S: Store` takes `Box<dyn Store>` and
+/// `Arc<dyn Store>`. Every method forwards, defaults included, so the inner store's own are used.
+macro_rules! forward_store {
+    ($ptr:ident) => {
+        #[async_trait]
+        impl<S: Store + ?Sized> Store for $ptr<S> {
+            async fn read_page(
+                &self,
+                query: &ReadQuery,
+                cursor: Option<&str>,
+            ) -> Result<Page, StoreError> {
+                (**self).read_page(query, cursor).await
+            }
+            async fn sample(&self, query: &ReadQuery) -> Result<Vec<Doc>, StoreError> {
+                (**self).sample(query).await
+            }
+            fn hint_rereads(&self, query: &ReadQuery) {
+                (**self).hint_rereads(query)
+            }
+            fn max_lookup_values(&self) -> usize {
+                (**self).max_lookup_values()
+            }
+            async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
+                (**self).facet(query).await
+            }
+            async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
+                (**self).get(ids, fields).await
+            }
+            async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+                (**self).update(batch).await
+            }
+            async fn refresh(&self) -> Result<(), StoreError> {
+                (**self).refresh().await
+            }
+            async fn commit(&self, mode: CommitMode) -> Result<(), StoreError> {
+                (**self).commit(mode).await
+            }
+            fn describe(&self) -> String {
+                (**self).describe()
+            }
+            async fn change_mark(&self, filter: &Filter) -> Result<String, StoreError> {
+                (**self).change_mark(filter).await
+            }
+            fn requests(&self) -> u64 {
+                (**self).requests()
+            }
+            fn cost_model(&self) -> CostModel {
+                (**self).cost_model()
+            }
+        }
+    };
 }
+
+forward_store!(Box);
+forward_store!(Arc);
 
 /// A stable 64-bit hash of a document's id (FNV-1a), by which the engine's records and the file
 /// store's index key documents: in memory only, never persisted.

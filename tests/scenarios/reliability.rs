@@ -13,8 +13,8 @@ use solr_dedup::engine::{self, EngineConfig};
 use solr_dedup::solr::{Client, ClientConfig, Credentials};
 use solr_dedup::store::solr::SolrStore;
 use solr_dedup::store::{
-    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store, StoreError,
-    UpdateOutcome,
+    AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
+    StoreError, UpdateOutcome,
 };
 
 use super::harness::{assert_fresh, assert_settled, corpus, long, solr_test, Target};
@@ -28,7 +28,7 @@ type When<'t> = Box<dyn Fn(&[AtomicUpdate]) -> bool + Send + Sync + 't>;
 /// A store that runs `hook` once, just before the first update for which `when` holds reaches the core.
 ///
 /// It forwards every operation of [`Store`] to `inner`, the ones with a default too (`sample`,
-/// `hint_rereads`, `max_lookup_values`, `refresh`, `change_mark`, `requests`): a wrapper that let
+/// `hint_rereads`, `max_lookup_values`, `refresh`, `change_mark`, `requests`), and `cost_model`: a wrapper that let
 /// one fall back to the trait's default would run the engine against another store than `inner`.
 /// [`hooked_forwards_every_operation`] holds it to that.
 struct Hooked<'t, S> {
@@ -37,6 +37,7 @@ struct Hooked<'t, S> {
     hook: Mutex<Option<Hook<'t>>>,
 }
 
+#[async_trait::async_trait]
 impl<S: Store> Store for Hooked<'_, S> {
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         self.inner.read_page(query, cursor).await
@@ -82,6 +83,9 @@ impl<S: Store> Store for Hooked<'_, S> {
     fn requests(&self) -> u64 {
         self.inner.requests()
     }
+    fn cost_model(&self) -> CostModel {
+        self.inner.cost_model()
+    }
 }
 
 /// A store that only records which of its operations were called.
@@ -94,6 +98,7 @@ impl Probe {
     }
 }
 
+#[async_trait::async_trait]
 impl Store for Probe {
     async fn read_page(&self, _: &ReadQuery, _: Option<&str>) -> Result<Page, StoreError> {
         self.saw("read_page");
@@ -146,6 +151,17 @@ impl Store for Probe {
         self.saw("requests");
         42
     }
+    fn cost_model(&self) -> CostModel {
+        self.saw("cost_model");
+        CostModel {
+            text_ms: 1.0,
+            update_ms: 2.0,
+            export_ms: 3.0,
+            cursor_light_ms: 4.0,
+            lookup_ms: 5.0,
+            request_ms: 6.0,
+        }
+    }
 }
 
 /// Every operation of [`Store`] called through [`Hooked`] reaches the inner store, in order; the
@@ -184,6 +200,7 @@ fn hooked_forwards_every_operation() {
         assert_eq!(hooked.describe(), "probe");
         assert_eq!(hooked.change_mark(&Filter::All).await.unwrap(), "mark");
         assert_eq!(hooked.requests(), 42);
+        assert_eq!(hooked.cost_model().request_ms, 6.0);
     });
     assert_eq!(
         *hooked.inner.0.lock().unwrap(),
@@ -200,6 +217,7 @@ fn hooked_forwards_every_operation() {
             "describe",
             "change_mark",
             "requests",
+            "cost_model",
         ]
     );
 }

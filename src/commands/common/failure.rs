@@ -9,7 +9,7 @@ use anyhow::anyhow;
 use super::super::{Exit, Failure};
 use crate::engine::EngineError;
 use crate::solr::SolrError;
-use crate::store::StoreError;
+use crate::store::{StoreError, StoreErrorKind};
 
 /// What an error of Solr or of a store means for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +35,9 @@ pub(crate) fn solr_trouble(e: &SolrError) -> Trouble {
 
 /// The kind of a store error: the one place that looks inside a [`StoreError`].
 pub(crate) fn trouble(e: &StoreError) -> Trouble {
-    match e {
-        StoreError::Solr(e) => solr_trouble(e),
-        e if e.is_unreachable() => Trouble::Unreachable,
+    match e.kind() {
+        StoreErrorKind::TooLarge => Trouble::TooLarge,
+        StoreErrorKind::Unreachable | StoreErrorKind::Timeout => Trouble::Unreachable,
         _ => Trouble::Other,
     }
 }

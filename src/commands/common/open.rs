@@ -416,6 +416,7 @@ macro_rules! each {
     };
 }
 
+#[async_trait::async_trait]
 impl Store for OpenedStore {
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         each!(self, s => s.read_page(query, cursor).await)
@@ -463,5 +464,9 @@ impl Store for OpenedStore {
 
     fn requests(&self) -> u64 {
         each!(self, s => s.requests())
+    }
+
+    fn cost_model(&self) -> crate::store::CostModel {
+        each!(self, s => s.cost_model())
     }
 }

@@ -31,10 +31,7 @@ pub(super) fn convert_select_response(
     input: &Path,
     max_doc: usize,
 ) -> Result<TempFile, StoreError> {
-    let loc = |m: String| StoreError::Input {
-        location: input.display().to_string(),
-        message: m,
-    };
+    let loc = |m: String| StoreError::input(input.display().to_string(), m);
     let file = File::open(input)
         .map_err(|e| StoreError::io(format!("cannot read {}", input.display()), e))?;
     let tmp = TempFile::new(temp_name(&std::env::temp_dir(), None, "select"));

@@ -121,7 +121,7 @@ pub(super) fn merge_updates(lines: &[String]) -> Result<Value, StoreError> {
     let mut merged: Option<Value> = None;
     for line in lines {
         let later: Value = serde_json::from_str(line)
-            .map_err(|e| StoreError::Unsupported(format!("pending update: {e}")))?;
+            .map_err(|e| StoreError::unsupported(format!("pending update: {e}")))?;
         match (&mut merged, later) {
             (None, l) => merged = Some(l),
             (Some(Value::Object(m)), Value::Object(l)) => {

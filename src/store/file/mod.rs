@@ -92,8 +92,8 @@ use plumbing::{
 use target::Target;
 
 use super::{
-    id_hash, AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
-    StoreError, UpdateOutcome, Via,
+    id_hash, AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery,
+    Store, StoreError, UpdateOutcome, Via,
 };
 
 /// What the output file holds.
@@ -220,7 +220,7 @@ impl FileStore {
         };
         if let (Output::File(path), Target::Replace(_) | Target::Stream(_)) = (&output, &target) {
             if target::same_file(input, path) {
-                return Err(StoreError::Unsupported(format!(
+                return Err(StoreError::unsupported(format!(
                     "the output {} is the input {}; write the output to another file",
                     path.display(),
                     input.display()
@@ -298,10 +298,7 @@ impl FileStore {
     /// The error for a failed read of line `line`: a too long line names it and the limit.
     fn read_error(&self, line: u64, e: io::Error) -> StoreError {
         match too_long(&e) {
-            Some(_) => StoreError::Input {
-                location: self.location(line),
-                message: e.to_string(),
-            },
+            Some(_) => StoreError::input(self.location(line), e.to_string()),
             None => StoreError::io(format!("cannot read {}", self.location(line)), e),
         }
     }
@@ -369,22 +366,19 @@ impl FileStore {
         let doc = match parsed {
             Ok(Some(doc)) => doc,
             Ok(None) => {
-                return Err(StoreError::Input {
-                    location: self.location(line),
-                    message: "expected a JSON object (one Solr document per line)".to_owned(),
-                })
+                return Err(StoreError::input(
+                    self.location(line),
+                    "expected a JSON object (one Solr document per line)".to_owned(),
+                ))
             }
             Err(e) => {
-                return Err(StoreError::Input {
-                    location: self.location(line),
-                    message: format!("broken JSON ({e}); fix or remove the line"),
-                })
+                return Err(StoreError::input(
+                    self.location(line),
+                    format!("broken JSON ({e}); fix or remove the line"),
+                ))
             }
         };
-        let refuse = |message: String| StoreError::Input {
-            location: self.location(line),
-            message,
-        };
+        let refuse = |message: String| StoreError::input(self.location(line), message);
         let id = match doc.get(&self.id_field) {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             // An integer id is the string of its digits to Solr (a string unique key).
@@ -419,7 +413,7 @@ impl FileStore {
 
     /// Parses one record of the light copy (see [`Light`]).
     fn parse_light(&self, bytes: &[u8], keep: Option<&[String]>) -> Result<Parsed, StoreError> {
-        let broken = || StoreError::Unsupported("the light copy of the input is damaged".into());
+        let broken = || StoreError::unsupported("the light copy of the input is damaged");
         let mut parts = bytes.splitn(4, |&b| b == b' ');
         let mut number = || -> Result<u64, StoreError> {
             let p = parts.next().ok_or_else(broken)?;
@@ -614,7 +608,7 @@ impl FileStore {
                         // `to_json`'s map, keys sorted, compact), so it goes out as it is.
                         [one] => Ok(one.strip_suffix('\n').unwrap_or(one).as_bytes().to_vec()),
                         several => serde_json::to_vec(&merge_updates(several)?)
-                            .map_err(|e| StoreError::Unsupported(e.to_string())),
+                            .map_err(|e| StoreError::unsupported(e.to_string())),
                     })
                     .collect::<Vec<_>>();
                 for text in texts {
@@ -644,12 +638,12 @@ impl FileStore {
                 }
             }
         }
-        StoreError::Input {
-            location: self.location(line),
-            message: format!(
+        StoreError::input(
+            self.location(line),
+            format!(
                 "the id {id:?} is listed twice, here and at {earlier}; Solr keeps one document per id, remove one of the lines"
             ),
-        }
+        )
     }
 
     /// Every input document with its merged update applied, in input order. Parsing and printing a
@@ -749,7 +743,7 @@ fn scalar_text(v: &Value) -> String {
 
 fn parse_cursor(cursor: Option<&str>) -> Result<(u64, u64), StoreError> {
     let Some(c) = cursor else { return Ok((0, 0)) };
-    let bad = || StoreError::Unsupported(format!("invalid file cursor {c:?}"));
+    let bad = || StoreError::unsupported(format!("invalid file cursor {c:?}"));
     let (a, b) = c.split_once(':').ok_or_else(bad)?;
     Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 
+#[async_trait::async_trait]
 impl Store for FileStore {
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         evaluable(&query.filter)?;
@@ -117,7 +118,7 @@ impl Store for FileStore {
         for u in batch {
             let Some(&doc_offset) = state.index.get(&id_hash(&u.id)) else {
                 // Real Solr answers 409 to a versioned update of a document that does not exist.
-                return Err(StoreError::Unsupported(format!(
+                return Err(StoreError::unsupported(format!(
                     "update of unknown document '{}'",
                     u.id
                 )));
@@ -177,14 +178,22 @@ impl Store for FileStore {
     fn describe(&self) -> String {
         format!("file {}", self.input.display())
     }
+
+    /// The Solr store's model: a file run's report says what the same run would cost a Solr core
+    /// (its file reads, `work.file_docs`, are not in the model and cost nothing), as it did before
+    /// stores priced their own work.
+    fn cost_model(&self) -> CostModel {
+        crate::store::solr::SOLR_COSTS
+    }
 }
 
 /// The file store evaluates filters itself; a raw Solr `fq` would match nothing, silently.
 pub(super) fn evaluable(filter: &Filter) -> Result<(), StoreError> {
     if filter.is_solr_only() {
-        return Err(StoreError::Unsupported(format!(
+        return Err(StoreError::unsupported(format!(
             "the file store cannot evaluate the Solr query {:?}; write the filter in the subset file mode understands (see --help)",
-            filter.to_solr()
+            // The query as Solr would read it: the user wrote Solr's syntax.
+            crate::store::solr::filter::fq(filter)
         )));
     }
     Ok(())

@@ -9,6 +9,10 @@
 //! | `refresh`     | `/update?softCommit=true`: a new searcher, so a later round reads its writes |
 //! | `commit`      | `/update?commit=true` or `softCommit=true`; `commitWithin` rides on updates |
 //!
+//! Submodules: [`filter`] renders a [`Filter`] as `fq` parameters, [`cost`] prices the store's work
+//! (measured on a real Solr). A [`SolrError`] becomes a [`StoreError`] of the kind it is (see
+//! [`kind_of`]), with the whole error kept as its source, so its message is printed unchanged.
+//!
 //! Reading overlaps the engine's work: once a page arrives, the next one (whose cursor mark is now
 //! known) is requested in the background while the engine signs and writes the current one.
 //!
@@ -26,20 +30,62 @@
 //!   the version they have now; the others are sent again after a conflict, or are conflicts
 //!   themselves (changed again) after a success.
 
+pub mod cost;
+pub mod filter;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 use tracing::debug;
 
 use super::{
-    AtomicUpdate, Bucket, CommitMode, Doc, FacetQuery, Filter, Page, ReadQuery, Store, StoreError,
-    UpdateOutcome, Via,
+    AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
+    StoreError, StoreErrorKind, UpdateOutcome, Via,
 };
-use crate::solr::error::parse_adds;
+use crate::solr::error::{parse_adds, TransportKind};
 use crate::solr::export::{ExportError, Splitter};
 use crate::solr::{Client, SolrError};
+
+pub use cost::SOLR_COSTS;
+
+/// What kind of store failure a Solr error is.
+///
+/// | Solr error                                              | kind          |
+/// |---------------------------------------------------------|---------------|
+/// | an answer over `--max-response-bytes`                   | `TooLarge`    |
+/// | a timeout (alone, or the last of the retries)           | `Timeout`     |
+/// | no answer, a 5xx, retries run out                       | `Unreachable` |
+/// | 409                                                     | `Conflict`    |
+/// | an answer that is not Solr's                            | `Input`       |
+/// | 401/403, 404, another 4xx, a 5xx that says "cannot parse" | `Rejected`  |
+pub fn kind_of(e: &SolrError) -> StoreErrorKind {
+    let last = match e {
+        SolrError::Exhausted { last, .. } => last,
+        e => e,
+    };
+    match last {
+        SolrError::TooLarge { .. } => StoreErrorKind::TooLarge,
+        SolrError::Transport {
+            kind: TransportKind::Timeout,
+            ..
+        } => StoreErrorKind::Timeout,
+        _ if e.is_unreachable() => StoreErrorKind::Unreachable,
+        SolrError::Conflict { .. } => StoreErrorKind::Conflict,
+        SolrError::BadResponse { .. } => StoreErrorKind::Input,
+        _ => StoreErrorKind::Rejected,
+    }
+}
+
+/// The whole Solr error becomes the source: its message (URL, status, what to do) is the store
+/// error's.
+impl From<SolrError> for StoreError {
+    fn from(e: SolrError) -> Self {
+        StoreError::new(kind_of(&e), e)
+    }
+}
 
 /// A Solr core behind the [`Store`] seam.
 pub struct SolrStore {
@@ -135,7 +181,7 @@ impl SolrStore {
         };
         if !resume {
             if cursor.is_some() {
-                return Err(StoreError::Unsupported(format!(
+                return Err(StoreError::unsupported(format!(
                     "an /export read cannot resume at {cursor:?}"
                 )));
             }
@@ -168,7 +214,7 @@ impl SolrStore {
             ("fl".to_owned(), fields.join(",")),
             ("sort".to_owned(), format!("{} asc", self.id_field)),
         ];
-        for fq in query.filter.to_solr_fqs() {
+        for fq in filter::fqs(&query.filter) {
             params.push(("fq".to_owned(), fq));
         }
         // Two pages ahead at most: the stream waits for the engine, and memory stays bounded.
@@ -282,9 +328,9 @@ async fn stream_export(
 ) -> Result<(), StoreError> {
     let (url, mut resp) = client.export(params).await?;
     let broken = |reason: String| {
-        StoreError::Solr(SolrError::Transport {
+        StoreError::from(SolrError::Transport {
             url: url.clone(),
-            kind: crate::solr::error::TransportKind::Broken,
+            kind: TransportKind::Broken,
             reason,
         })
     };
@@ -292,7 +338,7 @@ async fn stream_export(
     let mut page: Vec<Doc> = Vec::with_capacity(rows);
     while let Some(chunk) = resp.chunk().await.map_err(|e| broken(e.to_string()))? {
         let docs = splitter.feed(&chunk).map_err(|e| {
-            StoreError::Solr(match e {
+            StoreError::from(match e {
                 ExportError::TooLarge(limit) => SolrError::TooLarge {
                     url: url.clone(),
                     limit,
@@ -334,7 +380,7 @@ fn select_params(id_field: &str, query: &ReadQuery, mark: &str) -> Vec<(String, 
         ("rows".to_owned(), query.rows.max(1).to_string()),
         ("cursorMark".to_owned(), mark.to_owned()),
     ];
-    for fq in query.filter.to_solr_fqs() {
+    for fq in filter::fqs(&query.filter) {
         p.push(("fq".to_owned(), fq));
     }
     p
@@ -350,7 +396,7 @@ async fn fetch_page(
         .select(select_params(&id_field, &query, &mark))
         .await?;
     let bad = |what: &str| {
-        StoreError::Solr(SolrError::BadResponse {
+        StoreError::from(SolrError::BadResponse {
             url: format!("{}/select", client.core_url()),
             reason: format!("no {what} in the answer"),
         })
@@ -376,6 +422,7 @@ async fn fetch_page(
     })
 }
 
+#[async_trait]
 impl Store for SolrStore {
     fn max_lookup_values(&self) -> usize {
         // A lookup is one `{!terms}` term-set query, which `maxBooleanClauses` does not limit; the
@@ -522,6 +569,10 @@ impl Store for SolrStore {
     fn requests(&self) -> u64 {
         self.client.requests_sent()
     }
+
+    fn cost_model(&self) -> CostModel {
+        SOLR_COSTS
+    }
 }
 
 impl SolrStore {
@@ -545,7 +596,7 @@ impl SolrStore {
             ("rows".to_owned(), "0".to_owned()),
             ("json.facet".to_owned(), facet.to_string()),
         ];
-        for fq in filter.to_solr_fqs() {
+        for fq in filter::fqs(filter) {
             params.push(("fq".to_owned(), fq));
         }
         Ok(self.client.select(params).await?)
@@ -648,6 +699,83 @@ fn buckets(answer: &Value) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn solr_errors_keep_their_kind_and_message() {
+        use reqwest::StatusCode;
+        let url = || "http://127.0.0.1:8983/solr/c/select".to_owned();
+        let transport = |kind| SolrError::Transport {
+            url: url(),
+            reason: "r".into(),
+            kind,
+        };
+        let server = |message: &str| SolrError::Server {
+            url: url(),
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: message.into(),
+        };
+        let gave_up = |last| SolrError::Exhausted {
+            attempts: 3,
+            last: Box::new(last),
+        };
+        let table = [
+            (
+                transport(TransportKind::Connect),
+                StoreErrorKind::Unreachable,
+            ),
+            (transport(TransportKind::Timeout), StoreErrorKind::Timeout),
+            (
+                gave_up(transport(TransportKind::Timeout)),
+                StoreErrorKind::Timeout,
+            ),
+            (gave_up(server("boom")), StoreErrorKind::Unreachable),
+            (
+                server("org.apache.solr.search.SyntaxError: Cannot parse 'a:('"),
+                StoreErrorKind::Rejected,
+            ),
+            (
+                SolrError::TooLarge {
+                    url: url(),
+                    limit: 10,
+                },
+                StoreErrorKind::TooLarge,
+            ),
+            (SolrError::NotFound { url: url() }, StoreErrorKind::Rejected),
+            (
+                SolrError::Auth {
+                    url: url(),
+                    status: StatusCode::UNAUTHORIZED,
+                },
+                StoreErrorKind::Rejected,
+            ),
+            (
+                SolrError::Conflict {
+                    url: url(),
+                    message: "version conflict".into(),
+                    document: None,
+                    adds: Vec::new(),
+                },
+                StoreErrorKind::Conflict,
+            ),
+            (
+                SolrError::BadResponse {
+                    url: url(),
+                    reason: "x".into(),
+                },
+                StoreErrorKind::Input,
+            ),
+        ];
+        for (solr, kind) in table {
+            let message = solr.to_string();
+            let unreachable = solr.is_unreachable();
+            let e = StoreError::from(solr);
+            assert_eq!(e.kind(), kind, "{message}");
+            assert_eq!(e.to_string(), message);
+            assert_eq!(e.is_unreachable(), unreachable, "{message}");
+            assert!(std::error::Error::source(&e).is_none());
+            assert!(e.downcast_ref::<SolrError>().is_some());
+        }
+    }
 
     #[test]
     fn select_asks_for_the_id_sorted_by_it() {
