@@ -400,3 +400,75 @@ fn a_killed_runs_temporary_files_are_removed_by_the_next_run() {
     assert!(!in_tmp.exists());
     assert_eq!(lines(&std::fs::read_to_string(&output).unwrap()).len(), 3);
 }
+
+#[test]
+fn a_misnamed_text_field_is_an_error_not_an_empty_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_input(dir.path(), &docs());
+    let out_path = dir.path().join("out.jsonl");
+    // A first run: nothing signed yet, every document read with its content.
+    let out = run(&[
+        "run",
+        "--input",
+        s(&input),
+        "--field",
+        "text_t=content_t",
+        "--output",
+        s(&out_path),
+        "-q",
+    ]);
+    let line = usage_failure(&out);
+    assert!(
+        line.contains("no document has the text field content_t") && line.contains("--field"),
+        "{line}"
+    );
+    assert!(!out_path.exists(), "nothing written");
+    // A signed index: the scheme guard's sample meets the field first and says the same, not that
+    // the index was signed with other settings (which would advise --full).
+    let annotated = dir.path().join("annotated.jsonl");
+    ok(&run(&[
+        "run",
+        "--input",
+        s(&input),
+        "--output",
+        s(&annotated),
+        "--output-format",
+        "docs",
+        "-q",
+    ]));
+    let mut signed = std::fs::read_to_string(&annotated).unwrap();
+    // A new page without a signature, so that the run signs and the guard samples.
+    signed.push_str(
+        &json!({"id": "d", "sku": "http://x.org/d", "text_t": "new words", "title": "D"})
+            .to_string(),
+    );
+    signed.push('\n');
+    std::fs::write(&annotated, signed).unwrap();
+    for args in [vec!["run"], vec!["check"], vec!["run", "--full"]] {
+        let mut all = args.clone();
+        all.extend([
+            "--input",
+            s(&annotated),
+            "--field",
+            "text_t=content_t",
+            "-q",
+        ]);
+        let out = run(&all);
+        let line = usage_failure(&out);
+        assert!(
+            line.contains("no document has the text field content_t")
+                && !line.contains("signed with"),
+            "{args:?}: {line}"
+        );
+    }
+    // Pages of which some have no text at all are not a misnamed field.
+    let mixed = write_input(
+        dir.path(),
+        &format!(
+            "{}{}\n",
+            docs(),
+            json!({"id": "e", "sku": "http://x.org/e", "title": "E"})
+        ),
+    );
+    ok(&run(&["run", "--input", s(&mixed), "-q"]));
+}

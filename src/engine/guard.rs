@@ -131,6 +131,22 @@ fn agreeing(signer: &Signer, sample: &[Sampled], check_fuzzy: bool) -> usize {
         .count()
 }
 
+/// Whether no document the run reads holds the text field at all (one `rows=1` read of the ids
+/// of documents that have it): the field is misnamed. Asked only when the documents at hand have
+/// no text field, so a run over pages with text never pays for it.
+pub(super) async fn text_field_missing<S: Store>(
+    store: &S,
+    cfg: &EngineConfig,
+) -> Result<bool, EngineError> {
+    let f = &cfg.fields;
+    let query = ReadQuery {
+        filter: Filter::And(vec![cfg.filter.clone(), Filter::Present(f.text.clone())]),
+        fields: vec![f.id.clone()],
+        rows: 1,
+    };
+    Ok(store.sample(&query).await?.is_empty())
+}
+
 /// Reads the sample and checks it; `Ok` with the number of documents read (with their text) when
 /// the run may go on.
 pub(super) async fn check_scheme<S: Store>(
@@ -165,6 +181,15 @@ pub(super) async fn check_scheme<S: Store>(
             fuzzy: get_i64(d, &f.fuzzy_signature),
         })
         .collect();
+    // A sample without a single text field: the field may be misnamed, and then no scheme fits.
+    if !docs.is_empty()
+        && docs.iter().all(|d| !d.contains_key(&f.text))
+        && text_field_missing(store, cfg).await?
+    {
+        return Err(EngineError::NoTextField {
+            field: f.text.clone(),
+        });
+    }
     if sample.len() < MIN_SAMPLE {
         tracing::debug!(
             signed = sample.len(),

@@ -198,6 +198,17 @@ pub enum EngineError {
         /// The hash.
         hash: u64,
     },
+    /// The documents to sign have no text field at all, and no document the run reads has one: the
+    /// field is misnamed (`--field text_t=…` naming a field nothing fills), and signing would treat
+    /// every page as empty.
+    #[error(
+        "no document has the text field {field}; name the field the pages' text is in with \
+         --field text_t=FIELD (nothing was written)"
+    )]
+    NoTextField {
+        /// The text field the run was given.
+        field: String,
+    },
     /// Two different keys of a dimension share a 64-bit hash (never seen; it would merge groups).
     #[error("two different {dimension} keys share a 64-bit hash ({first:?} and {second:?}); please report this")]
     KeyCollision {

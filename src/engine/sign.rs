@@ -47,6 +47,8 @@ impl<S: Store> Round<'_, S> {
         let mut sigs = Pending::new();
         let mut join = Join::new();
         let count_reads = report.rounds == 1;
+        // Documents read with their content, and how many of them have the text field at all.
+        let (mut with_content, mut with_text) = (0u64, 0u64);
         while let Some(page) = pages
             .next(self.store, if inline { &wide } else { &light })
             .await?
@@ -97,6 +99,10 @@ impl<S: Store> Round<'_, S> {
                     (true, false) => self.id_of(d).and_then(|id| fetched.get(id.as_ref())),
                 })
                 .collect();
+            for doc in content.iter().flatten() {
+                with_content += 1;
+                with_text += u64::from(doc.contains_key(&self.cfg.fields.text));
+            }
             type Entry<'d> = (
                 Cow<'d, str>,
                 Rec,
@@ -180,6 +186,16 @@ impl<S: Store> Round<'_, S> {
                 recs.push(rec);
             }
         }
+        if with_content > 0
+            && with_text == 0
+            && self.needs_text()
+            && guard::text_field_missing(self.store, self.cfg).await?
+        {
+            // Before pass C writes anything: every page would be signed as an empty text.
+            return Err(EngineError::NoTextField {
+                field: self.cfg.fields.text.clone(),
+            });
+        }
         recs.shrink_to_fit();
         Ok((recs, signed_total, keep, sigs, join))
     }
@@ -193,6 +209,11 @@ impl Plan<'_> {
             Value::Number(n) => Some(Cow::Owned(n.to_string())),
             _ => None,
         }
+    }
+
+    /// Whether a dimension of the run signs the text (exact, fuzzy, near).
+    fn needs_text(&self) -> bool {
+        self.on(Dimension::Exact) || self.on(Dimension::Fuzzy) || self.on(Dimension::Near)
     }
 
     pub(super) fn content_fields(&self) -> Vec<String> {
