@@ -472,3 +472,91 @@ fn a_misnamed_text_field_is_an_error_not_an_empty_index() {
     );
     ok(&run(&["run", "--input", s(&mixed), "-q"]));
 }
+
+#[test]
+fn a_failing_run_leaves_a_failure_report_not_the_last_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_input(dir.path(), &docs());
+    let report = dir.path().join("report.json");
+    let read =
+        |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    // A run that succeeds says so.
+    ok(&run(&[
+        "run",
+        "--input",
+        s(&input),
+        "--report",
+        s(&report),
+        "--dry-run",
+        "-q",
+    ]));
+    let r = read(&report);
+    assert_eq!(r["outcome"], "succeeded");
+    assert_eq!(r["documents"]["read"], 3);
+    assert!(r.get("error").is_none());
+    // A run that fails in the engine replaces it with what happened and what it did before.
+    let out = run(&[
+        "run",
+        "--input",
+        s(&input),
+        "--field",
+        "text_t=content_t",
+        "--report",
+        s(&report),
+        "-q",
+    ]);
+    let line = usage_failure(&out);
+    let r = read(&report);
+    assert_eq!(r["outcome"], "failed");
+    assert_eq!(r["exit"], 2);
+    assert_eq!(
+        format!("solr-dedup: error: {}", r["error"].as_str().unwrap()),
+        line
+    );
+    assert_eq!(r["documents"]["read"], 3, "what it read before it failed");
+    assert_eq!(r["documents"]["written"], 0);
+    // A run that fails before it starts (Solr not running) writes one too, with exit 3.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/solr/collection1");
+    let out = run(&[
+        "run",
+        "--solr",
+        &url,
+        "--retries",
+        "0",
+        "--report",
+        s(&report),
+        "-q",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let r = read(&report);
+    assert_eq!(r["outcome"], "failed");
+    assert_eq!(r["exit"], 3);
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not be reached"),
+        "{r}"
+    );
+    assert_eq!(r["documents"]["written"], 0);
+    // A report that cannot be written stops the run before anything is read or written.
+    let out_path = dir.path().join("out.jsonl");
+    let out = run(&[
+        "run",
+        "--input",
+        s(&input),
+        "--output",
+        s(&out_path),
+        "--report",
+        s(&dir.path().join("no/such/dir/report.json")),
+        "-q",
+    ]);
+    let line = usage_failure(&out);
+    assert!(line.contains("cannot write the report"), "{line}");
+    assert!(!out_path.exists());
+}

@@ -15,13 +15,16 @@ use super::progress::Spinner;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, Source};
 use crate::engine::{self, Dimension, EngineError, Mode, Progress, Report};
-use crate::store::file::target::{is_char_device, same_file, write_whole};
+use crate::store::file::target::{is_char_device, same_file, write_whole, Target};
 use crate::store::file::Output;
 
-/// Runs the job and maps its outcome to an exit code.
+/// Runs the job and maps its outcome to an exit code. With `--report`, the report is written
+/// whatever the outcome: a failed run's says so (`outcome`, `error`, `exit`) with what the run did
+/// before it failed, so that it is never the previous run's file.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     init_logging(c.verbosity);
-    let c = &ready(c)?;
+    probe_report(c)?;
+    let c = &ready(c).inspect_err(|f| failure_report(c, None, f, "failed"))?;
     // In file mode a signal stops the run cleanly (see `interrupt`); against Solr the default stays.
     let interrupt = matches!(c.source, Source::File(_))
         .then(Interrupt::install)
@@ -30,19 +33,38 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
         inner: Spinner::new(c.quiet),
         interrupt: interrupt.as_ref(),
     };
-    let result = perform(c, &progress)?;
-    if let (Err(EngineError::Cancelled(_)), Some(i)) = (&result, &interrupt) {
+    let result = match perform_keeping(c, &progress) {
+        Ok(result) => result,
+        Err(failure) => {
+            failure_report(c, None, &failure, "failed");
+            return Err(failure);
+        }
+    };
+    let (error, mut partial) = match result {
+        Ok(report) => return finish(c, report),
+        Err(failed) => failed,
+    };
+    if matches!(c.source, Source::File(_)) {
+        // The file store writes its output only when a run ends: nothing was written.
+        partial.documents.written = 0;
+        partial.work.written_docs = 0;
+    }
+    if let (EngineError::Cancelled(_), Some(i)) = (&error, &interrupt) {
         if let Some(exit) = i.exit() {
-            return Err(Failure::new(
+            let failure = Failure::new(
                 exit,
                 anyhow!(
                     "interrupted by {}; nothing was written, the output is as it was",
                     i.name()
                 ),
-            ));
+            );
+            failure_report(c, Some(&partial), &failure, "interrupted");
+            return Err(failure);
         }
     }
-    finish(c, result)
+    let failure = engine_failure(error, true);
+    failure_report(c, Some(&partial), &failure, "failed");
+    Err(failure)
 }
 
 /// The job as it runs: the `--near-*` parameters checked and the `--chrome` model read into the
@@ -74,6 +96,14 @@ pub fn perform(
     c: &JobConfig,
     progress: &dyn Progress,
 ) -> Result<Result<Report, EngineError>, Failure> {
+    Ok(perform_keeping(c, progress)?.map_err(|(e, _)| e))
+}
+
+/// [`perform`], with the report of what a failed run did before it failed.
+fn perform_keeping(
+    c: &JobConfig,
+    progress: &dyn Progress,
+) -> Result<Result<Report, (EngineError, Box<Report>)>, Failure> {
     let output = match &c.source {
         Source::File(path) => file_output(c, path)?,
         _ => {
@@ -104,11 +134,14 @@ pub fn perform(
         };
         let store = open(index, purpose).await?.store;
         let mode = if c.check { Mode::Check } else { Mode::Run };
-        let result = engine::execute(&store, &engine, mode, progress).await;
-        Ok(result.map(|mut report| {
+        let taken = |mut report: Report| {
             report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
             report
-        }))
+        };
+        let result = engine::execute_keeping(&store, &engine, mode, progress).await;
+        Ok(result
+            .map(taken)
+            .map_err(|(e, partial)| (e, Box::new(taken(*partial)))))
     })
 }
 
@@ -160,9 +193,8 @@ fn file_output(c: &JobConfig, path: &Path) -> Result<Output, Failure> {
     })
 }
 
-fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Failure> {
-    let report = result.map_err(|e| engine_failure(e, true))?;
-    write_report(c, &report)?;
+fn finish(c: &JobConfig, report: Report) -> Result<Exit, Failure> {
+    write_report(c, &report_json(&report, "succeeded", None))?;
     if !c.quiet {
         eprint!("{}", report.summary());
     }
@@ -172,7 +204,65 @@ fn finish(c: &JobConfig, result: Result<Report, EngineError>) -> Result<Exit, Fa
     Ok(if problems { Exit::Problems } else { Exit::Ok })
 }
 
-fn write_report(c: &JobConfig, report: &Report) -> Result<(), Failure> {
+/// The report as written: the engine's report with the run's `outcome` (`succeeded`, `failed`,
+/// `interrupted`) and, for a run that did not succeed, its `error` line and `exit` code.
+fn report_json(report: &Report, outcome: &str, failure: Option<&Failure>) -> serde_json::Value {
+    let mut v = serde_json::to_value(report).unwrap_or_else(|_| serde_json::json!({}));
+    if let Some(map) = v.as_object_mut() {
+        map.insert("outcome".into(), outcome.into());
+        if let Some(f) = failure {
+            map.insert("error".into(), f.to_string().into());
+            map.insert("exit".into(), f.exit.code().into());
+        }
+    }
+    v
+}
+
+/// Writes the report of a run that failed (`partial`: what it did before; none when it failed
+/// before the engine started). A report that cannot be written is logged: the run's own error is
+/// the one that counts.
+fn failure_report(c: &JobConfig, partial: Option<&Report>, failure: &Failure, outcome: &str) {
+    let writable = match &c.report {
+        None => false,
+        Some(Input::Stdin) => true,
+        // Never over the input or the output (the refusal of exactly that may be the failure).
+        Some(Input::File(path)) => {
+            !matches!(&c.source, Source::File(input) if same_file(input, path))
+                && !c
+                    .output
+                    .as_ref()
+                    .is_some_and(|out| same_file(out, path) && !is_char_device(out))
+        }
+    };
+    if !writable {
+        return;
+    }
+    let empty = Report::default();
+    let json = report_json(partial.unwrap_or(&empty), outcome, Some(failure));
+    if let Err(e) = write_report(c, &json) {
+        tracing::warn!("{:#}", e.error);
+    }
+}
+
+/// Before anything is read or written: the report's folder takes files (a regular file is replaced
+/// atomically through a temporary file beside it). A special file is not opened here: a FIFO would
+/// wait for its reader.
+fn probe_report(c: &JobConfig) -> Result<(), Failure> {
+    let Some(Input::File(path)) = &c.report else {
+        return Ok(());
+    };
+    let fail = |e: std::io::Error| {
+        Failure::from(anyhow!(e).context(format!(
+            "cannot write the report {} (check the folder and its permissions)",
+            path.display()
+        )))
+    };
+    let target = Target::resolve(path).map_err(fail)?;
+    target.create_temp().map_err(fail)?;
+    Ok(())
+}
+
+fn write_report(c: &JobConfig, report: &serde_json::Value) -> Result<(), Failure> {
     let Some(target) = &c.report else {
         return Ok(());
     };

@@ -255,7 +255,35 @@ pub async fn execute<S: Store>(
     mode: Mode,
     progress: &dyn Progress,
 ) -> Result<Report, EngineError> {
-    let mut report = Report {
+    execute_keeping(store, cfg, mode, progress)
+        .await
+        .map_err(|(e, _)| e)
+}
+
+/// [`execute`], and on failure also the report of what the run did before it failed (documents
+/// read, signed and written, the store's work), so that a failed run's report says what it left
+/// behind.
+pub async fn execute_keeping<S: Store>(
+    store: &S,
+    cfg: &EngineConfig,
+    mode: Mode,
+    progress: &dyn Progress,
+) -> Result<Report, (EngineError, Box<Report>)> {
+    let requests_before = store.requests();
+    let mut report = new_report(store, cfg, mode);
+    match execute_into(store, cfg, mode, progress, &mut report).await {
+        Ok(()) => Ok(report),
+        Err(e) => {
+            report.work.requests = store.requests() - requests_before;
+            report.work.modelled_solr_ms =
+                report.work.modelled_ms(&store.cost_model()).round() as u64;
+            Err((e, Box::new(report)))
+        }
+    }
+}
+
+fn new_report<S: Store>(store: &S, cfg: &EngineConfig, mode: Mode) -> Report {
+    Report {
         mode: match (mode, cfg.full) {
             (Mode::Check, _) => "check",
             (Mode::Run, true) => "full",
@@ -267,7 +295,16 @@ pub async fn execute<S: Store>(
         scope: cfg.scope.name().to_owned(),
         dry_run: cfg.dry_run || mode == Mode::Check,
         ..Report::default()
-    };
+    }
+}
+
+async fn execute_into<S: Store>(
+    store: &S,
+    cfg: &EngineConfig,
+    mode: Mode,
+    progress: &dyn Progress,
+    report: &mut Report,
+) -> Result<(), EngineError> {
     let writes = mode == Mode::Run && !cfg.dry_run;
     let requests_before = store.requests();
     // Whether the scheme guard ran (pass A runs it before the first document it signs).
@@ -277,7 +314,7 @@ pub async fn execute<S: Store>(
         report.rounds += 1;
         progress.round(report.rounds);
         let round = Round::new(store, cfg, mode, full, progress, &guarded);
-        let outcome = match round.execute(&mut report).await {
+        let outcome = match round.execute(report).await {
             Ok(outcome) => outcome,
             Err(EngineError::Cancelled(_)) => {
                 progress.finish();
@@ -288,7 +325,7 @@ pub async fn execute<S: Store>(
                 report.work.requests = store.requests() - requests_before;
                 report.work.modelled_solr_ms =
                     report.work.modelled_ms(&store.cost_model()).round() as u64;
-                return Err(EngineError::Cancelled(Box::new(report)));
+                return Err(EngineError::Cancelled(Box::new(report.clone())));
             }
             Err(e) => return Err(e),
         };
@@ -318,7 +355,7 @@ pub async fn execute<S: Store>(
     }
     report.work.requests = store.requests() - requests_before;
     report.work.modelled_solr_ms = report.work.modelled_ms(&store.cost_model()).round() as u64;
-    Ok(report)
+    Ok(())
 }
 
 /// The fixed-size state kept per document between passes.
