@@ -283,19 +283,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
     runtime(Threads::Workers)?.block_on(async {
         let index = match rules {
             Some(rules) => Some(
-                index_of(
-                    Index {
-                        source: &job.source,
-                        filter: job.filter.as_deref(),
-                        max_line_bytes: job.max_line_bytes,
-                        missing: "no index",
-                    },
-                    &job.engine.fields,
-                    job.engine.batch_size,
-                    rules.clone(),
-                    &Spinner::new(true),
-                )
-                .await?,
+                prediction_index(&job, rules.clone()).await?,
             )
             .map(|ix| Arc::new(Predictions::new(ix, Some(reloader(&c.job, rules))))),
             None => None,
@@ -347,24 +335,27 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
     Ok(Exit::Ok)
 }
 
+/// The prediction index of the job's index under `rules` (one light read).
+async fn prediction_index(
+    job: &JobConfig,
+    rules: crate::urlrules::Rules,
+) -> Result<crate::urlrules::predict::Index, Failure> {
+    let index = Index {
+        source: &job.source,
+        filter: job.filter.as_deref(),
+        max_line_bytes: job.max_line_bytes,
+        missing: "no index",
+    };
+    let (fields, batch) = (&job.engine.fields, job.engine.batch_size);
+    index_of(index, fields, batch, rules, &Spinner::new(true)).await
+}
+
 /// Builds the prediction index again as at start (the same source, filter and rules), for the
 /// rebuild after a run.
 fn reloader(job: &JobConfig, rules: crate::urlrules::Rules) -> Loader {
     let job = job.clone();
     Box::new(move || {
-        block_on(index_of(
-            Index {
-                source: &job.source,
-                filter: job.filter.as_deref(),
-                max_line_bytes: job.max_line_bytes,
-                missing: "no index",
-            },
-            &job.engine.fields,
-            job.engine.batch_size,
-            rules.clone(),
-            &Spinner::new(true),
-        ))?
-        .map_err(|f| format!("{:#}", f.error))
+        block_on(prediction_index(&job, rules.clone()))?.map_err(|f| format!("{:#}", f.error))
     })
 }
 
