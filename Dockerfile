@@ -33,7 +33,10 @@ RUN apt-get update \
 # An unprivileged user; the worker needs no file system access beyond an optional report file.
 RUN groupadd --system --gid 10001 solr-dedup \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
-        --shell /usr/sbin/nologin solr-dedup
+        --shell /usr/sbin/nologin solr-dedup \
+    && install -d -o 10001 -g 10001 -m 0750 /var/lib/solr-dedup
+# /var/lib/solr-dedup: serve's state (run history, rules.json); a named volume mounted there starts
+# out owned by the user, as the image's directory is.
 COPY --from=builder /usr/local/bin/solr-dedup /usr/local/bin/solr-dedup
 USER 10001:10001
 WORKDIR /tmp
