@@ -299,6 +299,77 @@ fn help_teaches_with_examples() {
 }
 
 #[test]
+fn every_command_help_lists_its_exit_codes() {
+    for command in [
+        &["run"][..],
+        &["check"],
+        &["serve"],
+        &["signature"],
+        &["schema", "check"],
+        &["schema", "apply"],
+        &["near", "table"],
+        &["urls", "learn"],
+        &["urls", "predict"],
+        &["urls", "canonical"],
+        &["urls", "export"],
+        &["chrome", "learn"],
+    ] {
+        let args: Vec<&str> = command.iter().copied().chain(["--help"]).collect();
+        let output = run(&args, b"");
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        // clap wraps the text to the terminal's width: compare it as words.
+        let help = stdout(&output)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let codes = help
+            .split("Exit codes: ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{args:?} --help lists no exit codes:\n{help}"));
+        assert!(codes.starts_with("0 "), "{args:?}: {codes}");
+        assert!(codes.contains("; 2 "), "{args:?}: {codes}");
+    }
+    // run and check can also be unreachable and interrupted.
+    for command in ["run", "check"] {
+        let help = stdout(&run(&[command, "--help"], b""))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            help.contains("3 Solr unreachable") && help.contains("130 or 143"),
+            "{command}: {help}"
+        );
+    }
+}
+
+#[test]
+fn serve_help_lists_only_what_serve_takes() {
+    let output = run(&["serve", "--help"], b"");
+    let help = stdout(&output);
+    for absent in ["--report", "--quiet", "-q,"] {
+        assert!(
+            !help.contains(absent),
+            "serve --help lists {absent}:\n{help}"
+        );
+    }
+    for present in ["--output", "--rules", "--listen", "--verbose"] {
+        assert!(help.contains(present), "serve --help lacks {present}");
+    }
+    // And refuses them as clap refuses any unknown option.
+    let output = run(&["serve", "--input", "x.jsonl", "--report", "r.json"], b"");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--report"), "{}", stderr(&output));
+    // run and check still take them.
+    for command in ["run", "check"] {
+        let help = stdout(&run(&[command, "--help"], b"")).to_owned();
+        assert!(
+            help.contains("--report") && help.contains("--quiet"),
+            "{command}"
+        );
+    }
+}
+
+#[test]
 fn a_closed_stdout_is_not_an_error() {
     // Far more output than a pipe buffers, so the binary is still writing when the reader goes away.
     let mut input = String::new();
@@ -1173,6 +1244,10 @@ fn urls_export_writes_nutch_regexes_for_the_rules_that_apply() {
     assert_eq!(stderr(&out), "");
     let xml = stdout(&out).to_owned();
     assert!(xml.starts_with("<?xml"), "{xml}");
+    // nutch is the default format.
+    let default = run(&["urls", "export", "--rules", rules], b"");
+    assert_eq!(default.status.code(), Some(0), "{}", stderr(&default));
+    assert_eq!(stdout(&default), xml);
     let regexes = nutch_regexes(&xml);
     // scheme, www and sid apply (page does not): three rules and the two clean-ups of the query.
     assert_eq!(regexes.len(), 5, "{xml}");
@@ -1420,7 +1495,6 @@ fn urls_without_an_index_exit_2_and_with_solr_down_exit_3() {
     for args in [
         &["urls", "predict", "--input", input.to_str().unwrap(), "x"][..],
         &["urls", "learn", "--input", input.to_str().unwrap()],
-        &["urls", "export", "--rules", rules],
         &["urls", "export", "--rules", rules, "--format", "csv"],
         &[
             "urls",

@@ -35,7 +35,9 @@ version of that host.
 
 A page all of whose shingles are chrome counts as having no words (near_version_s says no-words). A small \
 host whose pages are mostly copies of each other can lose them all to its chrome; keep --min-pages well \
-above the size of the clusters you want to find.";
+above the size of the clusters you want to find.
+
+Exit codes: 0 model written; 2 usage or input error; 3 Solr unreachable.";
 
 const CHROME_LEARN_EXAMPLES: &str = "\
 Examples:

@@ -80,7 +80,7 @@ pub struct Cli {
 pub enum Command {
     /// Sign what is unsigned, find the doubles, write flags and copy counts
     #[command(long_about = RUN_LONG_ABOUT, after_help = RUN_EXAMPLES)]
-    Run(RunArgs),
+    Run(RunCommandArgs),
     /// Read-only: is every signature, flag and count what a full run would write? (exit 0 yes, 1 no)
     #[command(long_about = CHECK_LONG_ABOUT, after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
@@ -119,7 +119,9 @@ numbers of hash functions per trial (columns).
 Two pages are near-duplicates when at least A of T trials agree; a trial agrees when all its H min-hashes \
 over the pages' word shingles are equal, which for one hash happens with the Jaccard overlap J of the \
 shingle sets. So the chance is 1 - sum_{k<A} C(T,k) p^k (1-p)^(T-k) with p = J^H. More hashes make the \
-test stricter (fewer pairs with a lower overlap are found); fewer trials that must agree make it looser.";
+test stricter (fewer pairs with a lower overlap are found); fewer trials that must agree make it looser.
+
+Exit codes: 0 printed; 2 usage error.";
 
 const NEAR_TABLE_EXAMPLES: &str = "\
 Examples:
@@ -170,7 +172,10 @@ not, 3 when Solr cannot be reached.
 
 `schema apply` adds the missing output fields in one all-or-nothing Schema API request (stored and \
 docValues, with the core's own types). It changes nothing else: fields that would lose data on an atomic \
-update must be fixed by hand, and a full reindex follows such a change.";
+update must be fixed by hand, and a full reindex follows such a change.
+
+Exit codes: 0 a run can go ahead (check), the fields were added or none was missing (apply); 2 a run \
+would be refused, or a usage or Schema API error; 3 Solr unreachable.";
 
 const SCHEMA_EXAMPLES: &str = "\
 Examples:
@@ -289,7 +294,11 @@ or with --output-format docs the annotated documents. The output appears only wh
 regular file is replaced atomically, a symbolic link is followed, a special file (/dev/null, a FIFO) or \
 `-` is streamed to; an output or report that is the input is refused. Lines longer than \
 --max-line-bytes are refused with their FILE:LINE. SIGINT or SIGTERM stops the run before its next page \
-with no output and no temporary file left (exit 130 or 143).";
+with no output and no temporary file left (exit 130 or 143).
+
+Exit codes: 0 done; 1 finished with problems (documents skipped or changed under the run); 2 usage, \
+configuration, schema or input error (nothing, or only part, was done); 3 Solr unreachable; 130 or 143 \
+stopped by SIGINT or SIGTERM.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -299,9 +308,9 @@ Examples:
       only pages fetched with 200 take part (the fq goes to Solr unchanged)
   solr-dedup run --input docs.jsonl --output updates.jsonl
       decide everything for the documents in docs.jsonl; write the atomic updates
-  jq -s . updates.jsonl | curl -s -H 'Content-Type: application/json' --data-binary @- \\
-       'http://127.0.0.1:8983/solr/core/update?commit=true'
-      apply them to a core yourself (the lines wrapped into one JSON array)
+  { printf '['; paste -sd, updates.jsonl; printf ']'; } | curl -s -H 'Content-Type: application/json' \\
+       --data-binary @- 'http://127.0.0.1:8983/solr/core/update?commit=true'
+      apply them to a core yourself (the lines joined into one JSON array, the 64-bit values untouched)
   solr-dedup run --input docs.jsonl --output next.jsonl --output-format docs --report -
       annotated documents for the next run; the JSON report on standard output
   solr-dedup run --input docs.jsonl --dry-run --report report.json
@@ -312,9 +321,10 @@ Examples:
 
 const CHECK_LONG_ABOUT: &str = "\
 Read-only: does every document have its signatures, and does every flag and count equal what a full run \
-would write? Exit code 0 yes, 1 no (with counts per dimension and a few example ids), 2 when it could not \
-tell (bad input, configuration). Takes the same options as `run`, minus the writing ones. Meant for CI jobs \
-and monitoring.";
+would write? Takes the same options as `run`, minus the writing ones. Meant for CI jobs and monitoring.
+
+Exit codes: 0 yes; 1 no (with counts per dimension and a few example ids); 2 it could not tell (bad \
+input, configuration, schema); 3 Solr unreachable; 130 or 143 stopped by SIGINT or SIGTERM.";
 
 const CHECK_EXAMPLES: &str = "\
 Examples:
@@ -323,7 +333,7 @@ Examples:
   solr-dedup check --input docs.jsonl --report - --quiet
       the JSON report on standard output, nothing on standard error";
 
-/// Arguments of `solr-dedup run`.
+/// What `run` and `serve` take: the index, the decisions, and how the run writes.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Where the documents are and what to decide.
@@ -396,6 +406,10 @@ pub struct CheckArgs {
     /// Also recompute every signature from the text and compare it with the stored one
     #[arg(long)]
     pub full: bool,
+
+    /// Its report.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// What `run` and `check` share: the source, the decisions, the report.
@@ -481,10 +495,6 @@ pub struct JobArgs {
     #[arg(long = "field", value_name = "NAME=FIELD", value_parser = parse_field)]
     pub fields: Vec<(String, String)>,
 
-    /// Write the JSON report to FILE, or to standard output with `-`
-    #[arg(long, value_name = "FILE|-")]
-    pub report: Option<PathBuf>,
-
     /// File mode: the longest input line (one document) accepted, in bytes, or with K, M or G (KiB,
     /// MiB, GiB); a longer line stops the command with its FILE:LINE (exit 2), and no more than this is
     /// held for one line. Also bounds each document of a /select response
@@ -494,10 +504,30 @@ pub struct JobArgs {
     /// Log more to standard error: -v for progress notes, -vv for detail
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
+}
+
+/// What `run` and `check` tell when they end (serve keeps its runs' reports itself).
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Write the JSON report to FILE, or to standard output with `-`
+    #[arg(long, value_name = "FILE|-")]
+    pub report: Option<PathBuf>,
 
     /// Print no summary on standard error (errors still show)
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Arguments of `solr-dedup run`: what a run takes, and its report.
+#[derive(Debug, Args)]
+pub struct RunCommandArgs {
+    /// What the run reads, decides and writes.
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Its report.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// The `--scope` values.
@@ -590,7 +620,9 @@ With --batch, the input is JSON Lines instead: one object per line with a `text`
 is a string or an integer (other fields are ignored, blank lines are skipped). Each input line gives one \
 output line, the same object as above with the `id` first, echoed as given. Lines are processed as they \
 are read; when a line is broken (not JSON, no `text`, a bad `id`) the command stops with exit code 2 and \
-`FILE:LINE: what is wrong`, after the output lines of every earlier input line have been written.";
+`FILE:LINE: what is wrong`, after the output lines of every earlier input line have been written.
+
+Exit codes: 0 signed; 2 usage or input error (a broken line: FILE:LINE).";
 
 const SIGNATURE_EXAMPLES: &str = "\
 Examples:
@@ -733,7 +765,7 @@ mod tests {
 
     fn run_args(args: &[&str]) -> RunArgs {
         match parse(args).expect("parses").command {
-            Command::Run(a) => a,
+            Command::Run(a) => a.run,
             other => panic!("not run: {other:?}"),
         }
     }

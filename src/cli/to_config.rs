@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::{
     CheckArgs, ChromeCommand, Cli, Command, CommitArg, JobArgs, NearCommand, OutputFormatArg,
-    RunArgs, SchemaAction, SchemaArgs, SchemeArg, ScopeArg, SignatureArgs, SignatureOptions,
-    SolrArgs, UrlsCommand,
+    ReportArgs, RunArgs, RunCommandArgs, SchemaAction, SchemaArgs, SchemeArg, ScopeArg,
+    SignatureArgs, SignatureOptions, SolrArgs, UrlsCommand,
 };
 use crate::config::ServeConfig;
 use crate::config::{
@@ -222,7 +222,21 @@ impl From<CheckArgs> for JobConfig {
     fn from(args: CheckArgs) -> Self {
         let mut c = job(args.job, true);
         c.engine.full = args.full;
-        c
+        c.with_report(args.report)
+    }
+}
+
+impl From<RunCommandArgs> for JobConfig {
+    fn from(args: RunCommandArgs) -> Self {
+        JobConfig::from(args.run).with_report(args.report)
+    }
+}
+
+impl JobConfig {
+    fn with_report(mut self, args: ReportArgs) -> Self {
+        self.report = args.report.map(Input::from_arg);
+        self.quiet = args.quiet;
+        self
     }
 }
 
@@ -239,7 +253,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         chrome: args.chrome.clone(),
         output: None,
         output_format: OutputFormat::Updates,
-        report: args.report.map(Input::from_arg),
+        report: None,
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
         engine: EngineConfig {
             fields,
@@ -267,7 +281,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
             ..EngineConfig::default()
         },
         verbosity: args.verbose,
-        quiet: args.quiet,
+        quiet: false,
     }
 }
 

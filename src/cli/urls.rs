@@ -65,7 +65,11 @@ It listens on 127.0.0.1 unless told otherwise (--listen); on any other address i
 (--token-file FILE, or SOLR_DEDUP_TOKEN), which every request but /healthz and the page's empty shell \
 must then carry (Authorization: Bearer TOKEN). POSTs take application/json only, and cross-site \
 requests are refused. Stop it with Ctrl-C (SIGINT) or SIGTERM: the run going on ends after its batch \
-in flight.";
+in flight.
+
+Exit codes: 0 stopped by SIGINT or SIGTERM; 2 refused at start (usage, configuration, a token that is \
+too short, a state directory another server holds, a rules file that does not parse); 3 Solr \
+unreachable while starting.";
 
 pub(super) const SERVE_EXAMPLES: &str = "\
 Examples:
@@ -218,18 +222,23 @@ Examples:
 const URLS_CANONICAL_EXAMPLES: &str = "\
 Examples:
   solr-dedup urls canonical --rules rules.json 'HTTP://WWW.Shop.Example/a;jsessionid=1?sid=2&id=7'
-  solr-dedup urls canonical --rules rules.json - < urls.txt";
+  solr-dedup urls canonical --rules rules.json - < urls.txt
+
+Exit codes: 0 every URL answered; 1 some URLs have no canonical form (not a URL, not http(s)); 2 usage \
+or rules-file error.";
 
 const URLS_EXPORT_LONG_ABOUT: &str = "\
 Write the rules that apply as Apache Nutch's regex-normalize.xml (urlnormalizer-regex): one Java regex per \
 rule, in the order of the canonical form, with the evidence in a comment. Rules pooled over all sites are \
 not exported (a regex cannot say \"a site without evidence of its own\"), nor parameter order (a regex \
-cannot sort; it is listed in a comment).";
+cannot sort; it is listed in a comment).
+
+Exit codes: 0 written; 2 usage or rules-file error, or the output cannot be written.";
 
 const URLS_EXPORT_EXAMPLES: &str = "\
 Examples:
-  solr-dedup urls export --rules rules.json --format nutch --out conf/regex-normalize.xml
-  solr-dedup urls export --rules rules.json --format nutch --min-estimate 0.95";
+  solr-dedup urls export --rules rules.json --out conf/regex-normalize.xml
+  solr-dedup urls export --rules rules.json --min-estimate 0.95";
 
 /// Arguments of `solr-dedup urls learn`.
 #[derive(Debug, Args)]
@@ -317,7 +326,7 @@ pub struct UrlsExportArgs {
     pub rules: PathBuf,
 
     /// The format
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormatArg::Nutch)]
     pub format: ExportFormatArg,
 
     /// Export only rules whose estimate reaches this [default: the file's min_estimate]
