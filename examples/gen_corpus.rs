@@ -143,6 +143,14 @@ SINGLE DOCUMENTS (per slot, outside planted units)
   page at one normalised URL); slots 2-4 hold the texts \"\", \"  \\n\\t \" and
   \"\\u00a0\\u2003\\n\", slot 5 an empty-profile page, slots 6-14 one of each odd URL kind.
 
+SITES (--site-pages N)
+  After the --docs documents, N pages of two sites (forum.example.org, wiki.example.net), half
+  each, outside the truth file. Every page is a header line, its own body, a footer line: the
+  site's chrome, which `solr-dedup chrome learn` finds. A third of the forum's topics is indexed
+  a second time under a session id (&sid=…), a third of the wiki's articles under www., with the
+  same text: the evidence from which `solr-dedup urls learn` learns that neither changes a page.
+  Ids are site-S-KKKK-V.
+
 TRUTH FILE (--truth)
   {\"docs\":N, \"seed\":S, \"page_kb\":K,
    \"groups\":{\"exact\":[[id,...],...], \"fuzzy\":[...], \"title\":[...],
@@ -216,6 +224,11 @@ struct Args {
     /// Average size of a page's text_t in KiB (pages vary from 0.6x to 1.4x; fractions allowed).
     #[arg(long, value_name = "K", default_value_t = 5.0)]
     page_kb: f64,
+    /// Also write this many pages of two sites with real chrome (a header and a footer on every
+    /// page) and URL variants (session ids, `www.`), after the --docs documents and outside the
+    /// truth file: what `chrome learn` and `urls learn` learn from (see SITES below).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    site_pages: u64,
 }
 
 // The example's entry point; `tests/truth.rs` includes this file as a module for its generator
@@ -246,7 +259,126 @@ fn main() -> Result<()> {
     };
     generate(args.docs, args.seed, args.page_kb, &mut out, truth.as_mut())
         .context("cannot write the corpus or the truth file")?;
+    write_sites(args.site_pages, args.seed, &mut out).context("cannot write the corpus")?;
     Ok(())
+}
+
+/// One of the two sites of `--site-pages`.
+struct Site {
+    host: &'static str,
+    /// A page's URL before its key.
+    prefix: &'static str,
+    /// What the key names (`Topic`, `Article`).
+    kind: &'static str,
+    /// The indexed variant: `{}` (the page's URL) and a session id after it, or `www`.
+    variant: &'static str,
+    header: &'static str,
+    footer: &'static str,
+}
+
+const SITES: [Site; 2] = [
+    Site {
+        host: "forum.example.org",
+        prefix: "https://forum.example.org/viewtopic.php?t=",
+        kind: "Topic",
+        variant: "{}&sid=",
+        header: "Example Forum · Board index · Search · Members · The team · FAQ · Register · Login",
+        footer: "Forum rules: be kind, stay on topic, search before you post. Powered by a forum engine.",
+    },
+    Site {
+        host: "wiki.example.net",
+        prefix: "https://wiki.example.net/wiki/Article_",
+        kind: "Article",
+        variant: "www",
+        header: "Example Wiki, the free handbook · Main page · Recent changes · Random article · Help",
+        footer: "This page was last edited by a volunteer. Text is available under a free licence.",
+    },
+];
+
+/// Words of the sites' pages (each page also carries a word of its own).
+const SITE_WORDS: &[&str] = &[
+    "kernel", "driver", "install", "package", "update", "network", "printer", "screen", "sound",
+    "disk", "backup", "restore", "boot", "error", "message", "log", "config", "setting", "option",
+    "version", "release", "patch", "bug", "report", "thread", "reply", "question", "answer",
+    "solve", "thank", "try", "mount", "build", "test", "file", "folder", "user", "group", "port",
+    "work", "fail", "load", "memory", "cpu", "fan", "battery", "wifi", "cable", "monitor", "mouse",
+    "keyboard", "server", "client", "proxy", "cache", "index", "query", "table", "font", "theme",
+    "panel", "window", "mirror", "repo", "branch", "commit", "merge", "script", "shell", "path",
+    "socket", "signal", "thread", "process", "service", "timer", "clock", "zone", "locale",
+    "encode", "decode", "stream", "buffer", "queue", "stack", "heap", "page", "block", "sector",
+    "volume", "label", "token", "secret", "account", "profile", "session", "cookie", "header",
+];
+
+/// `--site-pages`: pages of [`SITES`], half each. Every page is its header, its own body and its
+/// footer, one per line. On the forum a third of the topics is also indexed under a session id,
+/// on the wiki under `www.`, with the same text: exact doubles in which `urls learn` finds `sid`
+/// and `www.` do not change the page, and from which `chrome learn` learns the header and footer.
+fn write_sites<W: Write>(pages: u64, seed: u64, out: &mut W) -> io::Result<()> {
+    for (s, site) in SITES.iter().enumerate() {
+        let Site {
+            host,
+            prefix,
+            kind,
+            variant,
+            header,
+            footer,
+        } = site;
+        let share = pages / 2 + (s == 0) as u64 * (pages % 2);
+        // Pages of this site: n keys, a third of them indexed twice (n + n/3 = share).
+        let n = (share * 3).div_ceil(4);
+        let mut written = 0;
+        for k in 0..n {
+            let mut r = Rng::new(&[seed, 0x5173, s as u64, k]);
+            let own = format!("{}{}", kind.to_lowercase(), 1000 + k);
+            let words = 40 + r.below(60);
+            // A word list and its plurals and -ing forms: enough words that no pair of them is on
+            // more than a few pages by chance, so that only the header and footer are chrome.
+            let body: Vec<String> = (0..words)
+                .map(|i| {
+                    if i % 9 == 4 {
+                        return own.clone();
+                    }
+                    let w = *r.pick(SITE_WORDS);
+                    match r.below(4) {
+                        0 => format!("{w}s"),
+                        1 => format!("{w}ing"),
+                        2 => format!("re{w}"),
+                        _ => w.to_owned(),
+                    }
+                })
+                .collect();
+            let text = format!(
+                "{header}\n{kind} {}: {}.\n{footer}",
+                1000 + k,
+                body.join(" ")
+            );
+            let url = format!("{prefix}{}", 1000 + k);
+            let title = format!("{kind} {} – {host}", 1000 + k);
+            let mut urls = vec![url.clone()];
+            if k % 3 == 1 && written + 1 < share {
+                urls.push(if *variant == "www" {
+                    url.replacen("https://", "https://www.", 1)
+                } else {
+                    format!("{}{:08x}", variant.replace("{}", &url), r.next() as u32)
+                });
+            }
+            for (v, u) in urls.iter().enumerate() {
+                if written == share {
+                    break;
+                }
+                let doc = serde_json::json!({
+                    "id": format!("site-{s}-{k:04}-{v}"),
+                    "sku": u,
+                    "host_s": u.split('/').nth(2).unwrap_or(host),
+                    "title": [title],
+                    "text_t": text,
+                });
+                writeln!(out, "{doc}")?;
+                written += 1;
+            }
+        }
+    }
+    out.flush()
 }
 
 /// Writes `docs` documents for `seed` to `out`, and the ground truth to `truth` when given. Tests
