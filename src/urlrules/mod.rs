@@ -8,6 +8,8 @@
 //! - [`predict`]: an index of the canonical forms of the indexed URLs, and for a new URL the indexed
 //!   page it would duplicate, with a probability.
 //! - [`nutch`]: the rules as Apache Nutch's `regex-normalize.xml`.
+//! - [`clean`]: how clean a URL is for a searcher without rules (session and tracking parameters,
+//!   print views, default values, default documents, host case), for choosing representatives.
 //!
 //! # The canonical form
 //!
@@ -42,6 +44,7 @@
 //! assert_eq!(c.applied, ["host case", "www", "param utm_source"]);
 //! ```
 
+pub mod clean;
 pub mod learn;
 pub mod nutch;
 mod parts;
