@@ -343,6 +343,20 @@ fn every_command_help_lists_its_exit_codes() {
 }
 
 #[test]
+fn logs_carry_no_colour_codes_when_stderr_is_not_a_terminal() {
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus.jsonl");
+    // -v: the corpus has documents with two descriptions, which the reader notes at INFO.
+    let output = run(&["run", "--input", corpus, "--dry-run", "-v"], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains(" INFO "), "{err}");
+    assert!(
+        !err.contains('\u{1b}'),
+        "ANSI codes in a piped log: {err:?}"
+    );
+}
+
+#[test]
 fn serve_help_lists_only_what_serve_takes() {
     let output = run(&["serve", "--help"], b"");
     let help = stdout(&output);

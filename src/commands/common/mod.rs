@@ -23,8 +23,13 @@ pub(crate) fn init_logging(verbosity: u8) {
         _ => "debug,hyper_util=info,reqwest=info",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Colours only for a person at a terminal: a log file, a pipe or journald gets plain text, and
+    // NO_COLOR (no-color.org) turns them off anywhere.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();
