@@ -445,17 +445,20 @@ impl Runs {
     /// Saves and counts the ended run before it stops being the current one, so that whoever sees
     /// it ended (the API, `stop`) also sees its record saved and its metrics counted.
     fn end(&self, id: u64, ended: Ended, mark: Option<String>) {
+        // The kept record reads `running` until the ended one is saved and counted: whoever reads
+        // it ended (`GET /api/runs/ID`) also finds it in `/metrics`.
         let record = {
-            let mut inner = lock(&self.inner);
-            let Some(r) = inner.records.get_mut(&id) else {
+            let inner = lock(&self.inner);
+            let Some(r) = inner.records.get(&id) else {
                 return;
             };
+            let mut r = r.clone();
             r.state = ended.state;
             r.ended = Some(now());
             r.report = ended.report;
             r.error = ended.error;
             r.mark_after = mark;
-            r.clone()
+            r
         };
         self.save(&record);
         self.count(&record);
@@ -465,6 +468,7 @@ impl Runs {
         }
         {
             let mut inner = lock(&self.inner);
+            inner.records.insert(id, record);
             if inner.current.as_ref().is_some_and(|(c, _)| *c == id) {
                 inner.current = None;
             }
