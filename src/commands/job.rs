@@ -89,18 +89,31 @@ pub(crate) fn ready(c: &JobConfig) -> Result<JobConfig, Failure> {
 
 /// Opens the index, checks the schema and runs the engine, telling `progress` how far it is (and
 /// stopping when it says so). `c` is [`ready`]. The outer error is a failure before the engine
-/// started (configuration, the schema, Solr unreachable); the inner result is the engine's. Builds
-/// its own runtime: call it from a thread that is not a runtime's worker (`serve` runs each job on a
-/// thread of its own).
-pub fn perform(
+/// started (configuration, the schema, Solr unreachable); the inner result is the engine's. Runs on
+/// the caller's runtime (`serve` drives it on the server's, from a thread of the run's own, which
+/// does the signing while the runtime's workers read ahead).
+pub(crate) async fn perform(
     c: &JobConfig,
     progress: &dyn Progress,
 ) -> Result<Result<Report, EngineError>, Failure> {
-    Ok(perform_keeping(c, progress)?.map_err(|(e, _)| e))
+    Ok(execute(c, progress).await?.map_err(|(e, _)| e))
+}
+
+/// [`execute`] on a runtime of the command's own.
+fn perform_keeping(
+    c: &JobConfig,
+    progress: &dyn Progress,
+) -> Result<Result<Report, (EngineError, Box<Report>)>, Failure> {
+    // Against Solr, signing runs on the calling thread's pool; the runtime's workers read ahead.
+    let threads = match c.source {
+        Source::Solr(_) => Threads::Workers,
+        _ => Threads::Caller,
+    };
+    runtime(threads)?.block_on(execute(c, progress))
 }
 
 /// [`perform`], with the report of what a failed run did before it failed.
-fn perform_keeping(
+async fn execute(
     c: &JobConfig,
     progress: &dyn Progress,
 ) -> Result<Result<Report, (EngineError, Box<Report>)>, Failure> {
@@ -118,31 +131,24 @@ fn perform_keeping(
         max_line_bytes: c.max_line_bytes,
         missing: "no documents to work on",
     };
-    // Against Solr, signing runs on the calling thread's pool; the runtime's workers read ahead.
-    let threads = match c.source {
-        Source::Solr(_) => Threads::Workers,
-        _ => Threads::Caller,
+    let purpose = Purpose::Job {
+        engine: &mut engine,
+        writes: !c.check && !c.engine.dry_run,
+        allow_lossy: c.allow_lossy,
+        near_optional: c.near_optional,
+        output,
+        format: c.output_format,
     };
-    runtime(threads)?.block_on(async {
-        let purpose = Purpose::Job {
-            engine: &mut engine,
-            writes: !c.check && !c.engine.dry_run,
-            allow_lossy: c.allow_lossy,
-            near_optional: c.near_optional,
-            output,
-            format: c.output_format,
-        };
-        let store = open(index, purpose).await?.store;
-        let mode = if c.check { Mode::Check } else { Mode::Run };
-        let taken = |mut report: Report| {
-            report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
-            report
-        };
-        let result = engine::execute_keeping(&store, &engine, mode, progress).await;
-        Ok(result
-            .map(taken)
-            .map_err(|(e, partial)| (e, Box::new(taken(*partial)))))
-    })
+    let store = open(index, purpose).await?.store;
+    let mode = if c.check { Mode::Check } else { Mode::Run };
+    let taken = |mut report: Report| {
+        report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
+        report
+    };
+    let result = engine::execute_keeping(&store, &engine, mode, progress).await;
+    Ok(result
+        .map(taken)
+        .map_err(|(e, partial)| (e, Box::new(taken(*partial)))))
 }
 
 /// Against Solr the updates go to the core: `--output` is refused (`run` and `serve`).

@@ -3,15 +3,24 @@
 //! cancel the run going on after its batch in flight, and stop).
 //!
 //! The server reaches the index through [`IndexBackend`], the [`Backend`] built here over the stores
-//! and the `run` command's job ([`super::job::perform`]).
+//! and the `run` command's job ([`super::job::perform`]). Everything runs on one runtime, built
+//! once: the requests, the schedule, and the runs and prediction rebuilds, which drive their futures
+//! on it from threads of their own (they do their CPU work there). A Solr core's light reads (the
+//! page's health, counts, change marks, groups) go through one store and client opened at start
+//! and kept; a run opens the index as `run` does (the schema read and fitted again, its own
+//! client, so that its report counts its own requests).
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{anyhow, Context};
+use async_trait::async_trait;
+use tokio::runtime::Handle;
 use tracing::{info, warn};
 
 use super::common::load::load_rules;
-use super::common::open::{check_filter, connect, open_unchecked, parse_filter, Index};
+use super::common::open::{check_filter, connect, light_file, light_solr, parse_filter, Index};
 use super::common::{init_logging, runtime, Threads};
 use super::job::{perform, ready, refuse_output};
 use super::progress::Spinner;
@@ -23,98 +32,186 @@ use crate::groups::{biggest_groups, GroupView};
 use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
-use crate::server::{router, AppState, Backend, Metrics};
-use crate::store::{Filter, Store};
+use crate::server::{router, AppState, Backend, BackendError, Metrics};
+use crate::solr::error::TransportKind;
+use crate::solr::{Client, SolrError};
+use crate::store::{Filter, Store, StoreErrorKind};
 
 /// The index as the server sees it: the `run` command's job, and light reads for the page.
 pub struct IndexBackend {
     job: JobConfig,
     filter: Filter,
-    /// The core's URL without credentials (Solr only), checked once.
-    core_url: Option<String>,
+    /// The server's runtime: a run drives its job on it from its own thread.
+    rt: Handle,
+    /// How light reads reach the index.
+    reads: Reads,
 }
 
-/// Runs `f` to its end on a runtime of its own: the backend's callers are blocking threads.
-fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, String> {
-    let rt = runtime(Threads::Caller).map_err(|e| format!("{:#}", e.error))?;
-    Ok(rt.block_on(f))
+/// How the page's light reads reach the index.
+enum Reads {
+    /// A Solr core: one store and its client, kept for the server's life.
+    Solr {
+        /// The core's URL without credentials.
+        core_url: String,
+        /// The store light reads go through (no read-ahead, no `/export`).
+        store: Arc<dyn Store>,
+        /// The store's client (its clone: the same connections), for counts.
+        client: Client,
+        /// A client that tries once with a short time limit, for the health probe: a page or a
+        /// probe waits seconds, not minutes.
+        quick: Client,
+        /// Its time limit.
+        timeout: Duration,
+    },
+    /// A file, opened at each read: it may have changed (opening it sends no request).
+    File(PathBuf),
 }
+
+/// The health probe's time limit at most.
+const QUICK: Duration = Duration::from_secs(5);
 
 impl IndexBackend {
-    /// A backend for the job's source ([`ready`]); fails as `run` would on a filter or a core URL
-    /// it refuses.
-    pub fn new(job: JobConfig) -> Result<Self, Failure> {
+    /// A backend for the job's source ([`ready`]), on the current runtime, which it keeps; fails as
+    /// `run` would on a filter or a core URL it refuses. Solr being down is not a reason not to
+    /// serve: the runs and the health report it.
+    pub async fn open(job: JobConfig) -> Result<Self, Failure> {
         let filter = parse_filter(&job.source, job.filter.as_deref())?;
-        let core_url = match &job.source {
+        let reads = match &job.source {
             Source::Solr(solr) => {
                 let client = connect(solr)?;
                 if let Some(text) = &job.filter {
-                    // A filter Solr refuses would fail every run: refuse it now. Solr being down
-                    // is not a reason not to serve; the runs report it.
-                    match block_on(check_filter(&client, text)).map_err(|e| anyhow!(e))? {
+                    // A filter Solr refuses would fail every run: refuse it now.
+                    match check_filter(&client, text).await {
                         Err(f) if f.exit == Exit::Usage => return Err(f),
                         Err(f) => warn!("{:#}", f.error),
                         Ok(()) => {}
                     }
                 }
-                Some(client.core_url().to_owned())
+                let mut quick = solr.clone();
+                quick.retries = 0;
+                quick.timeout = quick.timeout.min(QUICK);
+                Reads::Solr {
+                    core_url: client.core_url().to_owned(),
+                    store: light_solr(client.clone(), &job.engine.fields),
+                    client,
+                    quick: connect(&quick)?,
+                    timeout: quick.timeout,
+                }
             }
-            _ => None,
+            Source::File(path) => Reads::File(path.clone()),
+            Source::Missing => return Err(anyhow!("no index").into()),
         };
         Ok(IndexBackend {
             job,
             filter,
-            core_url,
+            rt: Handle::current(),
+            reads,
         })
     }
 
-    /// The index for a few light reads of the page (opened per request: the file may have changed).
-    fn index(&self) -> Index<'_> {
-        Index {
-            source: &self.job.source,
-            filter: self.job.filter.as_deref(),
-            max_line_bytes: self.job.max_line_bytes,
-            missing: "no index",
+    /// The store for a few light reads: the kept one, or the file opened now.
+    fn store(&self) -> Result<Arc<dyn Store>, BackendError> {
+        match &self.reads {
+            Reads::Solr { store, .. } => Ok(store.clone()),
+            Reads::File(path) => light_file(path, &self.job.engine.fields, self.job.max_line_bytes)
+                .map_err(|e| BackendError::new(e.kind(), chain(&e))),
         }
     }
 }
 
+/// An error and its sources in one line, as `run` prints them (`context: cause`).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        line.push_str(": ");
+        line.push_str(&s.to_string());
+        source = s.source();
+    }
+    line
+}
+
+/// What the health probe of the core at `core_url` tells a person when it failed, in one line:
+/// `Solr at URL is unreachable: connection refused`, rather than the HTTP stack's whole chain.
+fn health_error(core_url: &str, timeout: Duration, e: &SolrError) -> BackendError {
+    let kind = crate::store::solr::kind_of(e);
+    let last = match e {
+        SolrError::Exhausted { last, .. } => last,
+        e => e,
+    };
+    let message = match last {
+        SolrError::Transport {
+            kind: TransportKind::Timeout,
+            ..
+        } => format!(
+            "Solr at {core_url} is unreachable: no answer within {} s",
+            timeout.as_secs_f64()
+        ),
+        SolrError::Transport { reason, .. } => {
+            format!("Solr at {core_url} is unreachable: {}", cause(reason))
+        }
+        other => other.to_string(),
+    };
+    BackendError::new(kind, message)
+}
+
+/// The innermost cause of a flattened transport error (`… tcp connect error: Connection refused
+/// (os error 111)` is `connection refused`).
+fn cause(reason: &str) -> String {
+    let last = reason.rsplit(": ").next().unwrap_or(reason).trim();
+    let last = match last.rfind(" (os error ") {
+        Some(at) if last.ends_with(')') => &last[..at],
+        _ => last,
+    };
+    let mut chars = last.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => reason.to_owned(),
+    }
+}
+
+#[async_trait]
 impl Backend for IndexBackend {
     fn describe(&self) -> String {
-        match &self.job.source {
-            Source::File(path) => format!("file {}", path.display()),
-            Source::Solr(_) => format!("solr {}", self.core_url.as_deref().unwrap_or("")),
-            Source::Missing => "none".to_owned(),
+        match &self.reads {
+            Reads::File(path) => format!("file {}", path.display()),
+            Reads::Solr { core_url, .. } => format!("solr {core_url}"),
         }
     }
 
     fn document_link(&self, id: &str) -> Option<String> {
-        let core_url = self.core_url.as_deref()?;
+        let Reads::Solr { core_url, .. } = &self.reads else {
+            return None;
+        };
         let q = format!("{{!term f={}}}{id}", self.job.engine.fields.id);
         let q: String = url::form_urlencoded::byte_serialize(q.as_bytes()).collect();
         Some(format!("{core_url}/select?q={q}"))
     }
 
-    fn health(&self) -> Result<(), String> {
-        match &self.job.source {
-            Source::File(path) => std::fs::metadata(path)
-                .map(|_| ())
-                .map_err(|e| format!("cannot read {}: {e}", path.display())),
-            Source::Solr(solr) => {
-                // One try with a short time limit: a page or a probe waits seconds, not minutes.
-                let mut quick = solr.clone();
-                quick.retries = 0;
-                quick.timeout = quick.timeout.min(std::time::Duration::from_secs(5));
-                let client = connect(&quick).map_err(|e| format!("{:#}", e.error))?;
+    async fn health(&self) -> Result<(), BackendError> {
+        match &self.reads {
+            Reads::File(path) => std::fs::metadata(path).map(|_| ()).map_err(|e| {
+                BackendError::new(
+                    StoreErrorKind::Io,
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            }),
+            Reads::Solr {
+                core_url,
+                quick,
+                timeout,
+                ..
+            } => {
                 let ping = vec![
                     ("q".to_owned(), "*:*".to_owned()),
                     ("rows".to_owned(), "0".to_owned()),
                 ];
-                block_on(client.select(ping))?
+                quick
+                    .select(ping)
+                    .await
                     .map(|_| ())
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| health_error(core_url, *timeout, &e))
             }
-            Source::Missing => Err("no index".to_owned()),
         }
     }
 
@@ -135,7 +232,7 @@ impl Backend for IndexBackend {
         job.engine.dry_run = options.dry_run;
         job.report = None;
         job.quiet = true;
-        match perform(&job, progress) {
+        match self.rt.block_on(perform(&job, progress)) {
             Ok(Ok(report)) => Ended {
                 state: State::Succeeded,
                 report: Some(report),
@@ -169,11 +266,10 @@ impl Backend for IndexBackend {
         }
     }
 
-    fn count(&self) -> Option<u64> {
-        let Source::Solr(solr) = &self.job.source else {
+    async fn count(&self) -> Option<u64> {
+        let Reads::Solr { client, .. } = &self.reads else {
             return None;
         };
-        let client = connect(solr).ok()?;
         let mut params = vec![
             ("q".to_owned(), "*:*".to_owned()),
             ("rows".to_owned(), "0".to_owned()),
@@ -181,32 +277,23 @@ impl Backend for IndexBackend {
         for fq in crate::store::solr::filter::fqs(&self.filter) {
             params.push(("fq".to_owned(), fq));
         }
-        let answer = block_on(client.select(params)).ok()?.ok()?;
+        let answer = client.select(params).await.ok()?;
         answer.pointer("/response/numFound")?.as_u64()
     }
 
-    fn change_mark(&self) -> Result<String, String> {
-        let store = open_unchecked(self.index(), &self.job.engine.fields)?;
-        block_on(store.change_mark(&self.filter))?.map_err(|e| e.to_string())
+    async fn change_mark(&self) -> Result<String, BackendError> {
+        Ok(self.store()?.change_mark(&self.filter).await?)
     }
 
-    fn groups(
+    async fn groups(
         &self,
         dimension: Dimension,
         limit: usize,
         members: usize,
-    ) -> Result<Option<Vec<GroupView>>, String> {
+    ) -> Result<Option<Vec<GroupView>>, BackendError> {
+        let store = self.store()?;
         let fields = &self.job.engine.fields;
-        let store = open_unchecked(self.index(), fields)?;
-        block_on(biggest_groups(
-            &store,
-            fields,
-            &self.filter,
-            dimension,
-            limit,
-            members,
-        ))?
-        .map_err(|e| e.to_string())
+        Ok(biggest_groups(&store, fields, &self.filter, dimension, limit, members).await?)
     }
 }
 
@@ -265,27 +352,28 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
     // Read now, not at every run: the --near-* parameters and the --chrome model.
     let job = ready(&c.job)?;
     // What would make every run fail is refused now, with the line `run` would print (the core's
-    // URL and credentials: `IndexBackend::new`).
+    // URL and credentials: `IndexBackend::open`).
     refuse_output(&job)?;
     if let Source::File(path) = &job.source {
         std::fs::metadata(path)
             .with_context(|| format!("cannot read the input {}", path.display()))?;
     }
-    let backend: Option<Arc<dyn Backend>> = match job.source {
-        Source::Missing => None,
-        _ => Some(Arc::new(IndexBackend::new(job.clone())?)),
-    };
-    let runs = Arc::new(Runs::open(&c.state_dir).map_err(|e| anyhow!(e))?);
     let plan = schedule::Schedule {
         every: c.every,
         after_quiet: c.after_quiet,
     };
+    // The server's one runtime: requests, the schedule, and the futures of runs and rebuilds.
     runtime(Threads::Workers)?.block_on(async {
+        let backend: Option<Arc<dyn Backend>> = match job.source {
+            Source::Missing => None,
+            _ => Some(Arc::new(IndexBackend::open(job.clone()).await?)),
+        };
+        let runs = Arc::new(Runs::open(&c.state_dir).map_err(|e| anyhow!(e))?);
         let index = match rules {
-            Some(rules) => Some(
-                prediction_index(&job, rules.clone()).await?,
-            )
-            .map(|ix| Arc::new(Predictions::new(ix, Some(reloader(&c.job, rules))))),
+            Some(rules) => Some(prediction_index(&job, rules.clone()).await?).map(|ix| {
+                let loader = reloader(&c.job, rules, Handle::current());
+                Arc::new(Predictions::new(ix, Some(loader)))
+            }),
             None => None,
         };
         if let Some(p) = &index {
@@ -351,11 +439,12 @@ async fn prediction_index(
 }
 
 /// Builds the prediction index again as at start (the same source, filter and rules), for the
-/// rebuild after a run.
-fn reloader(job: &JobConfig, rules: crate::urlrules::Rules) -> Loader {
+/// rebuild after a run: on the server's runtime `rt`, from the rebuild's own thread.
+fn reloader(job: &JobConfig, rules: crate::urlrules::Rules, rt: Handle) -> Loader {
     let job = job.clone();
     Box::new(move || {
-        block_on(prediction_index(&job, rules.clone()))?.map_err(|f| format!("{:#}", f.error))
+        rt.block_on(prediction_index(&job, rules.clone()))
+            .map_err(|f| format!("{:#}", f.error))
     })
 }
 
@@ -380,5 +469,58 @@ async fn stopped() {
     #[cfg(not(unix))]
     {
         let _ = int.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transport_error_reads_as_its_innermost_cause() {
+        for (reason, want) in [
+            (
+                "error sending request for url (http://127.0.0.1:1/solr/c/select?wt=json): client error (Connect): tcp connect error: Connection refused (os error 111)",
+                "connection refused",
+            ),
+            (
+                "error sending request for url (http://nohost.invalid/solr/c/select?wt=json): client error (Connect): dns error: failed to lookup address information: Name or service not known",
+                "name or service not known",
+            ),
+            ("connection reset", "connection reset"),
+        ] {
+            assert_eq!(cause(reason), want, "{reason}");
+        }
+    }
+
+    #[test]
+    fn the_health_line_names_the_core_and_the_kind() {
+        let core = "http://127.0.0.1:1/solr/c";
+        let refused = SolrError::Transport {
+            url: format!("{core}/select"),
+            reason: "client error (Connect): tcp connect error: Connection refused (os error 111)"
+                .into(),
+            kind: TransportKind::Connect,
+        };
+        let e = health_error(core, QUICK, &refused);
+        assert_eq!(
+            e.message,
+            "Solr at http://127.0.0.1:1/solr/c is unreachable: connection refused"
+        );
+        assert_eq!(e.kind, StoreErrorKind::Unreachable);
+        let slow = SolrError::Exhausted {
+            attempts: 1,
+            last: Box::new(SolrError::Transport {
+                url: format!("{core}/select"),
+                reason: "operation timed out".into(),
+                kind: TransportKind::Timeout,
+            }),
+        };
+        let e = health_error(core, QUICK, &slow);
+        assert_eq!(
+            e.message,
+            "Solr at http://127.0.0.1:1/solr/c is unreachable: no answer within 5 s"
+        );
+        assert_eq!(e.kind, StoreErrorKind::Timeout);
     }
 }

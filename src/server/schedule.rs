@@ -105,23 +105,21 @@ async fn quiet_loop(state: Arc<AppState>, quiet: Duration, mut stop: watch::Rece
         if state.runs.busy() {
             continue;
         }
-        let b = backend.clone();
-        let mark = match tokio::task::spawn_blocking(move || b.change_mark()).await {
-            Ok(Ok(mark)) => {
+        let mark = match backend.change_mark().await {
+            Ok(mark) => {
                 if failing {
                     info!("the index answers again");
                     failing = false;
                 }
                 mark
             }
-            Ok(Err(e)) => {
+            Err(e) => {
                 if !failing {
                     warn!(error = %e, "cannot read whether the index changed; trying again");
                     failing = true;
                 }
                 continue;
             }
-            Err(_) => continue,
         };
         if seen.as_ref() != Some(&mark) {
             seen = Some(mark.clone());

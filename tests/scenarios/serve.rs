@@ -662,3 +662,40 @@ solr_test!(
         assert!(page.contains("2 URLs"), "{page}");
     }
 );
+
+/// A core that does not answer: the status says so in one line that names the core and the cause
+/// (not the HTTP stack's chain), the page shows that line, and a run fails naming Solr, the server
+/// answering all along.
+#[test]
+fn serve_says_in_one_line_that_solr_is_unreachable() {
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let core = format!("http://127.0.0.1:{port}/solr/none");
+    let server = Served::start(&["--solr", &core, "--retries", "0"], &[]);
+    let status = server.json("/api/status");
+    assert_eq!(status["store"], format!("solr {core}"), "{status}");
+    assert_eq!(status["healthy"], false, "{status}");
+    assert_eq!(
+        status["health_error"],
+        format!("Solr at {core} is unreachable: connection refused"),
+        "{status}"
+    );
+    let (code, page) = server.get("/ui/overview", &[]);
+    assert_eq!(code, 200);
+    assert!(
+        page.contains(&format!(
+            "Solr at {core} is unreachable: connection refused"
+        )),
+        "{page}"
+    );
+    let run = server.wait_run(server.start_run(json!({})), LONG);
+    assert_eq!(run["state"], "failed", "{run}");
+    let error = run["error"].as_str().unwrap();
+    assert!(error.contains("Solr could not be reached"), "{error}");
+    // The server still answers, and tells the same.
+    assert_eq!(server.json("/api/status")["healthy"], false);
+}

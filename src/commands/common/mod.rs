@@ -38,10 +38,10 @@ pub(crate) fn init_logging(verbosity: u8) {
 /// Where a command's runtime runs its tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Threads {
-    /// On the calling thread alone: a file, the Schema API, one request of `serve`'s backend.
+    /// On the calling thread alone: a file, the Schema API.
     Caller,
     /// Two workers beside the calling thread, so that a Solr store's read-ahead goes on while the
-    /// caller signs, and `serve` answers while a run goes on.
+    /// caller signs, and `serve` answers while a run goes on (its one runtime, for its life).
     Workers,
 }
 

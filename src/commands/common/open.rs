@@ -12,6 +12,8 @@
 //! `chrome learn`, `serve`), so a filter, a missing field or an unreachable core fails the same way
 //! everywhere, before anything is read or written. The store type lives in [`OpenedStore`] alone.
 
+use std::sync::Arc;
+
 use anyhow::{anyhow, Context};
 use tracing::{debug, info};
 
@@ -242,32 +244,35 @@ async fn open_solr(
     })
 }
 
-/// A store for a few light reads, opened without any check and without read-ahead: `serve` opens
-/// one per request of its page, on a runtime of that request's own. The error is one line.
-pub(crate) fn open_unchecked(index: Index<'_>, fields: &FieldNames) -> Result<OpenedStore, String> {
-    match index.source {
-        Source::File(path) => Ok(OpenedStore::File(
-            open_file(
-                path,
-                Output::Stdout,
-                OutputFormat::Updates,
-                fields,
-                index.max_line_bytes,
-            )
-            .map_err(|f| format!("{:#}", f.error))?,
-        )),
-        Source::Solr(solr) => {
-            let client = connect(solr).map_err(|e| format!("{:#}", e.error))?;
-            Ok(OpenedStore::Solr(SolrStore::new(
-                client,
-                &fields.id,
-                &fields.version,
-                CommitMode::None,
-                false,
-            )))
-        }
-        Source::Missing => Err("no index".to_owned()),
-    }
+/// A store of the core behind `client` for a few light reads (`serve`'s page, counts and change
+/// marks), opened without any check and without read-ahead. `serve` opens one at start and keeps
+/// it, with its client, for its life.
+pub(crate) fn light_solr(client: Client, fields: &FieldNames) -> Arc<dyn Store> {
+    Arc::new(SolrStore::new(
+        client,
+        &fields.id,
+        &fields.version,
+        CommitMode::None,
+        false,
+    ))
+}
+
+/// A store of the file at `path` for a few light reads, opened without any check: `serve` opens
+/// one at each read, since the file may have changed (opening a file sends no request).
+pub(crate) fn light_file(
+    path: &std::path::Path,
+    fields: &FieldNames,
+    max_line_bytes: usize,
+) -> Result<Arc<dyn Store>, StoreError> {
+    let store = FileStore::open_with(
+        path,
+        Output::Stdout,
+        OutputFormat::Updates,
+        &fields.id,
+        &fields.version,
+        max_line_bytes,
+    )?;
+    Ok(Arc::new(store))
 }
 
 /// `fields`, when `/export` can stream them all from this core: every one has docValues and the

@@ -381,34 +381,15 @@ impl Runs {
         info!(id = record.id, kind = record.kind.name(), trigger = ?trigger, "run started");
         let runs = self.clone();
         let id = record.id;
-        let spawned = std::thread::Builder::new()
-            .name(format!("run-{id}"))
-            .spawn(move || {
-                if let Some(total) = backend.count() {
-                    live.set_total(total);
-                }
-                // A panic in the job must not leave the run going for ever (every later start
-                // would answer 409): it ends the run as failed.
-                let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    backend.run(options, &*live)
-                }))
-                .unwrap_or_else(|panic| Ended {
-                    state: State::Failed,
-                    report: None,
-                    error: Some(format!(
-                        "the run stopped on an internal error ({}); please report it",
-                        panic
-                            .downcast_ref::<&str>()
-                            .map(|s| (*s).to_owned())
-                            .or_else(|| panic.downcast_ref::<String>().cloned())
-                            .unwrap_or_default()
-                    )),
-                });
-                // The mark after the run counts as seen only for a run that wrote and succeeded.
-                let mark = (ended.state == State::Succeeded && !options.check && !options.dry_run)
-                    .then(|| backend.change_mark().ok())
-                    .flatten();
-                runs.end(id, ended, mark);
+        // The run's thread reaches the index through the server's runtime (its async calls are
+        // driven there), and does the run's own work itself.
+        let spawned = tokio::runtime::Handle::try_current()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| {
+                std::thread::Builder::new()
+                    .name(format!("run-{id}"))
+                    .spawn(move || runs.go(id, rt, backend, options, live))
+                    .map_err(|e| e.to_string())
             });
         if let Err(e) = spawned {
             self.end(
@@ -424,20 +405,60 @@ impl Runs {
         Ok(id)
     }
 
+    /// The run `id`, on its own thread: counts the documents, runs the job, reads the change mark
+    /// after it, and ends the run.
+    fn go(
+        &self,
+        id: u64,
+        rt: tokio::runtime::Handle,
+        backend: Arc<dyn Backend>,
+        options: RunOptions,
+        live: Arc<Live>,
+    ) {
+        if let Some(total) = rt.block_on(backend.count()) {
+            live.set_total(total);
+        }
+        // A panic in the job must not leave the run going for ever (every later start
+        // would answer 409): it ends the run as failed.
+        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            backend.run(options, &*live)
+        }))
+        .unwrap_or_else(|panic| Ended {
+            state: State::Failed,
+            report: None,
+            error: Some(format!(
+                "the run stopped on an internal error ({}); please report it",
+                panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default()
+            )),
+        });
+        // The mark after the run counts as seen only for a run that wrote and succeeded.
+        let mark = (ended.state == State::Succeeded && !options.check && !options.dry_run)
+            .then(|| rt.block_on(backend.change_mark()).ok())
+            .flatten();
+        self.end(id, ended, mark);
+    }
+
     /// Saves and counts the ended run before it stops being the current one, so that whoever sees
     /// it ended (the API, `stop`) also sees its record saved and its metrics counted.
     fn end(&self, id: u64, ended: Ended, mark: Option<String>) {
+        // The kept record reads `running` until the ended one is saved and counted: whoever reads
+        // it ended (`GET /api/runs/ID`) also finds it in `/metrics`.
         let record = {
-            let mut inner = lock(&self.inner);
-            let Some(r) = inner.records.get_mut(&id) else {
+            let inner = lock(&self.inner);
+            let Some(r) = inner.records.get(&id) else {
                 return;
             };
+            let mut r = r.clone();
             r.state = ended.state;
             r.ended = Some(now());
             r.report = ended.report;
             r.error = ended.error;
             r.mark_after = mark;
-            r.clone()
+            r
         };
         self.save(&record);
         self.count(&record);
@@ -447,6 +468,7 @@ impl Runs {
         }
         {
             let mut inner = lock(&self.inner);
+            inner.records.insert(id, record);
             if inner.current.as_ref().is_some_and(|(c, _)| *c == id) {
                 inner.current = None;
             }
@@ -667,6 +689,7 @@ pub(crate) mod tests {
         outcome: fn() -> Ended,
     }
 
+    #[async_trait::async_trait]
     impl Backend for Scripted {
         fn describe(&self) -> String {
             "scripted".into()
@@ -674,24 +697,24 @@ pub(crate) mod tests {
         fn document_link(&self, _: &str) -> Option<String> {
             None
         }
-        fn health(&self) -> Result<(), String> {
+        async fn health(&self) -> Result<(), crate::server::BackendError> {
             Ok(())
         }
         fn run(&self, _: RunOptions, _: &dyn Progress) -> Ended {
             (self.outcome)()
         }
-        fn count(&self) -> Option<u64> {
+        async fn count(&self) -> Option<u64> {
             None
         }
-        fn change_mark(&self) -> Result<String, String> {
+        async fn change_mark(&self) -> Result<String, crate::server::BackendError> {
             Ok("mark".into())
         }
-        fn groups(
+        async fn groups(
             &self,
             _: crate::engine::Dimension,
             _: usize,
             _: usize,
-        ) -> Result<Option<Vec<crate::groups::GroupView>>, String> {
+        ) -> Result<Option<Vec<crate::groups::GroupView>>, crate::server::BackendError> {
             Ok(None)
         }
     }
@@ -706,7 +729,14 @@ pub(crate) mod tests {
 
     /// Starts a run and waits (polling, bounded) until it ends.
     fn run_to_end(runs: &Arc<Runs>, b: Arc<dyn Backend>, o: RunOptions) -> Record {
-        let id = runs.start(b, o, Trigger::Api).unwrap();
+        // As in the server: runs start on its runtime.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let id = rt
+            .block_on(async { runs.start(b, o, Trigger::Api) })
+            .unwrap();
         for _ in 0..2000 {
             let r = runs.get(id).unwrap();
             if r.state != State::Running && !runs.busy() {
