@@ -1706,6 +1706,54 @@ fn serve_answers_predictions_as_the_command_line_does() {
 const STATE_FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/serve-state");
 
 #[test]
+fn serve_starts_without_its_rules_file_and_loads_it_when_it_appears() {
+    let (input, learnt) = shop_rules("serve-waits-for-rules");
+    let rules = input.with_file_name("serve-waits-for-rules-later.json");
+    let _ = std::fs::remove_file(&rules);
+    let server = Server::start(
+        &[
+            "--input",
+            input.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let ask = || {
+        server.post(
+            "/api/urls/predict",
+            &serde_json::json!({ "urls": ["http://www.shop.example/item/2?sid=zz"] }),
+            &[],
+        )
+    };
+    let (status, body) = ask();
+    assert_eq!(status, 503, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("no rules yet") && error.contains("urls learn --out"),
+        "{error}"
+    );
+    assert_eq!(server.json("/api/status")["rules"], false);
+    // `urls learn` writes it (here: a copy, renamed into place as learn does).
+    let part = rules.with_extension("part");
+    std::fs::copy(&learnt, &part).unwrap();
+    std::fs::rename(&part, &rules).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while server.json("/api/status")["rules"] != true {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the rules were never loaded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (status, body) = ask();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["answers"][0]["duplicate_of"]["id"], "p2");
+}
+
+#[test]
 fn serve_reads_old_state_files_and_answers_them_byte_for_byte_as_before() {
     let dir = tempfile::tempdir().unwrap();
     let runs = dir.path().join("runs");

@@ -89,7 +89,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub run: super::RunArgs,
 
-    /// The rules file (`urls learn --out`); without it the URL endpoints answer 503
+    /// The rules file (`urls learn --out`), read again after every run; while it is not there the URL
+    /// endpoints answer 503 (and it is loaded within 5 s of appearing)
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
 

@@ -10,7 +10,7 @@
 //! and kept; a run opens the index as `run` does (the schema read and fitted again, its own
 //! client, so that its report counts its own requests).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -334,7 +334,13 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         )
         .into());
     }
-    let rules = c.rules.as_deref().map(load_rules).transpose()?;
+    // A rules file that is not there yet is waited for (the URL endpoints answer 503 until it
+    // is); one that is there must parse.
+    let rules = match c.rules.as_deref() {
+        Some(path) if !path.exists() => Some(None),
+        Some(path) => Some(Some(load_rules(path)?)),
+        None => None,
+    };
     if (rules.is_some() || c.every.is_some() || c.after_quiet.is_some())
         && matches!(c.job.source, Source::Missing)
     {
@@ -369,16 +375,26 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             _ => Some(Arc::new(IndexBackend::open(job.clone()).await?)),
         };
         let runs = Arc::new(Runs::open(&c.state_dir).map_err(|e| anyhow!(e))?);
-        let index = match rules {
-            Some(rules) => Some(prediction_index(&job, rules.clone()).await?).map(|ix| {
-                let loader = reloader(&c.job, rules, Handle::current());
-                Arc::new(Predictions::new(ix, Some(loader)))
-            }),
-            None => None,
+        let index = match (rules, c.rules.as_deref()) {
+            (Some(Some(rules)), Some(path)) => {
+                let ix = prediction_index(&job, rules).await?;
+                info!(pages = ix.len(), "prediction index loaded");
+                let loader = reloader(&c.job, path, Handle::current());
+                Some(Arc::new(Predictions::new(ix, Some(loader))))
+            }
+            (Some(None), Some(path)) => {
+                let why = format!(
+                    "no rules yet: {} is not there; make it with `solr-dedup urls learn --out {}` (serve loads it within {} s)",
+                    path.display(),
+                    path.display(),
+                    RULES_POLL.as_secs()
+                );
+                warn!("{why}");
+                let loader = reloader(&c.job, path, Handle::current());
+                Some(Arc::new(Predictions::waiting(loader, why)))
+            }
+            _ => None,
         };
-        if let Some(p) = &index {
-            info!(pages = p.status().urls, "prediction index loaded");
-        }
         let state = Arc::new(AppState {
             backend,
             runs: runs.clone(),
@@ -391,6 +407,9 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         if let Some(p) = &state.index {
             predictions::follow(p.clone(), runs.clone(), stop_rx.clone());
+            if let Some(path) = &c.rules {
+                wait_for_rules(p.clone(), path.clone(), stop_rx.clone());
+            }
         }
         schedule::spawn(state.clone(), plan, stop_rx);
         let listener = tokio::net::TcpListener::bind(c.listen)
@@ -438,14 +457,39 @@ async fn prediction_index(
     index_of(index, fields, batch, rules, &Spinner::new(true)).await
 }
 
-/// Builds the prediction index again as at start (the same source, filter and rules), for the
-/// rebuild after a run: on the server's runtime `rt`, from the rebuild's own thread.
-fn reloader(job: &JobConfig, rules: crate::urlrules::Rules, rt: Handle) -> Loader {
+/// Builds the prediction index again (the same source and filter, the rules file read again, so
+/// that rules learnt meanwhile take effect), for the rebuild after a run: on the server's runtime
+/// `rt`, from the rebuild's own thread.
+fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
     let job = job.clone();
+    let rules = rules.to_path_buf();
     Box::new(move || {
-        rt.block_on(prediction_index(&job, rules.clone()))
+        let rules = load_rules(&rules).map_err(|f| format!("{:#}", f.error))?;
+        rt.block_on(prediction_index(&job, rules))
             .map_err(|f| format!("{:#}", f.error))
     })
+}
+
+/// How often a server still without its rules file looks for it.
+const RULES_POLL: Duration = Duration::from_secs(5);
+
+/// While `predictions` waits for its rules, loads them once `path` is there.
+fn wait_for_rules(
+    predictions: Arc<Predictions>,
+    path: PathBuf,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    tokio::spawn(async move {
+        while predictions.waiting_for().is_some() {
+            tokio::select! {
+                _ = tokio::time::sleep(RULES_POLL) => {}
+                _ = stop.changed() => return,
+            }
+            if path.exists() {
+                predictions.reload();
+            }
+        }
+    });
 }
 
 /// SIGINT or SIGTERM.

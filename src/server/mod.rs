@@ -302,6 +302,20 @@ fn urls_of(
     Ok(body.urls)
 }
 
+/// The prediction index, or the 503 that says why there is none.
+fn ready_predictions(state: &AppState) -> Result<&Arc<Predictions>, Box<Response>> {
+    let Some(predictions) = &state.index else {
+        return Err(Box::new(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no rules loaded: start serve with --rules rules.json (made by `solr-dedup urls learn`)",
+        )));
+    };
+    if let Some(why) = predictions.waiting_for() {
+        return Err(Box::new(error(StatusCode::SERVICE_UNAVAILABLE, &why)));
+    }
+    Ok(predictions)
+}
+
 #[utoipa::path(post, path = "/api/urls/predict", request_body = UrlsBody, responses(
     (status = 200, description = "whether each URL duplicates an indexed page, in order", body = UrlAnswers),
     (status = 401, description = "refused", body = ErrorBody), (status = 403, description = "refused", body = ErrorBody), (status = 413, description = "refused", body = ErrorBody),
@@ -316,11 +330,9 @@ async fn predict(
         Ok(u) => u,
         Err(r) => return *r,
     };
-    let Some(predictions) = &state.index else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no rules loaded: start serve with --rules rules.json (made by `solr-dedup urls learn`)",
-        );
+    let predictions = match ready_predictions(&state) {
+        Ok(p) => p,
+        Err(r) => return *r,
     };
     // The index in use when the request came; a reload swaps in another without waiting for it.
     let loaded = predictions.get();
@@ -364,11 +376,9 @@ async fn canonical_forms(
         Ok(u) => u,
         Err(r) => return *r,
     };
-    let Some(predictions) = &state.index else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no rules loaded: start serve with --rules rules.json (made by `solr-dedup urls learn`)",
-        );
+    let predictions = match ready_predictions(&state) {
+        Ok(p) => p,
+        Err(r) => return *r,
     };
     let loaded = predictions.get();
     let index = &loaded.index;
@@ -668,8 +678,15 @@ pub(crate) async fn status_of(state: &AppState) -> Status {
         health_error: health.and_then(Result::err),
         running: state.runs.current(),
         schedule: state.schedule.clone(),
-        rules: state.index.is_some(),
-        prediction_index: state.index.as_ref().map(|p| p.status()),
+        rules: state
+            .index
+            .as_ref()
+            .is_some_and(|p| p.waiting_for().is_none()),
+        prediction_index: state
+            .index
+            .as_ref()
+            .filter(|p| p.waiting_for().is_none())
+            .map(|p| p.status()),
         version: env!("CARGO_PKG_VERSION"),
     }
 }

@@ -46,6 +46,9 @@ pub struct Predictions {
     again: AtomicBool,
     /// Why the last rebuild failed (cleared by one that succeeds).
     last_error: Mutex<Option<String>>,
+    /// Why there is no index yet (the rules file is not there): the URL endpoints answer 503 with
+    /// this until a rebuild succeeds.
+    waiting: Mutex<Option<String>>,
 }
 
 /// The prediction index, as `/api/status` answers it.
@@ -83,7 +86,24 @@ impl Predictions {
             reloading: AtomicBool::new(false),
             again: AtomicBool::new(false),
             last_error: Mutex::new(None),
+            waiting: Mutex::new(None),
         }
+    }
+
+    /// No index yet, for the reason `why` (e.g. the rules file is not there yet); `loader` builds
+    /// one at the next [`Predictions::reload`].
+    pub fn waiting(loader: Loader, why: String) -> Self {
+        let p = Predictions::new(Index::new(crate::urlrules::Rules::default()), Some(loader));
+        *p.waiting.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+        p
+    }
+
+    /// Why there is no index yet; `None` once one is loaded.
+    pub fn waiting_for(&self) -> Option<String> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The index in use.
@@ -153,6 +173,7 @@ impl Predictions {
                     info!(urls = index.len(), "prediction index reloaded");
                     self.swap(index);
                     *last_error = None;
+                    *self.waiting.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 }
                 Err(e) => {
                     warn!(error = %e, "cannot reload the prediction index; the one loaded before answers");
@@ -248,6 +269,33 @@ mod tests {
         assert_eq!(s.urls, 2, "the old index stays");
         assert_eq!(s.reload_error.as_deref(), Some("Solr is down"));
         assert!(!s.reloading);
+    }
+
+    #[test]
+    fn a_waiting_index_answers_once_a_rebuild_succeeds() {
+        let calls = Arc::new(AtomicU32::new(0));
+        let c = calls.clone();
+        let loader: Loader = Box::new(move || match c.fetch_add(1, Ordering::SeqCst) {
+            0 => Err("cannot read the rules rules.json".to_owned()),
+            _ => Ok(index_of(&["http://a.example/1"])),
+        });
+        let p = Arc::new(Predictions::waiting(loader, "no rules yet".to_owned()));
+        assert_eq!(p.waiting_for().as_deref(), Some("no rules yet"));
+        p.reload();
+        wait_idle(&p);
+        assert_eq!(
+            p.waiting_for().as_deref(),
+            Some("no rules yet"),
+            "still none"
+        );
+        assert_eq!(
+            p.status().reload_error.as_deref(),
+            Some("cannot read the rules rules.json")
+        );
+        p.reload();
+        wait_idle(&p);
+        assert_eq!(p.waiting_for(), None);
+        assert_eq!(p.status().urls, 1);
     }
 
     #[test]

@@ -115,7 +115,16 @@ pub(super) async fn guard(
     {
         return error(StatusCode::FORBIDDEN, "cross-site requests are refused");
     }
+    // A POST carries JSON or nothing at all (`curl -XPOST …/cancel`). A cross-site form always
+    // sends a Content-Type, and a page's script cannot send JSON elsewhere without a preflight; a
+    // bodiless cross-site fetch still sends Origin, refused below.
+    let bodiless = !headers.contains_key(header::CONTENT_TYPE)
+        && !headers.contains_key(header::TRANSFER_ENCODING)
+        && headers
+            .get(header::CONTENT_LENGTH)
+            .is_none_or(|v| v.as_bytes() == b"0");
     if req.method() == Method::POST
+        && !bodiless
         && !headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -123,7 +132,7 @@ pub(super) async fn guard(
     {
         return error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "send the request body as Content-Type: application/json",
+            "send the request body as Content-Type: application/json (or send no body)",
         );
     }
     if let (Some(origin), Some(host)) = (headers.get(header::ORIGIN), headers.get(header::HOST)) {

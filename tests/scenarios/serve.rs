@@ -253,8 +253,12 @@ fn serve_shows_progress_refuses_a_second_start_and_cancels_cleanly() {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    let (status, answer) = server.post(&format!("/api/runs/{id}/cancel"), &json!({}), &[]);
-    assert_eq!(status, 202, "{answer}");
+    // No body needed (curl -XPOST …/cancel sends none, and no Content-Type).
+    let resp = crate::support::serve::http()
+        .post(format!("{}/api/runs/{id}/cancel", server.base))
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 202, "{:?}", resp.text());
     let ended = server.wait_run(id, LONG);
     assert_eq!(ended["state"], "cancelled", "{ended}");
     let written = ended["report"]["documents"]["written"].as_u64().unwrap();
@@ -433,6 +437,14 @@ fn serve_guards_its_runs_and_page() {
         .send()
         .unwrap();
     assert_eq!(resp.status().as_u16(), 415);
+    // A bodiless POST from another site is still refused, by its Origin.
+    let resp = crate::support::serve::http()
+        .post(format!("{}/api/runs", server.base))
+        .header("Authorization", &auth)
+        .header("Origin", "http://evil.example")
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
     let (status, answer) = server.post("/api/runs", &json!({ "fulll": true }), &with);
     assert_eq!(status, 422, "{answer}");
     assert!(
