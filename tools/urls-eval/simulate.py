@@ -7,6 +7,12 @@ evaluation (README.md in this directory).
 Writes DIR/crawl.jsonl (Solr documents in crawl order: id, sku = URL, text_t), DIR/queries.jsonl
 (URLs not in the crawl, labelled by routing), DIR/query-urls.txt and DIR/meta.json.
 
+With --truth-urls (the representative evaluation, tools/repr-eval) every site also answers on an
+alias host (a second host name serving the same site, a variant kind `alias-host`), and
+DIR/truth-urls.jsonl gets one line per crawled document: its content id, whether its URL is the
+content's primary (canonical) URL, and the variant kinds applied to make it. Without the flag the
+output is exactly what it was before the flag existed.
+
 Every site has a routing function, URL -> content id (None for a 404), which is the ground truth: a
 query is a duplicate when its content id is the content id of some crawled URL. Pages with the same
 content id serve the same text, except print views, which serve the body without the site chrome.
@@ -31,6 +37,25 @@ KIND_ORDER = ['index-html', 'jsessionid', 'print', 'default-value', 'sid', 'trac
               'param-order', 'www', 'scheme', 'host-case']
 POSITIVE_PATTERNS = KIND_ORDER + ['combined']
 NEGATIVE_PATTERNS = ['matters-sort-desc', 'matters-param', 'new-page', 'unfetched-base']
+
+# --truth-urls only: a second host name each site also answers on (same pages, same routing).
+ALIAS_HOSTS = {
+    'forum.example.org': 'community.example.org', 'board.example.net': 'board-example.com',
+    'news.example.com': 'news-example.net', 'herald.example.net': 'theherald.example.com',
+    'shop.example.com': 'shop.example.net', 'store.example.net': 'mystore.example.com',
+    'docs.example.org': 'documentation.example.org', 'manual.example.com': 'manual.example.org',
+    'wiki.example.org': 'wiki.example.com', 'wiki.example.net': 'encyclopedia.example.net',
+}
+ALIAS_WEIGHT = 0.6
+
+
+def kind_rank(kind):
+    """Order in which a combined variant applies its parts; an alias host comes before www, scheme
+    and host case (which then act on the alias)."""
+    if kind == 'alias-host':
+        return KIND_ORDER.index('www') - 0.5
+    return KIND_ORDER.index(kind)
+
 
 # Weights of the variant kinds a crawler meets through links (sites may override).
 BASE_VARIANT_WEIGHTS = {
@@ -133,6 +158,7 @@ class Site:
     index_html = False   # /dir/ and /dir/index.html are the same page
     variant_weights = {}
     p_variant = 0.3       # share of crawled contents also fetched under variants
+    alias_host = None     # --truth-urls: a second host name serving the same site
 
     def __init__(self, seed, scale, words):
         self.seed = seed
@@ -195,7 +221,7 @@ class Site:
         host = (p.hostname or '').lower()
         if host.startswith('www.'):
             host = host[4:]
-        if host != self.host:
+        if host != self.host and (self.alias_host is None or host != self.alias_host):
             return None
         path = p.path or '/'
         if ';' in path:
@@ -250,10 +276,14 @@ class Site:
             kinds.append('index-html')
         if info['printable']:
             kinds.append('print')
+        if self.alias_host is not None:
+            kinds.append('alias-host')
         kinds.append('combined')
         return kinds
 
     def weight(self, kind):
+        if kind == 'alias-host':
+            return ALIAS_WEIGHT
         return self.variant_weights.get(kind, BASE_VARIANT_WEIGHTS[kind])
 
 
@@ -946,6 +976,7 @@ class Variants:
         self.rng = rng
         self.fresh = fresh
         self.sessions = {}
+        self.applied = []  # the kinds the last successful apply() applied (for truth-urls.jsonl)
 
     def session_value(self, site, upper=False):
         if self.fresh:
@@ -954,6 +985,12 @@ class Variants:
         return self.rng.choice(pool)
 
     def apply(self, site, cid, url, kind):
+        out = self._apply(site, cid, url, kind)
+        if kind != 'combined':
+            self.applied = [kind] if out is not None else []
+        return out
+
+    def _apply(self, site, cid, url, kind):
         r = self.rng
         scheme, netloc, path, q = split_url(url)
         q = list(q)
@@ -961,6 +998,10 @@ class Variants:
             netloc = netloc[4:] if netloc.lower().startswith('www.') else 'www.' + netloc
         elif kind == 'scheme':
             scheme = 'http' if scheme == 'https' else 'https'
+        elif kind == 'alias-host':
+            if site.alias_host is None:
+                return None
+            netloc = ('www.' if netloc.lower().startswith('www.') else '') + site.alias_host
         elif kind == 'host-case':
             labels = netloc.split('.')
             style = r.randrange(4)
@@ -1029,11 +1070,13 @@ class Variants:
         elif kind == 'combined':
             kinds = [k for k in site.kinds_for(cid) if k != 'combined']
             chosen = r.sample(kinds, min(len(kinds), r.choice((2, 2, 3))))
-            out, applied = url, 0
-            for k in sorted(chosen, key=KIND_ORDER.index):
+            out, applied, kinds_done = url, 0, []
+            for k in sorted(chosen, key=kind_rank):
                 nxt = self.apply(site, cid, out, k)
                 if nxt is not None:
                     out, applied = nxt, applied + 1
+                    kinds_done.append(k)
+            self.applied = kinds_done if applied >= 2 else []
             return out if applied >= 2 else None
         else:
             raise ValueError(kind)
@@ -1048,9 +1091,13 @@ def weighted_kind(rng, site, kinds):
     return rng.choices(kinds, ws)[0]
 
 
-def simulate(seed, scale):
+def simulate(seed, scale, alias_hosts=False):
     W = Words(seed)
     sites = [cls(seed, scale, W) for cls in SITE_CLASSES]
+    if alias_hosts:
+        for site in sites:
+            site.alias_host = ALIAS_HOSTS[site.host]
+    url_kinds = {}  # url -> variant kinds applied to the content's canonical URL ([] for it)
     rng = random.Random('%s|crawl' % seed)
     crawl_vars = Variants(random.Random('%s|crawl-variants' % seed), fresh=False)
 
@@ -1098,6 +1145,7 @@ def simulate(seed, scale):
                     continue
                 urls.append((t0 + rng.uniform(-1.0, 2.0), u))
                 variant_kinds[kind] = variant_kinds.get(kind, 0) + 1
+                url_kinds[u] = list(crawl_vars.applied)
             if not urls:
                 urls.append((t0, canon))
             for t, u in urls:
@@ -1116,7 +1164,16 @@ def simulate(seed, scale):
         ids_by_content.setdefault((si, sites[si].route(u)), []).append(did)
 
     queries = make_queries(seed, scale, sites, crawled, seen_urls, ids_by_content)
-    return sites, docs, queries, crawled, dict(sorted(variant_kinds.items()))
+    truth = []
+    for d in docs:
+        si = next(i for i, s in enumerate(sites) if s.route(d['sku']) is not None)
+        site = sites[si]
+        cid = site.route(d['sku'])
+        primary = d['sku'] == site.canonical(cid)
+        truth.append({'id': d['id'], 'url': d['sku'], 'site': site.host,
+                      'content': '%s|%r' % (site.host, cid), 'primary': primary,
+                      'variant_kinds': [] if primary else url_kinds[d['sku']]})
+    return sites, docs, queries, crawled, dict(sorted(variant_kinds.items())), truth
 
 
 def make_queries(seed, scale, sites, crawled, seen_urls, ids_by_content):
@@ -1208,6 +1265,7 @@ def self_checks(sites, docs, crawled, queries):
     different contents of one page family (page 2, sort=desc, colour, translation, old revision)
     are far apart."""
     by_site = {s.host: s for s in sites}
+    by_site.update({s.alias_host: s for s in sites if s.alias_host is not None})
     full_text = {}
     prints = []
     for d in docs:
@@ -1249,9 +1307,12 @@ def main():
     ap.add_argument('--out', required=True)
     ap.add_argument('--scale', type=float, default=1.0)
     ap.add_argument('--no-checks', action='store_true', help='skip the Jaccard self-checks')
+    ap.add_argument('--truth-urls', action='store_true',
+                    help='alias hosts in the crawl, and DIR/truth-urls.jsonl (content id, primary, '
+                         'variant kinds per crawled document) for tools/repr-eval')
     a = ap.parse_args()
     t0 = time.time()
-    sites, docs, queries, crawled, variant_kinds = simulate(a.seed, a.scale)
+    sites, docs, queries, crawled, variant_kinds, truth = simulate(a.seed, a.scale, a.truth_urls)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, 'crawl.jsonl'), 'w') as f:
         for d in docs:
@@ -1262,6 +1323,10 @@ def main():
     with open(os.path.join(a.out, 'query-urls.txt'), 'w') as f:
         for q in queries:
             f.write(q['url'] + '\n')
+    if a.truth_urls:
+        with open(os.path.join(a.out, 'truth-urls.jsonl'), 'w') as f:
+            for t in truth:
+                f.write(json.dumps(t, ensure_ascii=False) + '\n')
 
     pages_by_site, contents_by_site, variant_by_site = {}, {}, {}
     for (si, cid), urls in crawled.items():
@@ -1291,6 +1356,9 @@ def main():
                    'pages': pages_by_site.get(s.host, 0),
                    'contents_under_several_urls': variant_by_site.get(s.host, 0)} for s in sites],
     }
+    if a.truth_urls:
+        meta['alias_hosts'] = {s.host: s.alias_host for s in sites}
+        meta['truth_urls'] = {'primary': sum(t['primary'] for t in truth), 'documents': len(truth)}
     if not a.no_checks:
         meta['checks'] = self_checks(sites, docs, crawled, queries)
     with open(os.path.join(a.out, 'meta.json'), 'w') as f:
