@@ -5,7 +5,8 @@
 #   tools/bench/solr-cloud.sh WORKER CORPUS STANDALONE_URL CLOUD_URL OUTDIR
 #
 # The URLs are the test launcher's (tests/solr: `java … SolrLauncher schema both` prints them), or
-# any empty core and collection made from schema/. Each target is emptied first.
+# any empty core and collection made from schema/. Each target is emptied and loaded first, unless
+# LOAD=0 (then they hold CORPUS already, with no worker fields).
 set -euo pipefail
 worker=$1 corpus=$2 core=$3 cloud=$4 out=$5
 mkdir -p "$out"
@@ -27,7 +28,7 @@ step() {
 for target in core cloud; do
     url=$core
     [ "$target" = cloud ] && url=$cloud
-    load "$url"
+    [ "${LOAD:-1}" = 0 ] || load "$url"
     step "$target-first" "$url"
     step "$target-settled" "$url"
     step "$target-settled2" "$url"

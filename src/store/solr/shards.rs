@@ -538,4 +538,99 @@ mod tests {
         let export = ShardReader::new(Vec::new(), false, "id", Some(["id".to_owned()].into()));
         assert_eq!(export.takes(&q(Filter::All)), Some(Via::Export));
     }
+
+    fn doc(id: &str) -> (IdKey, Doc) {
+        let mut d = Doc::new();
+        d.insert("id".into(), Value::String(id.into()));
+        (IdKey::Str(id.into()), d)
+    }
+
+    /// A stream that hands out `pages` and then the end (or, with `fail`, an error instead).
+    fn stream(pages: Vec<Vec<&str>>, fail: bool) -> Stream {
+        let (tx, rx) = mpsc::channel(1);
+        let pages: Vec<Vec<(IdKey, Doc)>> = pages
+            .into_iter()
+            .map(|p| p.into_iter().map(doc).collect())
+            .collect();
+        let task = tokio::spawn(async move {
+            for p in pages {
+                if tx.send(Ok(Some(p))).await.is_err() {
+                    return;
+                }
+            }
+            let end = if fail {
+                Err(StoreError::new(StoreErrorKind::Unreachable, "gone"))
+            } else {
+                Ok(None)
+            };
+            let _ = tx.send(end).await;
+        });
+        Stream {
+            rx,
+            buf: VecDeque::new(),
+            done: false,
+            task,
+        }
+    }
+
+    fn merge(shards: Vec<Stream>) -> Merge {
+        Merge {
+            query: ReadQuery {
+                filter: Filter::All,
+                fields: vec!["id".into()],
+                rows: 3,
+            },
+            cursor: None,
+            via: Via::Export,
+            shards,
+        }
+    }
+
+    fn ids(p: &Page) -> Vec<&str> {
+        p.docs.iter().map(|d| d["id"].as_str().unwrap()).collect()
+    }
+
+    #[tokio::test]
+    async fn shards_merge_by_id_into_full_pages_and_the_last_one_says_so() {
+        let mut m = merge(vec![
+            stream(vec![vec!["a", "d"], vec![], vec!["e", "h"]], false),
+            stream(vec![vec!["b"], vec!["c", "g"]], false),
+            stream(vec![], false),
+        ]);
+        let p1 = m.next_page(3).await.unwrap();
+        assert_eq!(ids(&p1), ["a", "b", "c"]);
+        assert_eq!(p1.next.as_deref(), Some("after:s:c"));
+        assert_eq!(p1.via, Via::Export);
+        let p2 = m.next_page(3).await.unwrap();
+        assert_eq!(ids(&p2), ["d", "e", "g"]);
+        assert_eq!(p2.next.as_deref(), Some("after:s:g"));
+        let p3 = m.next_page(3).await.unwrap();
+        assert_eq!(ids(&p3), ["h"]);
+        assert_eq!(p3.next, None);
+        // A read that ends on a full page says so on that page, with no empty page after it.
+        let mut m = merge(vec![stream(vec![vec!["a", "b", "c"]], false)]);
+        let p = m.next_page(3).await.unwrap();
+        assert_eq!(ids(&p), ["a", "b", "c"]);
+        assert_eq!(p.next, None);
+    }
+
+    #[tokio::test]
+    async fn a_shard_that_fails_or_vanishes_fails_the_page() {
+        let mut m = merge(vec![
+            stream(vec![vec!["a"]], false),
+            stream(vec![vec!["b"]], true),
+        ]);
+        let e = m.next_page(3).await.unwrap_err();
+        assert_eq!(e.kind(), StoreErrorKind::Unreachable);
+        // A task that ends without saying the read is complete is not taken for the end.
+        let (tx, rx) = mpsc::channel::<Msg>(1);
+        drop(tx);
+        let mut m = merge(vec![Stream {
+            rx,
+            buf: VecDeque::new(),
+            done: false,
+            task: tokio::spawn(async {}),
+        }]);
+        assert!(m.next_page(3).await.is_err());
+    }
 }
