@@ -180,10 +180,13 @@ struct Inner {
     retries: usize,
     backoff_min: Duration,
     limit: Semaphore,
+    /// The size of `limit`, for the clients of other cores ([`Client::for_core`]).
+    concurrency: usize,
     /// The cap on an answer ([`ClientConfig::max_response_bytes`]).
     max_body: usize,
-    /// Requests sent, retries included: what Solr was asked to do.
-    sent: std::sync::atomic::AtomicU64,
+    /// Requests sent, retries included: what Solr was asked to do. Shared with the clients of
+    /// other cores made by [`Client::for_core`].
+    sent: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl fmt::Debug for Client {
@@ -229,10 +232,49 @@ impl Client {
                 retries: cfg.retries,
                 backoff_min: cfg.backoff_min,
                 limit: Semaphore::new(cfg.concurrency.max(1)),
+                concurrency: cfg.concurrency.max(1),
                 max_body: cfg.max_response_bytes,
-                sent: std::sync::atomic::AtomicU64::new(0),
+                sent: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             }),
         })
+    }
+
+    /// A client of another core (a SolrCloud replica's, or a node's `/solr` base for the admin
+    /// API) with this one's connection pool, credentials, limits and request count, sending a
+    /// failed request again at most `retries` times. `core_url` comes from Solr's cluster state,
+    /// never from a user, so it carries no credentials.
+    pub fn for_core(&self, core_url: &str, retries: usize) -> Result<Client, ConfigError> {
+        let cfg = ClientConfig::new(core_url)?;
+        let inner = &self.inner;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http: inner.http.clone(),
+                core: cfg.core_url,
+                credentials: inner.credentials.clone(),
+                retries,
+                backoff_min: inner.backoff_min,
+                limit: Semaphore::new(inner.concurrency),
+                concurrency: inner.concurrency,
+                max_body: inner.max_body,
+                sent: inner.sent.clone(),
+            }),
+        })
+    }
+
+    /// `GET <core>/<handler>` with `params` in the URL: for the admin API, whose handlers live
+    /// below a node's `/solr` base (a client made by [`Client::for_core`] for it).
+    pub async fn get(
+        &self,
+        handler: &str,
+        params: Vec<(String, String)>,
+    ) -> Result<Value, SolrError> {
+        self.send(Request {
+            method: Method::GET,
+            handler: handler.to_owned(),
+            query: params,
+            body: Body::None,
+        })
+        .await
     }
 
     /// The cap on an answer, and on one `/export` document, in bytes.

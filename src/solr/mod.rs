@@ -12,6 +12,7 @@
 //! - [`schema`]: a core's fields as the Schema API gives them, and the `add-field` commands.
 
 pub mod client;
+pub mod cloud;
 pub mod error;
 pub mod export;
 pub mod schema;

@@ -13,5 +13,6 @@ mod hand_worked;
 mod near;
 mod reliability;
 mod serve;
+mod shards;
 pub(crate) mod solr_work;
 mod urls;

@@ -223,9 +223,9 @@ async fn open_solr(
     if let Some(text) = index.filter {
         check_filter(&client, text).await?;
     }
-    let export = match light {
+    let (export, cloud) = match light {
         Some(light) => exportable(&schema, light, &client).await,
-        None => None,
+        None => (None, false),
     };
     let mut store = SolrStore::new(
         client,
@@ -236,6 +236,9 @@ async fn open_solr(
     );
     if let Some(fields) = export {
         store = store.with_export(fields);
+    }
+    if cloud {
+        store = store.with_cloud().await;
     }
     Ok(Opened {
         store: OpenedStore::Solr(store),
@@ -275,36 +278,37 @@ pub(crate) fn light_file(
     Ok(Arc::new(store))
 }
 
-/// `fields`, when `/export` can stream them all from this core: every one has docValues and the
-/// core is standalone. Then the scans go through `/export`, which streams docValues at a small
-/// fraction of a `cursorMark` page's cost. On a SolrCloud collection (Solr marks its answers
-/// `zkConnected`) `/export` answers one shard's documents, so the scans stay on `cursorMark` there.
+/// `fields`, when `/export` can stream them all (every one has docValues), and whether the URL is a
+/// SolrCloud collection's (Solr marks its answers `zkConnected`). `/export` streams docValues at a
+/// small fraction of a `cursorMark` page's cost; on SolrCloud it answers one shard, so the store
+/// reads a collection shard by shard ([`SolrStore::with_cloud`]).
 async fn exportable(
     schema: &SchemaInfo,
     fields: Vec<String>,
     client: &Client,
-) -> Option<Vec<String>> {
+) -> (Option<Vec<String>>, bool) {
     let missing: Vec<&String> = fields
         .iter()
         .filter(|f| !schema.find(f).is_some_and(|i| i.doc_values))
         .collect();
-    if !missing.is_empty() {
+    let export = if missing.is_empty() {
+        Some(fields)
+    } else {
         info!(fields = ?missing, "no docValues: light reads use cursorMark pages instead of /export");
-        return None;
-    }
+        None
+    };
     let probe = vec![
         ("q".to_owned(), "*:*".to_owned()),
         ("rows".to_owned(), "0".to_owned()),
     ];
     match client.select(probe).await {
-        Ok(answer) if answer.pointer("/responseHeader/zkConnected").is_none() => Some(fields),
-        Ok(_) => {
-            debug!("SolrCloud: light reads use cursorMark pages (/export answers one shard)");
-            None
+        Ok(answer) => {
+            let cloud = answer.pointer("/responseHeader/zkConnected").is_some();
+            (export, cloud)
         }
         Err(e) => {
             debug!(error = %e, "light reads use cursorMark pages");
-            None
+            (None, false)
         }
     }
 }

@@ -3,6 +3,7 @@
 //! | operation     | request                                                                    |
 //! |---------------|----------------------------------------------------------------------------|
 //! | `read_page`   | `/select` `q=*:*`, `fq`, `fl`, `sort=<id> asc`, `rows`, `cursorMark`        |
+//! | (full reads)  | shard by shard (`shards`): each core's `/export` or `cursorMark`, merged by id |
 //! | `facet`       | `/select` `rows=0`, `json.facet` terms (typed values, unlike `facet.field`) |
 //! | `get`         | real-time `/get` with repeated `id`                                         |
 //! | `update`      | `/update?versions=true`, a JSON array of atomic updates with `_version_`    |
@@ -10,7 +11,8 @@
 //! | `commit`      | `/update?commit=true` or `softCommit=true`; `commitWithin` rides on updates |
 //!
 //! Submodules: [`filter`] renders a [`Filter`] as `fq` parameters, [`cost`] prices the store's work
-//! (measured on a real Solr). A [`SolrError`] becomes a [`StoreError`] of the kind it is (see
+//! (measured on a real Solr), `shards` reads every shard of a collection at once (a standalone
+//! core's `/export` too), and `cloud` finds a SolrCloud collection's shards and replicas. A [`SolrError`] becomes a [`StoreError`] of the kind it is (see
 //! [`kind_of`]), with the whole error kept as its source, so its message is printed unchanged.
 //!
 //! Reading overlaps the engine's work: once a page arrives, the next one (whose cursor mark is now
@@ -30,8 +32,10 @@
 //!   the version they have now; the others are sent again after a conflict, or are conflicts
 //!   themselves (changed again) after a success.
 
+mod cloud;
 pub mod cost;
 pub mod filter;
+mod shards;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -46,7 +50,6 @@ use super::{
     StoreError, StoreErrorKind, UpdateOutcome, Via,
 };
 use crate::solr::error::{parse_adds, TransportKind};
-use crate::solr::export::{ExportError, Splitter};
 use crate::solr::{Client, SolrError};
 
 pub use cost::SOLR_COSTS;
@@ -99,27 +102,9 @@ pub struct SolrStore {
     prefetch: Mutex<Option<Prefetch>>,
     /// Fields `/export` can stream (they have docValues); `None`: never use `/export`.
     export_fields: Option<HashSet<String>>,
-    export: tokio::sync::Mutex<Option<ExportRead>>,
-}
-
-/// An `/export` in progress: a task streams the answer and hands out pages through a channel.
-struct ExportRead {
-    query: ReadQuery,
-    /// Documents handed out so far; the cursor of the next page.
-    served: usize,
-    pages: tokio::sync::mpsc::Receiver<Result<(Vec<Doc>, bool), StoreError>>,
-    task: JoinHandle<()>,
-}
-
-impl Drop for ExportRead {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// The cursor of an `/export` read after `served` documents.
-fn export_cursor(served: usize) -> String {
-    format!("export:{served}")
+    /// Full reads shard by shard (`shards`): a standalone core's `/export`, or every shard of a
+    /// SolrCloud collection at once.
+    shards: Option<shards::ShardReader>,
 }
 
 struct Prefetch {
@@ -148,90 +133,28 @@ impl SolrStore {
             read_ahead,
             prefetch: Mutex::new(None),
             export_fields: None,
-            export: tokio::sync::Mutex::new(None),
+            shards: None,
         }
     }
 
     /// Lets light reads go through `/export` when every field they ask for is one of `fields` (fields
-    /// with docValues) and they hold no lookup. Only for a standalone core: on a SolrCloud collection
-    /// `/export` answers the receiving shard's documents alone.
+    /// with docValues) and they hold no lookup. On a SolrCloud collection, whose `/export` answers
+    /// the receiving shard's documents alone, call [`SolrStore::with_cloud`] after this: it reads
+    /// each shard's core instead, or turns `/export` off.
     pub fn with_export(mut self, fields: impl IntoIterator<Item = String>) -> Self {
-        self.export_fields = Some(fields.into_iter().collect());
+        let fields: HashSet<String> = fields.into_iter().collect();
+        let core = shards::Source {
+            name: "core".to_owned(),
+            replicas: vec![self.client.clone()],
+        };
+        self.shards = Some(shards::ShardReader::new(
+            vec![core],
+            false,
+            &self.id_field,
+            Some(fields.clone()),
+        ));
+        self.export_fields = Some(fields);
         self
-    }
-
-    fn exportable(&self, query: &ReadQuery) -> bool {
-        self.export_fields.as_ref().is_some_and(|ok| {
-            !query.filter.has_lookup()
-                && query.fields.iter().all(|f| ok.contains(f))
-                && ok.contains(&self.id_field)
-        })
-    }
-
-    /// The next page of an `/export` read of `query`, starting one when `cursor` is `None`.
-    async fn export_page(
-        &self,
-        query: &ReadQuery,
-        cursor: Option<&str>,
-    ) -> Result<Page, StoreError> {
-        let mut slot = self.export.lock().await;
-        let resume = match (slot.as_ref(), cursor) {
-            (Some(r), Some(c)) => r.query == *query && export_cursor(r.served) == c,
-            _ => false,
-        };
-        if !resume {
-            if cursor.is_some() {
-                return Err(StoreError::unsupported(format!(
-                    "an /export read cannot resume at {cursor:?}"
-                )));
-            }
-            *slot = Some(self.start_export(query));
-        }
-        let read = slot.as_mut().expect("started above");
-        let (docs, last) = match read.pages.recv().await {
-            Some(page) => page?,
-            None => (Vec::new(), true),
-        };
-        read.served += docs.len();
-        let next = (!last).then(|| export_cursor(read.served));
-        if last {
-            *slot = None;
-        }
-        Ok(Page {
-            docs,
-            next,
-            via: Via::Export,
-        })
-    }
-
-    fn start_export(&self, query: &ReadQuery) -> ExportRead {
-        let mut fields = query.fields.clone();
-        if !fields.contains(&self.id_field) {
-            fields.insert(0, self.id_field.clone());
-        }
-        let mut params = vec![
-            ("q".to_owned(), "*:*".to_owned()),
-            ("fl".to_owned(), fields.join(",")),
-            ("sort".to_owned(), format!("{} asc", self.id_field)),
-        ];
-        for fq in filter::fqs(&query.filter) {
-            params.push(("fq".to_owned(), fq));
-        }
-        // Two pages ahead at most: the stream waits for the engine, and memory stays bounded.
-        let (tx, rx) = tokio::sync::mpsc::channel(2);
-        let client = self.client.clone();
-        let rows = query.rows.max(1);
-        let task = tokio::spawn(async move {
-            if let Err(e) = stream_export(client, params, rows, &tx).await {
-                let _ = tx.send(Err(e)).await;
-            }
-        });
-        ExportRead {
-            query: query.clone(),
-            served: 0,
-            pages: rx,
-            task,
-        }
     }
 
     fn update_params(&self) -> Vec<(String, String)> {
@@ -319,55 +242,6 @@ fn stored_equals(stored: Option<&Value>, want: &Value) -> bool {
     }
 }
 
-/// Streams an `/export` answer into pages of `rows` documents; each page says whether it is the last.
-async fn stream_export(
-    client: Client,
-    params: Vec<(String, String)>,
-    rows: usize,
-    tx: &tokio::sync::mpsc::Sender<Result<(Vec<Doc>, bool), StoreError>>,
-) -> Result<(), StoreError> {
-    let (url, mut resp) = client.export(params).await?;
-    let broken = |reason: String| {
-        StoreError::from(SolrError::Transport {
-            url: url.clone(),
-            kind: TransportKind::Broken,
-            reason,
-        })
-    };
-    let mut splitter = Splitter::with_limit(client.max_response_bytes());
-    let mut page: Vec<Doc> = Vec::with_capacity(rows);
-    while let Some(chunk) = resp.chunk().await.map_err(|e| broken(e.to_string()))? {
-        let docs = splitter.feed(&chunk).map_err(|e| {
-            StoreError::from(match e {
-                ExportError::TooLarge(limit) => SolrError::TooLarge {
-                    url: url.clone(),
-                    limit,
-                },
-                e => SolrError::BadResponse {
-                    url: url.clone(),
-                    reason: e.to_string(),
-                },
-            })
-        })?;
-        for doc in docs {
-            if page.len() == rows {
-                // A full page goes out once the next document shows it is not the last.
-                let done = std::mem::replace(&mut page, Vec::with_capacity(rows));
-                if tx.send(Ok((done, false))).await.is_err() {
-                    return Ok(());
-                }
-            }
-            page.push(doc);
-        }
-    }
-    if !splitter.finished() {
-        return Err(broken("the /export answer ended early".to_owned()));
-    }
-    // The last page: full, short or (an empty answer) empty.
-    let _ = tx.send(Ok((page, true))).await;
-    Ok(())
-}
-
 fn select_params(id_field: &str, query: &ReadQuery, mark: &str) -> Vec<(String, String)> {
     let mut fields = query.fields.clone();
     if !fields.iter().any(|f| f == id_field || f == "*") {
@@ -436,8 +310,10 @@ impl Store for SolrStore {
     }
 
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
-        if self.exportable(query) {
-            return self.export_page(query, cursor).await;
+        if let Some(reader) = &self.shards {
+            if let Some(via) = reader.takes(query) {
+                return reader.read_page(query, cursor, via).await;
+            }
         }
         let mark = cursor.unwrap_or("*").to_owned();
         let ready = {

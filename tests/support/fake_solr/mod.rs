@@ -148,6 +148,9 @@ pub enum Fault {
     Drop,
     /// Handle the request (the state changes), then close the connection with no answer.
     DropAfterApply,
+    /// Handle the request, send the first this many bytes of its answer, then break the
+    /// connection off: an `/export` whose node goes away mid-stream.
+    CutAfter(usize),
     /// For `/update` with a JSON array body: apply only the first `apply_first` documents, then
     /// hold the request unanswered until the handle is released or dropped (or the client goes
     /// away), then close the connection. Other requests are held without being applied.
@@ -193,6 +196,7 @@ enum FaultKind {
     Delay(Duration),
     Drop,
     DropAfterApply,
+    CutAfter(usize),
     Hold(usize),
     Hook(Mutex<Option<HookFn>>),
 }
@@ -449,6 +453,7 @@ impl FakeSolr {
             Fault::Delay(d) => FaultKind::Delay(d),
             Fault::Drop => FaultKind::Drop,
             Fault::DropAfterApply => FaultKind::DropAfterApply,
+            Fault::CutAfter(n) => FaultKind::CutAfter(n),
             Fault::Hold { apply_first } => FaultKind::Hold(apply_first),
             Fault::Hook(f) => FaultKind::Hook(Mutex::new(Some(f))),
         };
@@ -727,6 +732,13 @@ async fn serve(
                 let _ = handle(&shared, &r);
                 entry.state.hit();
                 return Err(Dropped);
+            }
+            FaultKind::CutAfter(n) => {
+                entry.state.hit();
+                let mut resp = handle_guarded(&shared, &r);
+                resp.body.truncate(*n);
+                resp.headers.push((CUT_HEADER.to_owned(), "1".to_owned()));
+                resp
             }
             FaultKind::Hook(f) => {
                 let hook = f.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -1,0 +1,89 @@
+//! Full reads shard by shard (issue 26): a SolrCloud collection's light scans stream through each
+//! shard's `/export`, all shards at once, and a read that breaks goes on after the last id it
+//! handed out (on a standalone core too).
+
+use serde_json::Value;
+
+use super::harness::{assert_settled, corpus, Target};
+use crate::support::fake_solr::{Fault, FaultRule};
+
+fn n(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// An `/export` broken off mid-stream (its node went away) no longer fails the run: the read goes
+/// on from after the last id the engine was given, so each document is read once.
+#[test]
+fn an_export_broken_mid_stream_goes_on_after_the_last_id() {
+    let t = Target::fake("export-cut");
+    let dir = tempfile::tempdir().unwrap();
+    t.load(&corpus(300, 61));
+    t.run_ok(&["run"], dir.path());
+    let fake = t.fake_solr();
+    // A part of the light scan's answer (300 documents of some 400 bytes), then the cut.
+    let cut = fake.fault(FaultRule {
+        path: "/export".into(),
+        skip: 0,
+        times: 1,
+        fault: Fault::CutAfter(60_000),
+    });
+    let before = fake.requests().len();
+    let report = t.run_ok(&["run", "--batch-size", "40"], dir.path());
+    assert!(cut.hits() > 0, "the cut never happened");
+    let w = &report["work"];
+    assert_eq!(n(w, "light_export_docs"), 300, "each document once: {w}");
+    assert_eq!(n(w, "written_docs"), 0, "{w}");
+    let exports: Vec<_> = fake.requests()[before..]
+        .iter()
+        .filter(|r| r.path == "/export")
+        .cloned()
+        .collect();
+    assert_eq!(exports.len(), 2, "the cut read and its resumption");
+    let resumed = exports[1]
+        .params
+        .iter()
+        .find(|(k, v)| k == "fq" && v.starts_with("id:{\""))
+        .map(|(_, v)| v.clone());
+    let after = resumed.expect("the second /export asks for the ids after the last one");
+    // Whole pages of 40 went out before the cut: the resumption starts after one of them.
+    let last: String = after["id:{\"".len()..after.len() - "\" TO *]".len()].to_owned();
+    let ids: Vec<String> = t.docs().keys().cloned().collect();
+    let at = ids
+        .iter()
+        .position(|id| id == t.short(&last))
+        .unwrap_or_else(|| panic!("{last} is no id"));
+    assert_eq!((at + 1) % 40, 0, "{last} ends a page of 40");
+    let checked = assert_settled(&t, dir.path());
+    eprintln!("resumed {after}; checked {checked} values");
+}
+
+/// On the real two-shard collection, a settled rerun scans the light fields through each shard's
+/// `/export` once, and no page through `cursorMark`; a first run reads each text once, shard by
+/// shard.
+#[test]
+#[cfg_attr(
+    not(real_solr),
+    ignore = "needs Java 17 and Maven for a real SolrCloud (tests/solr), or SOLR_DEDUP_TEST_SOLRCLOUD_URL"
+)]
+fn a_collection_is_read_shard_by_shard_through_export() {
+    let t = Target::cloud("shard-reads");
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(500, 62);
+    t.load(&docs);
+    let first = t.run_ok(&["run", "--batch-size", "60"], dir.path());
+    let w = &first["work"];
+    assert_eq!(n(w, "text_docs"), 500, "each text once: {w}");
+    assert_eq!(n(w, "written_docs"), 500, "{w}");
+    assert_settled(&t, dir.path());
+    let second = t.run_ok(&["run", "--batch-size", "60"], dir.path());
+    let w = &second["work"];
+    assert_eq!(
+        n(w, "light_export_docs"),
+        500,
+        "one scan through /export: {w}"
+    );
+    assert_eq!(n(w, "light_cursor_docs"), 0, "{w}");
+    assert_eq!(n(w, "written_docs"), 0, "{w}");
+    let checked = assert_settled(&t, dir.path());
+    eprintln!("checked {checked} values; work {w}");
+}
