@@ -21,9 +21,9 @@ fn n(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
 }
 
-/// The fake's counts of one run match the worker's; the fake also saw the run's two `rows=0` probes
-/// before the engine starts (the `--filter` check and the `/export` probe), which the report does not
-/// count.
+/// The fake's counts of one run match the worker's; the fake also saw the run's one `rows=0` probe
+/// before the engine starts (Solr parses `--filter` in it, and it tells `/export` apart and counts
+/// the documents), which the report does not count.
 fn same_counts(fake: &Work, report: &Value) {
     let w = work(report);
     assert_eq!(
@@ -35,7 +35,7 @@ fn same_counts(fake: &Work, report: &Value) {
     assert_eq!(fake.light_cursor_docs, n(w, "light_cursor_docs"), "{w}");
     assert_eq!(fake.lookup_docs, n(w, "lookup_docs"), "{w}");
     assert_eq!(fake.written_docs, n(w, "written_docs"), "{w}");
-    assert_eq!(fake.requests, n(w, "requests") + 2, "{w}");
+    assert_eq!(fake.requests, n(w, "requests") + 1, "{w}");
 }
 
 /// Documents whose text must be read on every run: a non-empty text with an empty profile (no word

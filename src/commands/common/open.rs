@@ -4,7 +4,8 @@
 //! ```text
 //! Index + Purpose ──▶ open() ─┬─ file: parse --filter (the file store's subset), open the file
 //!                             └─ Solr: connect, read the schema, check the purpose's fields,
-//!                                      ask Solr to parse --filter, probe /export and the cloud
+//!                                      one rows=0 probe: Solr parses --filter, tells /export
+//!                                      and the cloud apart, counts the documents
 //!                             ──▶ Opened { store, filter, has_optional }
 //! ```
 //!
@@ -218,13 +219,19 @@ async fn open_solr(
             (fields.clone(), CommitMode::None, light, has_optional)
         }
     };
-    if let Some(text) = index.filter {
-        check_filter(&client, text).await?;
-    }
-    let export = match light {
-        Some(light) => exportable(&schema, light, &client).await,
-        None => None,
+    let light = light.filter(|light| streamable(&schema, light));
+    // One `rows=0` probe serves three ends: Solr parses --filter in it, its header tells a SolrCloud
+    // collection (for /export), and its numFound is the scan's total for the progress.
+    let probe = match (index.filter, &light) {
+        (Some(text), _) => Some(probe(&client, Some(text)).await?),
+        (None, Some(_)) => probe(&client, None).await.ok(),
+        (None, None) => None,
     };
+    let count = probe
+        .as_ref()
+        .and_then(|a| a.pointer("/response/numFound"))
+        .and_then(|n| n.as_u64());
+    let export = light.filter(|_| probe.as_ref().is_some_and(standalone));
     let mut store = SolrStore::new(
         client,
         &fields.id,
@@ -234,6 +241,9 @@ async fn open_solr(
     );
     if let Some(fields) = export {
         store = store.with_export(fields);
+    }
+    if let Some(n) = count {
+        store = store.with_count(filter.clone(), n);
     }
     Ok(Opened {
         store: OpenedStore::Solr(store),
@@ -270,37 +280,51 @@ pub(crate) fn open_unchecked(index: Index<'_>, fields: &FieldNames) -> Result<Op
     }
 }
 
-/// `fields`, when `/export` can stream them all from this core: every one has docValues and the
-/// core is standalone. Then the scans go through `/export`, which streams docValues at a small
-/// fraction of a `cursorMark` page's cost. On a SolrCloud collection (Solr marks its answers
-/// `zkConnected`) `/export` answers one shard's documents, so the scans stay on `cursorMark` there.
-async fn exportable(
-    schema: &SchemaInfo,
-    fields: Vec<String>,
-    client: &Client,
-) -> Option<Vec<String>> {
+/// Whether `/export` can stream `fields` from this core: every one has docValues (and the core is
+/// standalone, see [`standalone`]). Then the scans go through `/export`, which streams docValues at
+/// a small fraction of a `cursorMark` page's cost.
+fn streamable(schema: &SchemaInfo, fields: &[String]) -> bool {
     let missing: Vec<&String> = fields
         .iter()
         .filter(|f| !schema.find(f).is_some_and(|i| i.doc_values))
         .collect();
     if !missing.is_empty() {
         info!(fields = ?missing, "no docValues: light reads use cursorMark pages instead of /export");
-        return None;
     }
-    let probe = vec![
+    missing.is_empty()
+}
+
+/// Whether a probe's answer comes from a standalone core. On a SolrCloud collection (Solr marks its
+/// answers `zkConnected`) `/export` answers one shard's documents, so the scans stay on
+/// `cursorMark` there.
+fn standalone(answer: &serde_json::Value) -> bool {
+    let cloud = answer.pointer("/responseHeader/zkConnected").is_some();
+    if cloud {
+        debug!("SolrCloud: light reads use cursorMark pages (/export answers one shard)");
+    }
+    !cloud
+}
+
+/// A `rows=0` select of `--filter` (as the `fq`), or of everything. A filter Solr refuses is exit 2
+/// naming it (see [`check_filter`]); without a filter a failed probe is only logged by the caller,
+/// and the light reads use `cursorMark` pages.
+async fn probe(client: &Client, filter: Option<&str>) -> Result<serde_json::Value, Failure> {
+    let mut params = vec![
         ("q".to_owned(), "*:*".to_owned()),
         ("rows".to_owned(), "0".to_owned()),
     ];
-    match client.select(probe).await {
-        Ok(answer) if answer.pointer("/responseHeader/zkConnected").is_none() => Some(fields),
-        Ok(_) => {
-            debug!("SolrCloud: light reads use cursorMark pages (/export answers one shard)");
-            None
-        }
-        Err(e) => {
-            debug!(error = %e, "light reads use cursorMark pages");
-            None
-        }
+    if let Some(text) = filter {
+        params.push(("fq".to_owned(), text.to_owned()));
+    }
+    match client.select(params).await {
+        Ok(answer) => Ok(answer),
+        Err(e) => match filter {
+            Some(text) => Err(filter_failure(e, text)),
+            None => {
+                debug!(error = %e, "light reads use cursorMark pages");
+                Err(solr_failure(e, "cannot probe the core"))
+            }
+        },
     }
 }
 
@@ -432,6 +456,10 @@ impl Store for OpenedStore {
 
     fn max_lookup_values(&self) -> usize {
         each!(self, s => s.max_lookup_values())
+    }
+
+    fn known_count(&self, filter: &Filter) -> Option<u64> {
+        each!(self, s => s.known_count(filter))
     }
 
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {

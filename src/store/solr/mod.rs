@@ -100,6 +100,8 @@ pub struct SolrStore {
     /// Fields `/export` can stream (they have docValues); `None`: never use `/export`.
     export_fields: Option<HashSet<String>>,
     export: tokio::sync::Mutex<Option<ExportRead>>,
+    /// A filter and how many documents it selected when the store was opened (`numFound`).
+    count: Option<(Filter, u64)>,
 }
 
 /// An `/export` in progress: a task streams the answer and hands out pages through a channel.
@@ -149,6 +151,7 @@ impl SolrStore {
             prefetch: Mutex::new(None),
             export_fields: None,
             export: tokio::sync::Mutex::new(None),
+            count: None,
         }
     }
 
@@ -157,6 +160,13 @@ impl SolrStore {
     /// `/export` answers the receiving shard's documents alone.
     pub fn with_export(mut self, fields: impl IntoIterator<Item = String>) -> Self {
         self.export_fields = Some(fields.into_iter().collect());
+        self
+    }
+
+    /// Tells the store that `filter` selected `documents` when it was opened (the `numFound` of a
+    /// `rows=0` probe), for [`Store::known_count`].
+    pub fn with_count(mut self, filter: Filter, documents: u64) -> Self {
+        self.count = Some((filter, documents));
         self
     }
 
@@ -564,6 +574,13 @@ impl Store for SolrStore {
 
     fn describe(&self) -> String {
         format!("solr {}", self.client.core_url())
+    }
+
+    fn known_count(&self, filter: &Filter) -> Option<u64> {
+        self.count
+            .as_ref()
+            .filter(|(f, _)| f == filter)
+            .map(|&(_, n)| n)
     }
 
     fn requests(&self) -> u64 {
