@@ -680,6 +680,135 @@ fn a_small_change_is_decided_from_lookups_alone() {
     );
 }
 
+/// A change whose lookup values fill several reads (here 150 re-indexed pages, about ten values each,
+/// against reads of at most 500): each decided document's values go into one read, so passes B and
+/// C hand each decided document out once each, no more (filled field after field, a document came
+/// back once per read that held one of its values), and the result is a full run's.
+#[test]
+fn lookups_over_several_reads_hand_each_decided_document_out_once_per_pass() {
+    let (_, first) = run(&crate::truth::generated(2000, 7, 0.5));
+    let mut docs: Vec<Value> = first.values().cloned().collect();
+    let version = 1_900_000_000_000_000_000i64;
+    for i in 0..150 {
+        let k = 13 * i + 5;
+        let mut d = reindexed(&docs[k]);
+        if i % 3 == 0 {
+            d["text_t"] = json!(format!(
+                "re-indexed page {i} with a text of its own, r{i}x r{i}y"
+            ));
+        }
+        d["_version_"] = json!(version + i as i64);
+        docs[k] = d;
+    }
+    let (report, incremental) = run_indexed(&docs, &EngineConfig::default());
+    let fresh: Vec<Value> = docs.iter().map(reindexed).collect();
+    let full = EngineConfig {
+        full: true,
+        ..EngineConfig::default()
+    };
+    let (_, expected) = run_with(&fresh, &full);
+    assert_eq!(outputs(&incremental), outputs(&expected));
+    let d = &report.documents;
+    eprintln!(
+        "read {}, decided {}, reread {}, looked up {}",
+        d.read, d.decided, d.reread, report.work.lookup_docs
+    );
+    // Looked up, not read whole: more than 150 decided, but under a quarter of the index.
+    assert!(d.decided >= 150 && d.decided * 4 <= d.read, "{d:?}");
+    assert!(
+        d.reread <= 2 * d.decided,
+        "each decided document once per pass: {d:?}"
+    );
+}
+
+/// The file store with a count of the documents it was told at open, as the Solr store learns
+/// `numFound` from its probe.
+struct Counted(FileStore, Filter, u64);
+
+#[async_trait::async_trait]
+impl Store for Counted {
+    async fn read_page(&self, q: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
+        self.0.read_page(q, cursor).await
+    }
+    fn known_count(&self, filter: &Filter) -> Option<u64> {
+        (filter == &self.1).then_some(self.2)
+    }
+    async fn facet(&self, q: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
+        self.0.facet(q).await
+    }
+    async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
+        self.0.get(ids, fields).await
+    }
+    async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+        self.0.update(batch).await
+    }
+    async fn commit(&self, mode: CommitMode) -> Result<(), StoreError> {
+        self.0.commit(mode).await
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+    fn cost_model(&self) -> CostModel {
+        self.0.cost_model()
+    }
+}
+
+/// What the engine told a progress: phases, totals and documents done, in order.
+#[derive(Default)]
+struct Recorded(std::sync::Mutex<Vec<(&'static str, u64)>>);
+
+impl engine::Progress for Recorded {
+    fn phase(&self, name: &'static str) {
+        self.0.lock().unwrap().push((name, 0));
+    }
+    fn expect(&self, documents: u64) {
+        self.0.lock().unwrap().push(("expect", documents));
+    }
+    fn advance(&self, n: u64) {
+        self.0.lock().unwrap().push(("advance", n));
+    }
+    fn finish(&self) {}
+}
+
+/// The scan of a store that knows how many documents the run's filter selects has that total from
+/// its start; a count for another filter is not taken for the scan's.
+#[test]
+fn the_scan_takes_its_total_from_the_store_when_it_knows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    write_jsonl(&input, &crate::truth::generated(120, 3, 0.5));
+    let scan = |count_for: Filter| {
+        let store = FileStore::open(
+            &input,
+            Output::File(dir.path().join("out.jsonl")),
+            OutputFormat::Updates,
+            "id",
+            "_version_",
+        )
+        .unwrap();
+        let progress = Recorded::default();
+        block_on(engine::execute(
+            &Counted(store, count_for, 120),
+            &EngineConfig::default(),
+            engine::Mode::Check,
+            &progress,
+        ))
+        .unwrap();
+        let events = progress.0.into_inner().unwrap();
+        let end = events[1..]
+            .iter()
+            .position(|(e, _)| !matches!(*e, "expect" | "advance"))
+            .map_or(events.len(), |p| p + 1);
+        events[..end].to_vec()
+    };
+    let known = scan(Filter::All);
+    assert_eq!(known[..2], [("scan", 0), ("expect", 120)], "{known:?}");
+    let done: u64 = known[2..].iter().map(|(_, n)| n).sum();
+    assert_eq!(done, 120, "{known:?}");
+    let other = scan(Filter::Solr("host_s:other".into()));
+    assert!(other.iter().all(|(e, _)| *e != "expect"), "{other:?}");
+}
+
 /// A twin whose URL is stored in another spelling than its normalised form is not found by a
 /// lookup; the run notices the miss and reads everything, with the same result.
 #[test]

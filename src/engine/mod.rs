@@ -551,6 +551,9 @@ impl<S: Store> Round<'_, S> {
         self.store.hint_rereads(&self.query());
         let t = Instant::now();
         self.progress.phase("scan");
+        if let Some(total) = self.store.known_count(&self.cfg.filter) {
+            self.progress.expect(total);
+        }
         let changed_before = report.documents.changed_during_run;
         let (recs, signed_docs, mut keep, sigs, join) = self.pass_a(report).await?;
         // Re-indexed between the light read and the text read: not in this round's records. The

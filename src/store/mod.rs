@@ -353,6 +353,14 @@ pub trait Store: Send + Sync {
         0
     }
 
+    /// How many documents `filter` selects, when the store knows it without reading them (the Solr
+    /// store: the `numFound` of the `rows=0` probe it was opened with). The engine shows it as the
+    /// scan's total; only a hint for progress, since the index may change before the scan reads it.
+    /// `None` (the default): not known.
+    fn known_count(&self, _filter: &Filter) -> Option<u64> {
+        None
+    }
+
     /// Value counts of a field, leaving out values with fewer than `mincount` documents. Not called
     /// by the engine yet: the near-duplicate dimension (issue 12, `neardup.md`) finds the documents
     /// sharing a band key with it (`mincount=2`).
@@ -418,6 +426,9 @@ macro_rules! forward_store {
             }
             fn max_lookup_values(&self) -> usize {
                 (**self).max_lookup_values()
+            }
+            fn known_count(&self, filter: &Filter) -> Option<u64> {
+                (**self).known_count(filter)
             }
             async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
                 (**self).facet(query).await

@@ -28,7 +28,7 @@ type When<'t> = Box<dyn Fn(&[AtomicUpdate]) -> bool + Send + Sync + 't>;
 /// A store that runs `hook` once, just before the first update for which `when` holds reaches the core.
 ///
 /// It forwards every operation of [`Store`] to `inner`, the ones with a default too (`sample`,
-/// `hint_rereads`, `max_lookup_values`, `refresh`, `change_mark`, `requests`), and `cost_model`: a wrapper that let
+/// `hint_rereads`, `max_lookup_values`, `known_count`, `refresh`, `change_mark`, `requests`), and `cost_model`: a wrapper that let
 /// one fall back to the trait's default would run the engine against another store than `inner`.
 /// [`hooked_forwards_every_operation`] holds it to that.
 struct Hooked<'t, S> {
@@ -50,6 +50,9 @@ impl<S: Store> Store for Hooked<'_, S> {
     }
     fn max_lookup_values(&self) -> usize {
         self.inner.max_lookup_values()
+    }
+    fn known_count(&self, filter: &Filter) -> Option<u64> {
+        self.inner.known_count(filter)
     }
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
         self.inner.facet(query).await
@@ -118,6 +121,10 @@ impl Store for Probe {
     fn max_lookup_values(&self) -> usize {
         self.saw("max_lookup_values");
         7
+    }
+    fn known_count(&self, _: &Filter) -> Option<u64> {
+        self.saw("known_count");
+        Some(9)
     }
     async fn facet(&self, _: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
         self.saw("facet");
@@ -192,6 +199,7 @@ fn hooked_forwards_every_operation() {
         hooked.sample(&query).await.unwrap();
         hooked.hint_rereads(&query);
         assert_eq!(hooked.max_lookup_values(), 7);
+        assert_eq!(hooked.known_count(&Filter::All), Some(9));
         hooked.facet(&facet).await.unwrap();
         hooked.get(&[], &[]).await.unwrap();
         hooked.update(&[]).await.unwrap();
@@ -209,6 +217,7 @@ fn hooked_forwards_every_operation() {
             "sample",
             "hint_rereads",
             "max_lookup_values",
+            "known_count",
             "facet",
             "get",
             "update",

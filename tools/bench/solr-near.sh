@@ -6,7 +6,9 @@
 #   tools/bench/solr-near.sh WORKER CORE_URL CORPUS OUTDIR
 #
 # CORE_URL: an empty core with the schema of schema/ (e.g. tests/solr's launcher, standalone);
-# CORPUS: JSON Lines from gen_corpus. Deletes everything in the core first.
+# CORPUS: JSON Lines from gen_corpus. Deletes everything in the core first, unless LOADED=1 says the
+# core holds CORPUS already, loaded by this script's `load` and never run on (to load a large corpus
+# while the worker builds).
 set -euo pipefail
 worker=$1 core=$2 corpus=$3 out=$4
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,8 +38,10 @@ print(f"{sys.argv[5]:<12} exit {sys.argv[4]} wall {wall:6.2f} s  modelled {w['mo
       f"near fallbacks {r['dimensions'].get('near', {}).get('lookup_fallbacks', '-')}")
 PY
 }
-curl -sf -H 'Content-Type: application/json' --data-binary '{"delete":{"query":"*:*"}}' "$core/update?commit=true" > /dev/null
-load "$corpus"
+if [ "${LOADED:-0}" != 1 ]; then
+    curl -sf -H 'Content-Type: application/json' --data-binary '{"delete":{"query":"*:*"}}' "$core/update?commit=true" > /dev/null
+    load "$corpus"
+fi
 step first run
 step settled run
 python3 "$here/tools/bench/recrawl.py" "$corpus" "$out/recrawl.jsonl"

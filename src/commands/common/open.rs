@@ -4,7 +4,8 @@
 //! ```text
 //! Index + Purpose ──▶ open() ─┬─ file: parse --filter (the file store's subset), open the file
 //!                             └─ Solr: connect, read the schema, check the purpose's fields,
-//!                                      ask Solr to parse --filter, probe /export and the cloud
+//!                                      one rows=0 probe: Solr parses --filter, tells /export
+//!                                      and the cloud apart, counts the documents
 //!                             ──▶ Opened { store, filter, has_optional }
 //! ```
 //!
@@ -220,13 +221,21 @@ async fn open_solr(
             (fields.clone(), CommitMode::None, light, has_optional)
         }
     };
-    if let Some(text) = index.filter {
-        check_filter(&client, text).await?;
-    }
-    let (export, cloud) = match light {
-        Some(light) => exportable(&schema, light, &client).await,
-        None => (None, false),
+    let light = light.filter(|light| streamable(&schema, light));
+    // One `rows=0` probe serves three ends: Solr parses --filter in it, its header tells a SolrCloud
+    // collection (read shard by shard), and its numFound is the scan's total for the progress.
+    let probe = match (index.filter, &light) {
+        (Some(text), _) => Some(probe(&client, Some(text)).await?),
+        (None, Some(_)) => probe(&client, None).await.ok(),
+        (None, None) => None,
     };
+    let count = probe
+        .as_ref()
+        .and_then(|a| a.pointer("/response/numFound"))
+        .and_then(|n| n.as_u64());
+    let cloud = probe.as_ref().is_some_and(is_cloud);
+    // Without an answer to the probe, the light reads use cursorMark pages.
+    let export = light.filter(|_| probe.is_some());
     let mut store = SolrStore::new(
         client,
         &fields.id,
@@ -236,6 +245,9 @@ async fn open_solr(
     );
     if let Some(fields) = export {
         store = store.with_export(fields);
+    }
+    if let Some(n) = count {
+        store = store.with_count(filter.clone(), n);
     }
     if cloud {
         store = store.with_cloud().await;
@@ -278,38 +290,47 @@ pub(crate) fn light_file(
     Ok(Arc::new(store))
 }
 
-/// `fields`, when `/export` can stream them all (every one has docValues), and whether the URL is a
-/// SolrCloud collection's (Solr marks its answers `zkConnected`). `/export` streams docValues at a
-/// small fraction of a `cursorMark` page's cost; on SolrCloud it answers one shard, so the store
-/// reads a collection shard by shard ([`SolrStore::with_cloud`]).
-async fn exportable(
-    schema: &SchemaInfo,
-    fields: Vec<String>,
-    client: &Client,
-) -> (Option<Vec<String>>, bool) {
+/// Whether `/export` can stream `fields` from this core: every one has docValues (on SolrCloud,
+/// from each shard's core, see [`is_cloud`]). Then the scans go through `/export`, which streams docValues at
+/// a small fraction of a `cursorMark` page's cost.
+fn streamable(schema: &SchemaInfo, fields: &[String]) -> bool {
     let missing: Vec<&String> = fields
         .iter()
         .filter(|f| !schema.find(f).is_some_and(|i| i.doc_values))
         .collect();
-    let export = if missing.is_empty() {
-        Some(fields)
-    } else {
+    if !missing.is_empty() {
         info!(fields = ?missing, "no docValues: light reads use cursorMark pages instead of /export");
-        None
-    };
-    let probe = vec![
+    }
+    missing.is_empty()
+}
+
+/// Whether a probe's answer comes from a SolrCloud collection (Solr marks its answers
+/// `zkConnected`). There `/export` answers one shard's documents, so the store reads a collection
+/// shard by shard ([`SolrStore::with_cloud`]).
+fn is_cloud(answer: &serde_json::Value) -> bool {
+    answer.pointer("/responseHeader/zkConnected").is_some()
+}
+
+/// A `rows=0` select of `--filter` (as the `fq`), or of everything. A filter Solr refuses is exit 2
+/// naming it (see [`check_filter`]); without a filter a failed probe is only logged by the caller,
+/// and the light reads use `cursorMark` pages.
+async fn probe(client: &Client, filter: Option<&str>) -> Result<serde_json::Value, Failure> {
+    let mut params = vec![
         ("q".to_owned(), "*:*".to_owned()),
         ("rows".to_owned(), "0".to_owned()),
     ];
-    match client.select(probe).await {
-        Ok(answer) => {
-            let cloud = answer.pointer("/responseHeader/zkConnected").is_some();
-            (export, cloud)
-        }
-        Err(e) => {
-            debug!(error = %e, "light reads use cursorMark pages");
-            (None, false)
-        }
+    if let Some(text) = filter {
+        params.push(("fq".to_owned(), text.to_owned()));
+    }
+    match client.select(params).await {
+        Ok(answer) => Ok(answer),
+        Err(e) => match filter {
+            Some(text) => Err(filter_failure(e, text)),
+            None => {
+                debug!(error = %e, "light reads use cursorMark pages");
+                Err(solr_failure(e, "cannot probe the core"))
+            }
+        },
     }
 }
 
@@ -441,6 +462,10 @@ impl Store for OpenedStore {
 
     fn max_lookup_values(&self) -> usize {
         each!(self, s => s.max_lookup_values())
+    }
+
+    fn known_count(&self, filter: &Filter) -> Option<u64> {
+        each!(self, s => s.known_count(filter))
     }
 
     async fn facet(&self, query: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {

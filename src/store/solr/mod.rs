@@ -105,6 +105,8 @@ pub struct SolrStore {
     /// Full reads shard by shard (`shards`): a standalone core's `/export`, or every shard of a
     /// SolrCloud collection at once.
     shards: Option<shards::ShardReader>,
+    /// A filter and how many documents it selected when the store was opened (`numFound`).
+    count: Option<(Filter, u64)>,
 }
 
 struct Prefetch {
@@ -134,6 +136,7 @@ impl SolrStore {
             prefetch: Mutex::new(None),
             export_fields: None,
             shards: None,
+            count: None,
         }
     }
 
@@ -154,6 +157,13 @@ impl SolrStore {
             Some(fields.clone()),
         ));
         self.export_fields = Some(fields);
+        self
+    }
+
+    /// Tells the store that `filter` selected `documents` when it was opened (the `numFound` of a
+    /// `rows=0` probe), for [`Store::known_count`].
+    pub fn with_count(mut self, filter: Filter, documents: u64) -> Self {
+        self.count = Some((filter, documents));
         self
     }
 
@@ -440,6 +450,13 @@ impl Store for SolrStore {
 
     fn describe(&self) -> String {
         format!("solr {}", self.client.core_url())
+    }
+
+    fn known_count(&self, filter: &Filter) -> Option<u64> {
+        self.count
+            .as_ref()
+            .filter(|(f, _)| f == filter)
+            .map(|&(_, n)| n)
     }
 
     fn requests(&self) -> u64 {
