@@ -408,6 +408,66 @@ struct RoundOutcome {
     unsettled: u64,
 }
 
+/// What pass A hands on to the rest of the round.
+struct Scanned {
+    /// One record per document read, in store order.
+    recs: Vec<Rec>,
+    /// How many documents were signed from their text.
+    signed: u64,
+    /// The ids and URLs kept for lookups in passes B and C.
+    keep: open::Keep,
+    /// The signatures to write with the flags in pass C.
+    pending: pending::Pending,
+    /// The near-duplicate keys of the documents signed in this round.
+    join: near::Join,
+}
+
+/// The records of a round and their id-hash index: where passes B and C and the near join find the
+/// record of a document they read.
+#[derive(Clone, Copy)]
+struct Records<'r> {
+    recs: &'r [Rec],
+    /// Record indices in id-hash order.
+    by_hash: &'r [u32],
+}
+
+impl<'r> Records<'r> {
+    fn finder(self) -> pages::Finder<'r> {
+        pages::Finder::new(self.recs, self.by_hash)
+    }
+}
+
+/// What pass B ranks: the groups to decide, read through `reads`.
+struct RankInput<'r> {
+    records: Records<'r>,
+    todo: &'r Todo<'r>,
+    reads: &'r [Filter],
+}
+
+/// What pass C writes: the groups to decide with the best member of each, read through `reads`.
+struct WriteInput<'r> {
+    records: Records<'r>,
+    todo: &'r Todo<'r>,
+    best: &'r [Vec<Option<Best>>],
+    reads: &'r [Filter],
+}
+
+/// Pass C's answer.
+struct Written {
+    /// Documents that changed under the run (conflicts, new versions, deletions): their groups are
+    /// decided again in the next round.
+    unsettled: u64,
+}
+
+/// What the near dimension's clusters are found from.
+struct NearInput<'r> {
+    records: Records<'r>,
+    /// The keys of the documents signed in this round.
+    join: near::Join,
+    /// Ids kept for lookups; the near join adds the documents it finds.
+    keep: &'r mut open::Keep,
+}
+
 /// What a round decides with, apart from the store: shared with the signing threads.
 struct Plan<'a> {
     cfg: &'a EngineConfig,
@@ -429,6 +489,8 @@ struct Round<'a, S: Store> {
     guarded: &'a std::cell::Cell<bool>,
 }
 
+// Only `lookup.rs` still reaches the plan through `Round` (it is being reworked apart); every other
+// pass names `self.plan`. Remove this once it does too.
 impl<'a, S: Store> std::ops::Deref for Round<'a, S> {
     type Target = Plan<'a>;
 
@@ -548,11 +610,17 @@ impl Plan<'_> {
 impl<S: Store> Round<'_, S> {
     async fn execute(self, report: &mut Report) -> Result<RoundOutcome, EngineError> {
         // Passes B and C may read the light fields again.
-        self.store.hint_rereads(&self.query());
+        self.store.hint_rereads(&self.plan.query());
         let t = Instant::now();
         self.progress.phase("scan");
         let changed_before = report.documents.changed_during_run;
-        let (recs, signed_docs, mut keep, sigs, join) = self.pass_a(report).await?;
+        let Scanned {
+            recs,
+            signed: signed_docs,
+            mut keep,
+            pending: sigs,
+            join,
+        } = self.pass_a(report).await?;
         // Re-indexed between the light read and the text read: not in this round's records. The
         // round decides the rest; the next one takes them in.
         let skipped = report.documents.changed_during_run - changed_before;
@@ -579,7 +647,7 @@ impl<S: Store> Round<'_, S> {
         let mut groups: Vec<Option<Groups>> = Dimension::ALL
             .iter()
             .map(|&d| {
-                (self.on(d) && d != Dimension::Near).then(|| {
+                (self.plan.on(d) && d != Dimension::Near).then(|| {
                     let bit = 1u8 << d.index();
                     let members: Vec<u32> = recs
                         .iter()
@@ -591,14 +659,20 @@ impl<S: Store> Round<'_, S> {
                 })
             })
             .collect();
-        if self.on(Dimension::Near) {
+        if self.plan.on(Dimension::Near) {
             let t = Instant::now();
             // Its own phase: it reads documents again (all of them at most).
             self.progress.phase("near");
             self.progress.expect(recs.len() as u64);
-            let near = self
-                .near_groups(report, &recs, &by_hash, join, &mut keep)
-                .await?;
+            let input = NearInput {
+                records: Records {
+                    recs: &recs,
+                    by_hash: &by_hash,
+                },
+                join,
+                keep: &mut keep,
+            };
+            let near = self.near_groups(report, input).await?;
             groups[Dimension::Near.index()] = Some(near);
             *report.phases_ms.entry("near".into()).or_default() += t.elapsed().as_millis() as u64;
         }
@@ -609,7 +683,7 @@ impl<S: Store> Round<'_, S> {
                 r.doubles = g.doubles();
             }
         }
-        let open = self.open_groups(&recs, &groups);
+        let open = self.plan.open_groups(&recs, &groups);
         let needed = open.docs.iter().filter(|n| **n).count();
         info!(documents = needed, "documents in groups to decide");
         report.documents.decided += needed as u64;
@@ -627,22 +701,44 @@ impl<S: Store> Round<'_, S> {
         self.progress.phase("rank");
         // A full read goes over every document again; lookups over those of the groups to decide.
         let rereads = |reads: &[Filter]| {
-            if reads.len() == 1 && reads[0] == self.cfg.filter {
+            if reads.len() == 1 && reads[0] == self.plan.cfg.filter {
                 recs.len() as u64
             } else {
                 needed as u64
             }
         };
         self.progress.expect(rereads(&reads));
-        let mut best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
+        let records = Records {
+            recs: &recs,
+            by_hash: &by_hash,
+        };
+        let mut best = self
+            .pass_b(
+                report,
+                RankInput {
+                    records,
+                    todo: &todo,
+                    reads: &reads,
+                },
+            )
+            .await?;
         if let Some(missed) = best.missed.filter(|&m| m > 0) {
             // A document of a group to decide was not found by its keys: a URL stored in another
             // spelling than its normalised form. Reading everything finds it.
             debug!(missed, "lookups missed documents; ranking from a full read");
-            reads = vec![self.cfg.filter.clone()];
+            reads = vec![self.plan.cfg.filter.clone()];
             self.progress.phase("rank");
             self.progress.expect(rereads(&reads));
-            best = self.pass_b(report, &recs, &by_hash, &todo, &reads).await?;
+            best = self
+                .pass_b(
+                    report,
+                    RankInput {
+                        records,
+                        todo: &todo,
+                        reads: &reads,
+                    },
+                )
+                .await?;
         }
         let best = best.best;
         *report.phases_ms.entry("rank".into()).or_default() += t.elapsed().as_millis() as u64;
@@ -650,8 +746,16 @@ impl<S: Store> Round<'_, S> {
         let t = Instant::now();
         self.progress.phase("write");
         self.progress.expect(rereads(&reads));
-        let unsettled = self
-            .pass_c(report, &recs, &by_hash, &todo, &best, &reads)
+        let Written { unsettled } = self
+            .pass_c(
+                report,
+                WriteInput {
+                    records,
+                    todo: &todo,
+                    best: &best,
+                    reads: &reads,
+                },
+            )
             .await?;
         *report.phases_ms.entry("write".into()).or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish();
