@@ -76,6 +76,7 @@ pub mod progress;
 mod rank;
 pub mod report;
 mod sign;
+mod spill;
 pub mod url_key;
 mod work;
 
@@ -94,7 +95,8 @@ pub use guard::{SchemeMismatch, SchemeSettings};
 pub use needs::{needs, FieldKind, Need};
 use open::Todo;
 pub use progress::{Progress, Silent};
-pub use report::{DimensionReport, DocumentCounts, Name, Report};
+pub use report::{DimensionReport, DocumentCounts, MemoryReport, Name, Report};
+pub use spill::DEFAULT_MEMORY;
 pub use url_key::{compare_full, Preference, RankPrefix, UrlKeys};
 pub use work::SolrWork;
 
@@ -149,6 +151,11 @@ pub struct EngineConfig {
     pub near: NearParams,
     /// The chrome left out of near-duplicate signatures, per host (`--chrome`).
     pub chrome: Option<std::sync::Arc<ChromeSet>>,
+    /// The memory budget in bytes (`--memory`): past their share of it, the structures that spill
+    /// go to temporary files (see [`Report::memory`]).
+    pub memory: u64,
+    /// Where the temporary files go (`--temp-dir`); the system's temporary folder when `None`.
+    pub temp_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for EngineConfig {
@@ -168,6 +175,8 @@ impl Default for EngineConfig {
             max_rounds: 3,
             near: NearParams::default(),
             chrome: None,
+            memory: DEFAULT_MEMORY,
+            temp_dir: None,
         }
     }
 }
@@ -294,6 +303,10 @@ fn new_report<S: Store>(store: &S, cfg: &EngineConfig, mode: Mode) -> Report {
         scheme: cfg.signer.scheme.name().to_owned(),
         scope: cfg.scope.name().to_owned(),
         dry_run: cfg.dry_run || mode == Mode::Check,
+        memory: MemoryReport {
+            budget_bytes: cfg.memory,
+            ..MemoryReport::default()
+        },
         ..Report::default()
     }
 }
@@ -305,6 +318,27 @@ async fn execute_into<S: Store>(
     progress: &dyn Progress,
     report: &mut Report,
 ) -> Result<(), EngineError> {
+    // One area for the run: its count adds up every round's spills, also when the run fails.
+    let spill = spill::SpillArea::new(cfg.temp_dir.as_deref(), cfg.memory);
+    let outcome = execute_rounds(store, cfg, mode, progress, report, &spill).await;
+    report.memory.spilled_bytes = spill.written();
+    match outcome {
+        Err(EngineError::Cancelled(mut r)) => {
+            r.memory = report.memory.clone();
+            Err(EngineError::Cancelled(r))
+        }
+        other => other,
+    }
+}
+
+async fn execute_rounds<S: Store>(
+    store: &S,
+    cfg: &EngineConfig,
+    mode: Mode,
+    progress: &dyn Progress,
+    report: &mut Report,
+    spill: &spill::SpillArea,
+) -> Result<(), EngineError> {
     let writes = mode == Mode::Run && !cfg.dry_run;
     let requests_before = store.requests();
     // Whether the scheme guard ran (pass A runs it before the first document it signs).
@@ -313,7 +347,13 @@ async fn execute_into<S: Store>(
     loop {
         report.rounds += 1;
         progress.round(report.rounds);
-        let round = Round::new(store, cfg, mode, full, progress, &guarded);
+        let round = Round {
+            store,
+            plan: Plan::new(cfg, mode, full),
+            progress,
+            guarded: &guarded,
+            spill: spill.clone(),
+        };
         let outcome = match round.execute(report).await {
             Ok(outcome) => outcome,
             Err(EngineError::Cancelled(_)) => {
@@ -487,6 +527,8 @@ struct Round<'a, S: Store> {
     plan: Plan<'a>,
     progress: &'a dyn Progress,
     guarded: &'a std::cell::Cell<bool>,
+    /// Where the structures that spill put what goes past their share of the budget.
+    spill: spill::SpillArea,
 }
 
 // Only `lookup.rs` still reaches the plan through `Round` (it is being reworked apart); every other
@@ -496,24 +538,6 @@ impl<'a, S: Store> std::ops::Deref for Round<'a, S> {
 
     fn deref(&self) -> &Plan<'a> {
         &self.plan
-    }
-}
-
-impl<'a, S: Store> Round<'a, S> {
-    fn new(
-        store: &'a S,
-        cfg: &'a EngineConfig,
-        mode: Mode,
-        full: bool,
-        progress: &'a dyn Progress,
-        guarded: &'a std::cell::Cell<bool>,
-    ) -> Self {
-        Round {
-            store,
-            plan: Plan::new(cfg, mode, full),
-            progress,
-            guarded,
-        }
     }
 }
 
@@ -637,6 +661,13 @@ impl<S: Store> Round<'_, S> {
         let mut by_hash: Vec<u32> = (0..recs.len() as u32).collect();
         by_hash.sort_unstable_by_key(|&i| recs[i as usize].id_hash);
         let hash_at = |i: u32| recs[i as usize].id_hash;
+        // What stays in memory whatever the budget: the record, its place in the index, and one
+        // group number per dimension.
+        let per_doc = std::mem::size_of::<Rec>() + 4 + 4 * self.plan.cfg.dimensions.len();
+        report.memory.records_bytes = report
+            .memory
+            .records_bytes
+            .max((recs.len() * per_doc) as u64);
         if let Some(w) = by_hash.windows(2).find(|w| hash_at(w[0]) == hash_at(w[1])) {
             // Two ids with one 64-bit hash, or one id twice in the input: either way the records
             // cannot be told apart, so no decision would be safe.

@@ -19,7 +19,8 @@
 //!    past the lookup budget): every stored document's keys are read once and go into the [`Join`].
 //!
 //! The [`Join`] keeps `(key, record)` pairs in 64 partitions by the key's top bits: in memory up to
-//! [`Join::MEMORY`] bytes, in anonymous temporary files beyond. Each partition is then sorted on its
+//! a 32nd of the `--memory` budget ([`Join::SHARE`]; 8 MiB by default), in anonymous temporary files
+//! ([`SpillArea`]) beyond. Each partition is then sorted on its
 //! own, and only the pairs of keys held by two documents or more are kept: the input of
 //! [`Groups::build`], whose components are the clusters.
 
@@ -35,6 +36,7 @@ use super::doc::get_str;
 use super::group::Groups;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
+use super::spill::SpillArea;
 use super::url_key::host_name;
 use super::{Dimension, EngineError, NearInput, Plan, Rec, Records, Report, Round, Scope, UrlKeys};
 use crate::signature::chrome::HostSet;
@@ -57,20 +59,25 @@ pub(super) struct Join {
     files: Vec<Option<BufWriter<File>>>,
     in_memory: usize,
     pairs: u64,
+    /// Bytes of pairs kept in memory before they go to the partition files.
+    memory: usize,
+    area: SpillArea,
 }
 
 impl Join {
-    /// Bytes of pairs kept in memory before they go to the partition files.
-    pub(super) const MEMORY: usize = 8 << 20;
+    /// The part of the budget kept in memory: one 32nd.
+    pub(super) const SHARE: u64 = 32;
     const PARTS: usize = 64;
     const PAIR: usize = 12;
 
-    pub(super) fn new() -> Self {
+    pub(super) fn new(area: SpillArea) -> Self {
         Join {
             parts: vec![Vec::new(); Self::PARTS],
             files: (0..Self::PARTS).map(|_| None).collect(),
             in_memory: 0,
             pairs: 0,
+            memory: area.share(Self::SHARE),
+            area,
         }
     }
 
@@ -93,7 +100,7 @@ impl Join {
             self.in_memory += Self::PAIR;
             self.pairs += 1;
         }
-        if self.in_memory > Self::MEMORY {
+        if self.in_memory > self.memory {
             self.spill()?;
         }
         Ok(())
@@ -105,8 +112,9 @@ impl Join {
                 continue;
             }
             if file.is_none() {
-                *file = Some(BufWriter::with_capacity(1 << 16, tempfile::tempfile()?));
+                *file = Some(BufWriter::with_capacity(1 << 16, self.area.file()?));
             }
+            self.area.wrote(part.len() * Self::PAIR);
             let w = file.as_mut().expect("created above");
             for &(k, r) in part.iter() {
                 w.write_all(&k.to_le_bytes())?;
@@ -696,7 +704,8 @@ mod tests {
 
     #[test]
     fn the_join_keeps_exactly_the_shared_keys_past_its_memory() {
-        let mut join = Join::new();
+        let area = SpillArea::new(None, 256 << 20);
+        let mut join = Join::new(area.clone());
         let records = 400_000u32;
         // Every record has two keys of its own; every 50,000th also holds key `spread(1 << 40)`,
         // and records 7 and 8 share `spread(1 << 41)`.
@@ -713,8 +722,9 @@ mod tests {
         }
         assert!(
             join.files.iter().any(Option::is_some),
-            "past MEMORY: in files"
+            "past its share: in files"
         );
+        assert!(area.written() > 0, "the spilled bytes are counted");
         assert_eq!(join.len(), 2 * 400_000 + 8 + 2);
         // A first pass leaves the partitions as they were.
         let keys = join.distinct_keys(usize::MAX).unwrap().unwrap();

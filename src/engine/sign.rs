@@ -41,8 +41,8 @@ impl<S: Store> Round<'_, S> {
         let mut recs = Vec::new();
         let mut pages = Pages::new(self.progress);
         let mut signed_total = 0;
-        let mut sigs = Pending::new();
-        let mut join = Join::new();
+        let mut sigs = Pending::new(self.spill.clone());
+        let mut join = Join::new(self.spill.clone());
         let count_reads = report.rounds == 1;
         // Documents read with their content, and how many of them have the text field at all.
         let (mut with_content, mut with_text) = (0u64, 0u64);
