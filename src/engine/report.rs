@@ -96,7 +96,9 @@ pub struct Report {
     pub phases_ms: BTreeMap<Name, u64>,
     /// What the run asked of the store, and the Solr time it models.
     pub work: SolrWork,
-    /// The memory budget and the disk the run used past it.
+    /// The memory budget and the disk the run used past it. Left out of the JSON when all zero (a
+    /// record written before the budget existed), so that old run records read and save as before.
+    #[serde(skip_serializing_if = "MemoryReport::is_unset")]
     pub memory: MemoryReport,
 }
 
@@ -113,6 +115,12 @@ pub struct MemoryReport {
     /// index and one group number per dimension; see the engine's module doc), at the largest
     /// round.
     pub records_bytes: u64,
+}
+
+impl MemoryReport {
+    fn is_unset(&self) -> bool {
+        *self == MemoryReport::default()
+    }
 }
 
 /// Sums over runs (`serve`'s metrics). Every field is named, so that a new count is a compile error
