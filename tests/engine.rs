@@ -1128,8 +1128,9 @@ proptest! {
 
     /// Near clusters that merge (a bridge added), split (the bridge re-indexed with other text, or
     /// deleted) and lose their representative, decided by a store that answers lookups, so that
-    /// incremental runs look up only what changed: the end state equals one `--full` run, and it is
-    /// settled.
+    /// incremental runs look up only what changed: the end state equals one `--full` run (made with
+    /// a budget of a few bytes, so that its near keys and signatures go through temporary files),
+    /// and it is settled.
     #[test]
     fn near_clusters_looked_up_by_the_change_end_where_a_full_run_does(
         ops in proptest::collection::vec(op(), 1..25)
@@ -1184,7 +1185,9 @@ proptest! {
         let (report, incremental) = run_indexed(&input, &cfg);
         prop_assert_eq!(report.dimensions["near"].lookup_fallbacks, Some(0));
         let fresh: Vec<Value> = docs.values().map(reindexed).collect();
-        let (_, full) = run_with(&fresh, &EngineConfig { full: true, ..cfg.clone() });
+        let spilled = EngineConfig { full: true, memory: 64, ..cfg.clone() };
+        let (full_report, full) = run_with(&fresh, &spilled);
+        prop_assert!(full_report.memory.spilled_bytes > 0);
         prop_assert_eq!(near_outputs(&incremental), near_outputs(&full));
         let settled: Vec<Value> = incremental.values().cloned().collect();
         let (again, _) = run_indexed(&settled, &cfg);
@@ -1389,4 +1392,79 @@ fn a_sample_mostly_out_of_date_stops_the_run() {
     };
     assert_eq!((m.sampled, m.agreeing, m.index), (20, 5, None));
     assert!(m.to_string().contains("no usual scheme fits"), "{m}");
+}
+
+/// A budget of a few kilobytes sends the signatures waiting for pass C and the near-duplicate keys
+/// to temporary files from the first page on: the run writes exactly what the same run in memory
+/// writes, says what it spilled, and leaves nothing in its temporary folder.
+#[test]
+fn a_tiny_memory_budget_spills_and_writes_what_a_run_in_memory_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("corpus.jsonl");
+    let mut corpus = Vec::new();
+    crate::truth::gen_corpus::generate(1500, 3, 1.0, &mut corpus, None::<&mut Vec<u8>>).unwrap();
+    std::fs::write(&input, corpus).unwrap();
+    let spill_dir = tempfile::tempdir().unwrap();
+    let in_memory = EngineConfig::default();
+    let tiny = EngineConfig {
+        memory: 4 << 10,
+        temp_dir: Some(spill_dir.path().to_owned()),
+        ..EngineConfig::default()
+    };
+    for format in [OutputFormat::Updates, OutputFormat::Docs] {
+        let (want_report, want) = run_file(&input, &in_memory, format, false);
+        let (report, got) = run_file(&input, &tiny, format, false);
+        assert!(want.len() > 1000, "the corpus has doubles to write");
+        assert_eq!(got, want, "the same updates, in the same order");
+        assert_eq!(report.dimensions, want_report.dimensions);
+        assert_eq!(report.documents, want_report.documents);
+        assert_eq!(want_report.memory.budget_bytes, 256 << 20);
+        assert_eq!(want_report.memory.spilled_bytes, 0, "1,500 pages fit");
+        assert_eq!(report.memory.budget_bytes, 4096);
+        // Every page's signatures, and every near key (12 bytes a pair), at least.
+        assert!(
+            report.memory.spilled_bytes > 1500 * 12,
+            "{:?}",
+            report.memory
+        );
+        assert_eq!(std::fs::read_dir(spill_dir.path()).unwrap().count(), 0);
+    }
+}
+
+/// A temporary folder that cannot be written stops a run that must spill with one line naming the
+/// folder, before anything is written.
+#[test]
+fn a_temp_dir_that_cannot_be_written_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    let docs: Vec<Value> = (0..50)
+        .map(|i| {
+            page(
+                &format!("d{i}"),
+                &format!("https://h.example/{i}"),
+                "same text",
+            )
+        })
+        .collect();
+    write_jsonl(&input, &docs);
+    let output = input.with_extension("out.jsonl");
+    let store = FileStore::open(
+        &input,
+        Output::File(output.clone()),
+        OutputFormat::Updates,
+        "id",
+        "_version_",
+    )
+    .unwrap();
+    let missing = dir.path().join("no-such-folder");
+    let cfg = EngineConfig {
+        memory: 64,
+        temp_dir: Some(missing.clone()),
+        ..EngineConfig::default()
+    };
+    let err = block_on(engine::run(&store, &cfg)).unwrap_err();
+    let line = format!("{:#}", anyhow::Error::from(err));
+    assert!(line.contains(&*missing.to_string_lossy()), "{line}");
+    assert!(line.contains("--temp-dir"), "{line}");
+    assert!(!output.exists(), "nothing written");
 }

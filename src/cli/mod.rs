@@ -501,6 +501,17 @@ pub struct JobArgs {
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_bytes)]
     pub max_line_bytes: u64,
 
+    /// Memory budget, in bytes or with K, M or G (KiB, MiB, GiB): past their share of it, the
+    /// signatures waiting to be written and the near-duplicate keys go to temporary files (the
+    /// per-document records are still held in memory: about 130 bytes a document)
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
+    pub memory: u64,
+
+    /// Where the temporary files past --memory go [default: the system's temporary folder,
+    /// $TMPDIR or /tmp]
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
+
     /// Log more to standard error: -v for progress notes, -vv for detail
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -777,7 +788,25 @@ mod tests {
         assert!(a.job.prefer_https && a.job.prefer_www);
         assert_eq!(a.job.scope, ScopeArg::Global);
         assert_eq!(a.job.batch_size, 1000);
+        assert_eq!(a.job.memory, crate::engine::DEFAULT_MEMORY);
+        assert_eq!(a.job.memory, 256 << 20);
+        assert_eq!(a.job.temp_dir, None);
         assert!(!a.full && !a.dry_run);
+        let a = run_args(&[
+            "run",
+            "--input",
+            "d.jsonl",
+            "--memory",
+            "1G",
+            "--temp-dir",
+            "/var/tmp",
+        ]);
+        assert_eq!(a.job.memory, 1 << 30);
+        assert_eq!(
+            a.job.temp_dir.as_deref(),
+            Some(std::path::Path::new("/var/tmp"))
+        );
+        assert!(parse(&["check", "--input", "d.jsonl", "--memory", "lots"]).is_err());
         let a = run_args(&[
             "run",
             "--input",

@@ -278,6 +278,8 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
                 prefer_www: args.prefer_www,
             },
             batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+            memory: args.memory,
+            temp_dir: args.temp_dir.clone(),
             ..EngineConfig::default()
         },
         verbosity: args.verbose,

@@ -6,8 +6,8 @@ use tracing::debug;
 
 use super::doc::{get_bool, get_i64, get_str};
 use super::group::Groups;
-use super::pages::{Finder, Rereads};
-use super::{Best, Dimension, EngineError, Filter, Mode, Rec, Report, Round, Todo};
+use super::pages::Rereads;
+use super::{Dimension, EngineError, Mode, Report, Round, Todo, WriteInput, Written};
 use crate::store::{id_hash, AtomicUpdate, Store, StoreError};
 
 impl<S: Store> Round<'_, S> {
@@ -16,26 +16,31 @@ impl<S: Store> Round<'_, S> {
     pub(super) async fn pass_c(
         &self,
         report: &mut Report,
-        recs: &[Rec],
-        by_hash: &[u32],
-        todo: &Todo<'_>,
-        best: &[Vec<Option<Best>>],
-        reads: &[Filter],
-    ) -> Result<u64, EngineError> {
+        input: WriteInput<'_>,
+    ) -> Result<Written, EngineError> {
+        let WriteInput {
+            records,
+            todo,
+            best,
+            reads,
+        } = input;
+        let recs = records.recs;
         let Todo {
             groups,
             open,
             pending: sigs,
         } = *todo;
-        let f = &self.cfg.fields;
+        let f = &self.plan.cfg.fields;
         let mut unsettled = 0u64;
         let mut batch: Vec<AtomicUpdate> = Vec::new();
         let mut seen = vec![false; recs.len()];
-        let mut find = Finder::new(recs, by_hash);
-        let mut pages = Rereads::new(self.write_query(), reads, self.progress);
+        let mut find = records.finder();
+        let mut pages = Rereads::new(self.plan.write_query(), reads, self.progress);
         while let Some(page) = pages.next(self.store, report).await? {
             for doc in &page.docs {
-                let Some(id) = self.id_of(doc) else { continue };
+                let Some(id) = self.plan.id_of(doc) else {
+                    continue;
+                };
                 let Some(idx) = find.index(id_hash(&id)) else {
                     // Added after pass A: the next run takes it in.
                     continue;
@@ -46,7 +51,7 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 seen[idx] = true;
-                if !self.same_version(doc, rec) {
+                if !self.plan.same_version(doc, rec) {
                     report.documents.changed_during_run += 1;
                     unsettled += 1;
                     continue;
@@ -66,7 +71,7 @@ impl<S: Store> Round<'_, S> {
                         continue;
                     };
                     let gi = g.group_of[idx];
-                    if !open.decides(self, d, gi, rec) {
+                    if !open.decides(&self.plan, d, gi, rec) {
                         continue;
                     }
                     let (unique, count, representative) = if gi == Groups::ALONE {
@@ -101,7 +106,7 @@ impl<S: Store> Round<'_, S> {
                     if changed {
                         let r = report.dimensions.entry(d.name().into()).or_default();
                         r.changed += 1;
-                        if self.mode == Mode::Check && r.examples.len() < 5 {
+                        if self.plan.mode == Mode::Check && r.examples.len() < 5 {
                             r.examples.push(id.clone().into_owned());
                         }
                     }
@@ -109,7 +114,7 @@ impl<S: Store> Round<'_, S> {
                 if set.is_empty() {
                     continue;
                 }
-                if !self.writes() {
+                if !self.plan.writes() {
                     report.documents.written += 1;
                     continue;
                 }
@@ -123,7 +128,7 @@ impl<S: Store> Round<'_, S> {
                     }),
                     set,
                 });
-                if batch.len() >= self.cfg.batch_size.max(1) {
+                if batch.len() >= self.plan.cfg.batch_size.max(1) {
                     unsettled += self.flush(&mut batch, report).await?;
                 }
             }
@@ -140,7 +145,7 @@ impl<S: Store> Round<'_, S> {
             report.documents.changed_during_run += gone;
             unsettled += gone;
         }
-        Ok(unsettled)
+        Ok(Written { unsettled })
     }
 
     pub(super) async fn flush(

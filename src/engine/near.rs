@@ -19,7 +19,8 @@
 //!    past the lookup budget): every stored document's keys are read once and go into the [`Join`].
 //!
 //! The [`Join`] keeps `(key, record)` pairs in 64 partitions by the key's top bits: in memory up to
-//! [`Join::MEMORY`] bytes, in anonymous temporary files beyond. Each partition is then sorted on its
+//! a 32nd of the `--memory` budget ([`Join::SHARE`]; 8 MiB by default), in anonymous temporary files
+//! ([`SpillArea`]) beyond. Each partition is then sorted on its
 //! own, and only the pairs of keys held by two documents or more are kept: the input of
 //! [`Groups::build`], whose components are the clusters.
 
@@ -35,8 +36,9 @@ use super::doc::get_str;
 use super::group::Groups;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
+use super::spill::SpillArea;
 use super::url_key::host_name;
-use super::{Dimension, EngineError, Plan, Rec, Report, Round, Scope, UrlKeys};
+use super::{Dimension, EngineError, NearInput, Plan, Rec, Records, Report, Round, Scope, UrlKeys};
 use crate::signature::chrome::HostSet;
 use crate::store::{id_hash, Doc, ReadQuery, Store, StoreError};
 
@@ -57,20 +59,25 @@ pub(super) struct Join {
     files: Vec<Option<BufWriter<File>>>,
     in_memory: usize,
     pairs: u64,
+    /// Bytes of pairs kept in memory before they go to the partition files.
+    memory: usize,
+    area: SpillArea,
 }
 
 impl Join {
-    /// Bytes of pairs kept in memory before they go to the partition files.
-    pub(super) const MEMORY: usize = 8 << 20;
+    /// The part of the budget kept in memory: one 32nd.
+    pub(super) const SHARE: u64 = 32;
     const PARTS: usize = 64;
     const PAIR: usize = 12;
 
-    pub(super) fn new() -> Self {
+    pub(super) fn new(area: SpillArea) -> Self {
         Join {
             parts: vec![Vec::new(); Self::PARTS],
             files: (0..Self::PARTS).map(|_| None).collect(),
             in_memory: 0,
             pairs: 0,
+            memory: area.share(Self::SHARE),
+            area,
         }
     }
 
@@ -93,7 +100,7 @@ impl Join {
             self.in_memory += Self::PAIR;
             self.pairs += 1;
         }
-        if self.in_memory > Self::MEMORY {
+        if self.in_memory > self.memory {
             self.spill()?;
         }
         Ok(())
@@ -105,8 +112,9 @@ impl Join {
                 continue;
             }
             if file.is_none() {
-                *file = Some(BufWriter::with_capacity(1 << 16, tempfile::tempfile()?));
+                *file = Some(BufWriter::with_capacity(1 << 16, self.area.file()?));
             }
+            self.area.wrote(part.len() * Self::PAIR);
             let w = file.as_mut().expect("created above");
             for &(k, r) in part.iter() {
                 w.write_all(&k.to_le_bytes())?;
@@ -315,11 +323,14 @@ impl<S: Store> Round<'_, S> {
     pub(super) async fn near_groups(
         &self,
         report: &mut Report,
-        recs: &[Rec],
-        by_hash: &[u32],
-        mut join: Join,
-        keep: &mut Keep,
+        input: NearInput<'_>,
     ) -> Result<Groups, EngineError> {
+        let NearInput {
+            records,
+            mut join,
+            keep,
+        } = input;
+        let Records { recs, by_hash } = records;
         let d = Dimension::Near;
         let bit = 1u8 << d.index();
         report
@@ -333,9 +344,9 @@ impl<S: Store> Round<'_, S> {
             .iter()
             .filter(|r| r.mask & bit != 0 && !r.near_signed)
             .count();
-        if stored_members > 0 && !self.full {
-            let stored = self.stored_near_groups(recs);
-            let (_, seeds) = self.open_in(d, recs, &stored);
+        if stored_members > 0 && !self.plan.full {
+            let stored = self.plan.stored_near_groups(recs);
+            let (_, seeds) = self.plan.open_in(d, recs, &stored);
             if !seeds.iter().any(|o| *o) {
                 debug!("near: every stored cluster stands");
                 return Ok(stored);
@@ -369,15 +380,15 @@ impl<S: Store> Round<'_, S> {
         by_hash: &[u32],
         join: &mut Join,
     ) -> Result<(), EngineError> {
-        let f = &self.cfg.fields;
+        let f = &self.plan.cfg.fields;
         let mut fields = vec![f.id.clone(), f.version.clone(), f.near_keys.clone()];
-        if self.cfg.scope != Scope::Global {
+        if self.plan.cfg.scope != Scope::Global {
             fields.push(f.url.clone());
         }
         let query = ReadQuery {
-            filter: self.cfg.filter.clone(),
+            filter: self.plan.cfg.filter.clone(),
             fields,
-            rows: self.cfg.batch_size.max(1),
+            rows: self.plan.cfg.batch_size.max(1),
         };
         let mut find = Finder::new(recs, by_hash);
         let mut pages = Pages::new(self.progress);
@@ -387,8 +398,8 @@ impl<S: Store> Round<'_, S> {
                 let Some(idx) = self.near_holder(doc, recs, &mut find) else {
                     continue;
                 };
-                let host = if self.cfg.scope == Scope::Host {
-                    self.near_host(&UrlKeys::new(get_str(doc, &f.url)))
+                let host = if self.plan.cfg.scope == Scope::Host {
+                    self.plan.near_host(&UrlKeys::new(get_str(doc, &f.url)))
                 } else {
                     None
                 };
@@ -412,10 +423,10 @@ impl<S: Store> Round<'_, S> {
         stored: &Groups,
         seeds: Vec<bool>,
     ) -> Result<Local, EngineError> {
-        let f = &self.cfg.fields;
+        let f = &self.plan.cfg.fields;
         let bit = 1u8 << Dimension::Near.index();
         let max = self.store.max_lookup_values();
-        if self.cfg.scope != Scope::Global || max == 0 || keep.everything {
+        if self.plan.cfg.scope != Scope::Global || max == 0 || keep.everything {
             return Ok(Local::NotHere);
         }
         let n = recs.len();
@@ -495,7 +506,7 @@ impl<S: Store> Round<'_, S> {
                 let query = ReadQuery {
                     filter,
                     fields: fields.clone(),
-                    rows: self.cfg.batch_size.max(1),
+                    rows: self.plan.cfg.batch_size.max(1),
                 };
                 let mut pages = Pages::new(self.progress);
                 while let Some(page) = pages.next(self.store, &query).await? {
@@ -519,7 +530,7 @@ impl<S: Store> Round<'_, S> {
                         // Shares a key with a changed document: it and its stored cluster.
                         affected[idx] = true;
                         if !ids.contains_key(&(idx as u32)) {
-                            if let Some(id) = self.id_of(doc) {
+                            if let Some(id) = self.plan.id_of(doc) {
                                 noted.push((idx, id.into_owned()));
                             }
                         }
@@ -560,19 +571,19 @@ impl<S: Store> Round<'_, S> {
     /// The record of a stored document whose keys count: in the records, taking part, with the
     /// version pass A read, and not signed again in this round (its keys are in the join).
     fn near_holder(&self, doc: &Doc, recs: &[Rec], find: &mut Finder<'_>) -> Option<usize> {
-        let id = self.id_of(doc)?;
+        let id = self.plan.id_of(doc)?;
         // `None`: added after pass A; the next run takes it in.
         let idx = find.index(id_hash(&id))?;
         let rec = &recs[idx];
         (!rec.near_signed
             && rec.mask & (1 << Dimension::Near.index()) != 0
-            && self.same_version(doc, rec))
+            && self.plan.same_version(doc, rec))
         .then_some(idx)
     }
 
     /// A stored document's keys, as the join sees them.
     fn near_keys_of(&self, doc: &Doc, host: Option<u64>) -> Vec<u64> {
-        match doc.get(&self.cfg.fields.near_keys) {
+        match doc.get(&self.plan.cfg.fields.near_keys) {
             Some(Value::Array(a)) => a
                 .iter()
                 .filter_map(Value::as_i64)
@@ -693,7 +704,8 @@ mod tests {
 
     #[test]
     fn the_join_keeps_exactly_the_shared_keys_past_its_memory() {
-        let mut join = Join::new();
+        let area = SpillArea::new(None, 256 << 20);
+        let mut join = Join::new(area.clone());
         let records = 400_000u32;
         // Every record has two keys of its own; every 50,000th also holds key `spread(1 << 40)`,
         // and records 7 and 8 share `spread(1 << 41)`.
@@ -710,8 +722,9 @@ mod tests {
         }
         assert!(
             join.files.iter().any(Option::is_some),
-            "past MEMORY: in files"
+            "past its share: in files"
         );
+        assert!(area.written() > 0, "the spilled bytes are counted");
         assert_eq!(join.len(), 2 * 400_000 + 8 + 2);
         // A first pass leaves the partitions as they were.
         let keys = join.distinct_keys(usize::MAX).unwrap().unwrap();

@@ -3,18 +3,20 @@
 //!
 //! Pass A signs a document long before pass C decides its flags (the groups need every signature
 //! first), so the fields to set wait here, keyed by record. They are kept in a compact binary form, in memory
-//! up to [`Pending::MEMORY`] bytes and in a temporary file beyond that (a first run over a million
-//! pages holds about a million `fuzzy_signature_text_t` values), so that memory stays bounded as the
-//! index grows. The file is removed when the round ends, also on an error.
+//! up to a 32nd of the `--memory` budget ([`Pending::SHARE`]; 8 MiB by default) and in an anonymous
+//! temporary file beyond that ([`SpillArea`]; a first run over a million pages holds about a
+//! million `fuzzy_signature_text_t` values), so that they do not grow memory with the index. The
+//! file has no name, so it is gone when the round ends, also on an error.
 //!
 //! A run killed before pass C has written nothing: the index holds what it held before, and the next
 //! run signs those documents again from their (then current) text.
 
 use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
 
 use serde_json::Value;
+
+use super::spill::SpillArea;
 
 /// The fields to set on documents, by record index.
 pub(super) struct Pending {
@@ -24,35 +26,29 @@ pub(super) struct Pending {
     buf: Vec<u8>,
     /// Bytes already in the file.
     flushed: u64,
-    file: Option<Spill>,
+    file: Option<File>,
     count: usize,
-}
-
-struct Spill {
-    file: File,
-    path: PathBuf,
-}
-
-impl Drop for Spill {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
+    /// Bytes kept in memory before entries go to the temporary file.
+    memory: usize,
+    area: SpillArea,
 }
 
 impl Pending {
-    /// Bytes kept in memory before entries go to the temporary file.
-    pub(super) const MEMORY: usize = 8 << 20;
+    /// The part of the budget kept in memory: one 32nd.
+    pub(super) const SHARE: u64 = 32;
     const NONE: u64 = u64::MAX;
     /// Offsets up to 1 TiB, entries up to 16 MiB (a profile text is far smaller).
     const OFFSET_BITS: u32 = 40;
 
-    pub(super) fn new() -> Self {
+    pub(super) fn new(area: SpillArea) -> Self {
         Pending {
             slots: Vec::new(),
             buf: Vec::new(),
             flushed: 0,
             file: None,
             count: 0,
+            memory: area.share(Self::SHARE),
+            area,
         }
     }
 
@@ -93,7 +89,7 @@ impl Pending {
         }
         self.slots[idx] = offset | len << Self::OFFSET_BITS;
         self.count += 1;
-        if self.buf.len() > Self::MEMORY {
+        if self.buf.len() > self.memory {
             self.spill()?;
         }
         Ok(())
@@ -101,23 +97,11 @@ impl Pending {
 
     fn spill(&mut self) -> std::io::Result<()> {
         if self.file.is_none() {
-            let path = std::env::temp_dir().join(format!(
-                "solr-dedup-pending-{}-{:x}.json",
-                std::process::id(),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0)
-            ));
-            let file = std::fs::OpenOptions::new()
-                .create_new(true)
-                .read(true)
-                .append(true)
-                .open(&path)?;
-            self.file = Some(Spill { file, path });
+            self.file = Some(self.area.file()?);
         }
-        let spill = self.file.as_mut().expect("created above");
-        spill.file.write_all(&self.buf)?;
+        let file = self.file.as_mut().expect("created above");
+        file.write_all(&self.buf)?;
+        self.area.wrote(self.buf.len());
         self.flushed += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
@@ -139,8 +123,8 @@ impl Pending {
             bytes.copy_from_slice(&self.buf[start..start + len as usize]);
         } else {
             use std::os::unix::fs::FileExt;
-            let spill = self.file.as_ref().expect("flushed entries are in the file");
-            spill.file.read_exact_at(&mut bytes, offset)?;
+            let file = self.file.as_ref().expect("flushed entries are in the file");
+            file.read_exact_at(&mut bytes, offset)?;
         }
         codec::get_all(&bytes).map(Some)
     }
@@ -272,9 +256,11 @@ mod tests {
 
     #[test]
     fn entries_come_back_from_memory_and_from_the_file() {
-        let mut p = Pending::new();
+        let dir = tempfile::tempdir().unwrap();
+        let area = SpillArea::new(Some(dir.path()), 256 << 20);
+        let mut p = Pending::new(area.clone());
         let big = "x".repeat(1 << 20);
-        let n = 12; // 12 MiB: past MEMORY, so the first entries are in the file
+        let n = 12; // 12 MiB: past the 8 MiB share, so the first entries are in the file
         for i in 0..n {
             let set = vec![
                 ("exact_signature_l".to_owned(), json!(-(i as i64))),
@@ -303,7 +289,9 @@ mod tests {
         assert!(codec::get_all(&[1, 0, b'a', 9]).is_err(), "an unknown tag");
         assert!(codec::get_all(&[1, 0, b'a', 3, 1]).is_err(), "cut short");
         assert!(p.file.is_some() && p.flushed > 0 && !p.buf.is_empty());
-        let path = p.file.as_ref().unwrap().path.clone();
+        assert_eq!(area.written(), p.flushed, "the spilled bytes are counted");
+        // The file has no name: nothing to leave behind.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         assert_eq!(p.len(), n + 1);
         for i in 0..n {
             let set = p.get(i * 2).unwrap().expect("kept");
@@ -313,6 +301,5 @@ mod tests {
         }
         assert!(p.get(10_000).unwrap().is_none());
         drop(p);
-        assert!(!path.exists(), "the spill file is removed");
     }
 }

@@ -3,9 +3,9 @@
 
 use super::doc::{get_i64, get_str};
 use super::group::Groups;
-use super::pages::{Finder, Rereads};
+use super::pages::Rereads;
 use super::{
-    compare_full, Best, Dimension, EngineError, Filter, Plan, Rec, Report, Round, Scope, Todo,
+    compare_full, Best, Dimension, EngineError, Plan, RankInput, Rec, Report, Round, Scope, Todo,
     UrlKeys,
 };
 use crate::store::{id_hash, Doc, Store};
@@ -21,11 +21,14 @@ impl<S: Store> Round<'_, S> {
     pub(super) async fn pass_b(
         &self,
         report: &mut Report,
-        recs: &[Rec],
-        by_hash: &[u32],
-        todo: &Todo<'_>,
-        reads: &[Filter],
+        input: RankInput<'_>,
     ) -> Result<Ranked, EngineError> {
+        let RankInput {
+            records,
+            todo,
+            reads,
+        } = input;
+        let recs = records.recs;
         let Todo { groups, open, .. } = *todo;
         let mut best: Vec<Vec<Option<Best>>> = groups
             .iter()
@@ -34,17 +37,19 @@ impl<S: Store> Round<'_, S> {
                     .map_or_else(Vec::new, |g| (0..g.count()).map(|_| None).collect())
             })
             .collect();
-        let mut pages = Rereads::new(self.rank_query(), reads, self.progress);
+        let mut pages = Rereads::new(self.plan.rank_query(), reads, self.progress);
         // Only lookups can miss a document; a full read that does not see one saw it deleted.
         let lookups = pages.lookups;
         if best.iter().all(Vec::is_empty) && !lookups {
             return Ok(Ranked { best, missed: None });
         }
-        let mut find = Finder::new(recs, by_hash);
+        let mut find = records.finder();
         let mut seen = vec![false; recs.len()];
         while let Some(page) = pages.next(self.store, report).await? {
             for doc in &page.docs {
-                let Some(id) = self.id_of(doc) else { continue };
+                let Some(id) = self.plan.id_of(doc) else {
+                    continue;
+                };
                 let Some(idx) = find.index(id_hash(&id)) else {
                     continue;
                 };
@@ -53,7 +58,7 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 seen[idx] = true;
-                if !self.same_version(doc, rec) {
+                if !self.plan.same_version(doc, rec) {
                     continue;
                 }
                 // Most documents are alone in every dimension and need no URL parsing here.
@@ -66,16 +71,16 @@ impl<S: Store> Round<'_, S> {
                 if !grouped {
                     continue;
                 }
-                let url = UrlKeys::new(get_str(doc, &self.cfg.fields.url));
+                let url = UrlKeys::new(get_str(doc, &self.plan.cfg.fields.url));
                 for d in Dimension::ALL {
                     let Some(g) = &groups[d.index()] else {
                         continue;
                     };
                     let gi = g.group_of[idx];
-                    if gi == Groups::ALONE || !open.decides(self, d, gi, rec) {
+                    if gi == Groups::ALONE || !open.decides(&self.plan, d, gi, rec) {
                         continue;
                     }
-                    let check = self.key_material(d, &url);
+                    let check = self.plan.key_material(d, &url);
                     let slot = &mut best[d.index()][gi as usize];
                     let better = match slot {
                         None => true,

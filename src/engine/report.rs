@@ -96,6 +96,31 @@ pub struct Report {
     pub phases_ms: BTreeMap<Name, u64>,
     /// What the run asked of the store, and the Solr time it models.
     pub work: SolrWork,
+    /// The memory budget and the disk the run used past it. Left out of the JSON when all zero (a
+    /// record written before the budget existed), so that old run records read and save as before.
+    #[serde(skip_serializing_if = "MemoryReport::is_unset")]
+    pub memory: MemoryReport,
+}
+
+/// The memory budget (`--memory`) and what went past it to temporary files.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, ToSchema)]
+#[serde(default)]
+pub struct MemoryReport {
+    /// The budget, in bytes.
+    pub budget_bytes: u64,
+    /// Bytes written to temporary files (`--temp-dir`) because they were past the budget's
+    /// shares, over all rounds; the files are gone when the run ends.
+    pub spilled_bytes: u64,
+    /// Bytes of per-document state held in memory whatever the budget (the records, their id
+    /// index and one group number per dimension; see the engine's module doc), at the largest
+    /// round.
+    pub records_bytes: u64,
+}
+
+impl MemoryReport {
+    fn is_unset(&self) -> bool {
+        *self == MemoryReport::default()
+    }
 }
 
 /// Sums over runs (`serve`'s metrics). Every field is named, so that a new count is a compile error

@@ -14,38 +14,35 @@ use super::open::{counted_slot, Keep};
 use super::pages::Pages;
 use super::pending::Pending;
 use super::{
-    Dimension, EngineError, Exclusion, Mode, Plan, RankPrefix, Rec, Report, Round, Scheme, Scope,
-    Sigs, UrlKeys,
+    Dimension, EngineError, Exclusion, Mode, Plan, RankPrefix, Rec, Report, Round, Scanned, Scheme,
+    Scope, Sigs, UrlKeys,
 };
 use crate::signature::near::NearSignature;
 use crate::store::{id_hash, Doc, Store, StoreError, Via};
 
 impl<S: Store> Round<'_, S> {
-    /// Returns the records, how many documents were signed, what pass A keeps for lookups, and the
-    /// signatures to write in pass C.
-    pub(super) async fn pass_a(
-        &self,
-        report: &mut Report,
-    ) -> Result<(Vec<Rec>, u64, Keep, Pending, Join), EngineError> {
+    /// Reads every document's light fields, signs what needs it, and returns the records with what
+    /// the rest of the round needs from this pass.
+    pub(super) async fn pass_a(&self, report: &mut Report) -> Result<Scanned, EngineError> {
         let mut keep = Keep {
-            everything: self.full,
+            everything: self.plan.full,
             ..Keep::default()
         };
-        let light = self.query();
+        let light = self.plan.query();
         // When most documents need their text (a first run, --full), reading it inline is cheaper
         // than a real-time get per document; the run switches on what the last page needed.
-        let mut wide = self.query();
-        for f in self.content_fields() {
+        let mut wide = self.plan.query();
+        for f in self.plan.content_fields() {
             if !wide.fields.contains(&f) {
                 wide.fields.push(f);
             }
         }
-        let mut inline = self.full;
+        let mut inline = self.plan.full;
         let mut recs = Vec::new();
         let mut pages = Pages::new(self.progress);
         let mut signed_total = 0;
-        let mut sigs = Pending::new();
-        let mut join = Join::new();
+        let mut sigs = Pending::new(self.spill.clone());
+        let mut join = Join::new(self.spill.clone());
         let count_reads = report.rounds == 1;
         // Documents read with their content, and how many of them have the text field at all.
         let (mut with_content, mut with_text) = (0u64, 0u64);
@@ -53,11 +50,15 @@ impl<S: Store> Round<'_, S> {
             .next(self.store, if inline { &wide } else { &light })
             .await?
         {
-            let need: Vec<bool> = page.docs.iter().map(|d| self.needs_content(d)).collect();
+            let need: Vec<bool> = page
+                .docs
+                .iter()
+                .map(|d| self.plan.needs_content(d))
+                .collect();
             let needed = need.iter().filter(|n| **n).count();
             if needed > 0 && !self.guarded.replace(true) {
                 // Before the first signature: is the index signed as this run would sign it?
-                let sampled = guard::check_scheme(self.store, self.cfg).await?;
+                let sampled = guard::check_scheme(self.store, self.plan.cfg).await?;
                 report.work.sample_docs += sampled as u64;
             }
             if inline {
@@ -78,12 +79,12 @@ impl<S: Store> Round<'_, S> {
                     .iter()
                     .zip(&need)
                     .filter(|(_, n)| **n)
-                    .filter_map(|(d, _)| self.id_of(d).map(Cow::into_owned))
+                    .filter_map(|(d, _)| self.plan.id_of(d).map(Cow::into_owned))
                     .collect();
-                let docs = self.store.get(&ids, &self.content_fields()).await?;
+                let docs = self.store.get(&ids, &self.plan.content_fields()).await?;
                 report.work.text_docs += docs.len() as u64;
                 for doc in docs {
-                    if let Some(id) = self.id_of(&doc) {
+                    if let Some(id) = self.plan.id_of(&doc) {
                         let id = id.into_owned();
                         fetched.insert(id, doc);
                     }
@@ -96,12 +97,12 @@ impl<S: Store> Round<'_, S> {
                 .map(|(d, &n)| match (n, was_inline) {
                     (false, _) => None,
                     (true, true) => Some(d),
-                    (true, false) => self.id_of(d).and_then(|id| fetched.get(id.as_ref())),
+                    (true, false) => self.plan.id_of(d).and_then(|id| fetched.get(id.as_ref())),
                 })
                 .collect();
             for doc in content.iter().flatten() {
                 with_content += 1;
-                with_text += u64::from(doc.contains_key(&self.cfg.fields.text));
+                with_text += u64::from(doc.contains_key(&self.plan.cfg.fields.text));
             }
             type Entry<'d> = (
                 Cow<'d, str>,
@@ -132,7 +133,9 @@ impl<S: Store> Round<'_, S> {
                 })
                 .collect::<Vec<_>>();
             for (doc, outcome) in page.docs.iter().zip(signed) {
-                let Some(id) = self.id_of(doc) else { continue };
+                let Some(id) = self.plan.id_of(doc) else {
+                    continue;
+                };
                 let Some((outcome, mut rec, excluded, near_keys, entry)) = outcome else {
                     // Deleted between the page and the get: it takes no part.
                     continue;
@@ -144,7 +147,7 @@ impl<S: Store> Round<'_, S> {
                     signed_total += 1;
                     report.documents.signed += 1;
                 }
-                if outcome.update.is_some() && self.mode == Mode::Check {
+                if outcome.update.is_some() && self.plan.mode == Mode::Check {
                     report.documents.missing_signatures += 1;
                 }
                 let set = entry;
@@ -168,7 +171,13 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 rec.pending = set.is_some();
-                entries.push((id, rec, get_str(doc, &self.cfg.fields.url), set, near_keys));
+                entries.push((
+                    id,
+                    rec,
+                    get_str(doc, &self.plan.cfg.fields.url),
+                    set,
+                    near_keys,
+                ));
             }
             for (id, rec, url, set, near_keys) in entries {
                 if let Some(entry) = set {
@@ -182,22 +191,28 @@ impl<S: Store> Round<'_, S> {
                     join.add(recs.len() as u32, near_keys)
                         .map_err(|e| StoreError::io("cannot keep the near-duplicate keys", e))?;
                 }
-                keep.note(self, recs.len(), &rec, &id, url);
+                keep.note(&self.plan, recs.len(), &rec, &id, url);
                 recs.push(rec);
             }
         }
         if with_content > 0
             && with_text == 0
-            && self.needs_text()
-            && guard::text_field_missing(self.store, self.cfg).await?
+            && self.plan.needs_text()
+            && guard::text_field_missing(self.store, self.plan.cfg).await?
         {
             // Before pass C writes anything: every page would be signed as an empty text.
             return Err(EngineError::NoTextField {
-                field: self.cfg.fields.text.clone(),
+                field: self.plan.cfg.fields.text.clone(),
             });
         }
         recs.shrink_to_fit();
-        Ok((recs, signed_total, keep, sigs, join))
+        Ok(Scanned {
+            recs,
+            signed: signed_total,
+            keep,
+            pending: sigs,
+            join,
+        })
     }
 }
 
