@@ -37,18 +37,18 @@ impl<S: Store> Round<'_, S> {
         keep: Keep,
         needed: usize,
     ) -> Vec<Filter> {
-        let everything = vec![self.cfg.filter.clone()];
+        let everything = vec![self.plan.cfg.filter.clone()];
         // Under host scope content keys are hashes of host and signature: no stored value to look up.
         let max = self.store.max_lookup_values();
         if max == 0
             || open.all
             || keep.everything
-            || self.cfg.scope == Scope::Host
+            || self.plan.cfg.scope == Scope::Host
             || needed * 4 > recs.len()
         {
             return everything;
         }
-        let f = &self.cfg.fields;
+        let f = &self.plan.cfg.fields;
         // Field 0 is the id, 1 the URL, then the signature field of each dimension looked up by one.
         let mut fields = vec![f.id.clone(), f.url.clone()];
         let mut by_signature: Vec<(Dimension, &Groups)> = Vec::new();
@@ -85,7 +85,7 @@ impl<S: Store> Round<'_, S> {
             }
             for (k, &(d, g)) in by_signature.iter().enumerate() {
                 let bit = 1u8 << d.index();
-                if r.mask & bit != 0 && open.decides(self, d, g.group_of[i], r) {
+                if r.mask & bit != 0 && open.decides(&self.plan, d, g.group_of[i], r) {
                     doc.push((k as u8 + 2, (r.keys[d.index()] as i64).to_string()));
                 }
             }
@@ -134,7 +134,7 @@ impl<S: Store> Round<'_, S> {
                     .filter(|(values, _)| !values.is_empty())
                     .map(|(values, field)| Filter::any_of(field.clone(), values))
                     .collect();
-                self.cfg.filter.clone().and(Filter::Or(any))
+                self.plan.cfg.filter.clone().and(Filter::Or(any))
             })
             .collect()
     }

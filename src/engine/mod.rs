@@ -535,16 +535,6 @@ struct Round<'a, S: Store> {
     spill: spill::SpillArea,
 }
 
-// Only `lookup.rs` still reaches the plan through `Round` (it is being reworked apart); every other
-// pass names `self.plan`. Remove this once it does too.
-impl<'a, S: Store> std::ops::Deref for Round<'a, S> {
-    type Target = Plan<'a>;
-
-    fn deref(&self) -> &Plan<'a> {
-        &self.plan
-    }
-}
-
 impl<'a> Plan<'a> {
     fn new(cfg: &'a EngineConfig, mode: Mode, full: bool) -> Self {
         let mut enabled = [false; Dimension::COUNT];
@@ -641,7 +631,7 @@ impl<S: Store> Round<'_, S> {
         self.store.hint_rereads(&self.plan.query());
         let t = Instant::now();
         self.progress.phase("scan");
-        if let Some(total) = self.store.known_count(&self.cfg.filter) {
+        if let Some(total) = self.store.known_count(&self.plan.cfg.filter) {
             self.progress.expect(total);
         }
         let changed_before = report.documents.changed_during_run;

@@ -264,14 +264,10 @@ solr_test!(
 /// `solr-dedup ARGS --solr <core> --filter=<filter>` with the target's credentials, but without
 /// the tag filter `Target::command` adds.
 fn with_filter(t: &Target, args: &[&str], filter: &str) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_solr-dedup"));
+    let mut cmd = crate::support::cmd::solr_dedup();
     cmd.args(args)
         .args(["--solr", &t.core_url])
-        .arg(format!("--filter={filter}"))
-        .env_remove("SOLR_URL")
-        .env_remove("SOLR_USER")
-        .env_remove("SOLR_PASSWORD")
-        .env_remove("RUST_LOG");
+        .arg(format!("--filter={filter}"));
     if let Some((u, p)) = t.credentials() {
         cmd.env("SOLR_USER", u).env("SOLR_PASSWORD", p);
     }
