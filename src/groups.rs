@@ -145,3 +145,152 @@ fn text(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// A document found by [`lookup`]: its flags, counts and groups in each dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Found {
+    /// The document's id.
+    pub id: String,
+    /// Its URL.
+    pub url: Option<String>,
+    /// One entry per dimension, in [`Dimension::ALL`] order.
+    pub dimensions: Vec<FoundDimension>,
+}
+
+/// A found document in one dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FoundDimension {
+    /// The dimension.
+    pub dimension: String,
+    /// Its stored flag (`*_unique_b`): true for a representative or a page without doubles.
+    pub unique: Option<bool>,
+    /// Its stored copy count (`*_copycount_i`), for exact, fuzzy and near.
+    pub copycount: Option<i64>,
+    /// Its group, when it shares the dimension's group field with other documents.
+    pub group: Option<GroupView>,
+}
+
+/// The documents whose id or URL is `q` (at most a few), each with its flags, counts and groups in
+/// every dimension (with at most `members` members each). Read only: one read for the documents,
+/// then a count and a read per group. Values go through [`Filter::any_of`], which no store parses as
+/// query syntax (Solr: `{!terms}`).
+pub async fn lookup<S: Store>(
+    store: &S,
+    fields: &FieldNames,
+    filter: &Filter,
+    q: &str,
+    members: usize,
+) -> Result<Vec<Found>, StoreError> {
+    let q = q.trim();
+    if q.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut fl = vec![fields.id.clone(), fields.url.clone()];
+    for d in Dimension::ALL {
+        fl.push(fields.unique(d).to_owned());
+        fl.extend(fields.count(d).map(str::to_owned));
+        fl.extend(group_field(fields, d).map(str::to_owned));
+    }
+    fl.dedup();
+    let docs = store
+        .sample(&ReadQuery {
+            filter: Filter::And(vec![
+                filter.clone(),
+                Filter::Or(vec![
+                    Filter::any_of(fields.id.clone(), vec![q.to_owned()]),
+                    Filter::any_of(fields.url.clone(), vec![q.to_owned()]),
+                ]),
+            ]),
+            fields: fl,
+            rows: 5,
+        })
+        .await?;
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let mut dimensions = Vec::new();
+        for d in Dimension::ALL {
+            let flag = fields.unique(d);
+            let key = group_field(fields, d)
+                .and_then(|f| doc.get(f).filter(|v| !v.is_null()).map(|v| (f, text(v))));
+            let group = match key {
+                Some((field, key)) => {
+                    group_of(store, fields, filter, flag, field, key, members).await?
+                }
+                None => None,
+            };
+            dimensions.push(FoundDimension {
+                dimension: d.name().to_owned(),
+                unique: doc.get(flag).and_then(Value::as_bool),
+                copycount: fields
+                    .count(d)
+                    .and_then(|f| doc.get(f))
+                    .and_then(Value::as_i64),
+                group,
+            });
+        }
+        out.push(Found {
+            id: doc.get(&fields.id).map(text).unwrap_or_default(),
+            url: doc.get(&fields.url).map(text),
+            dimensions,
+        });
+    }
+    Ok(out)
+}
+
+/// The group of the documents whose `field` is `key`, when it has two or more.
+async fn group_of<S: Store>(
+    store: &S,
+    fields: &FieldNames,
+    filter: &Filter,
+    flag: &str,
+    field: &str,
+    key: String,
+    members: usize,
+) -> Result<Option<GroupView>, StoreError> {
+    let of_group = Filter::And(vec![
+        filter.clone(),
+        Filter::Term {
+            field: field.to_owned(),
+            value: key.clone(),
+        },
+    ]);
+    let size = store
+        .facet(&FacetQuery {
+            field: field.to_owned(),
+            filter: of_group.clone(),
+            mincount: 1,
+            limit: Some(1),
+        })
+        .await?
+        .first()
+        .map_or(0, |b| b.count);
+    if size < 2 {
+        return Ok(None);
+    }
+    let fl = vec![fields.id.clone(), fields.url.clone(), flag.to_owned()];
+    let member = |doc: &Doc| Member {
+        id: doc.get(&fields.id).map(text).unwrap_or_default(),
+        url: doc.get(&fields.url).map(text),
+        unique: doc.get(flag).and_then(Value::as_bool),
+    };
+    let mut list: Vec<Member> = store
+        .sample(&ReadQuery {
+            filter: of_group,
+            fields: fl,
+            rows: members.max(1),
+        })
+        .await?
+        .iter()
+        .map(member)
+        .collect();
+    list.sort_by(|a, b| {
+        (a.unique != Some(true), &a.url, &a.id).cmp(&(b.unique != Some(true), &b.url, &b.id))
+    });
+    let representative = list.iter().find(|m| m.unique == Some(true)).cloned();
+    Ok(Some(GroupView {
+        key,
+        size,
+        representative,
+        members: list,
+    }))
+}
