@@ -226,6 +226,12 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
         "{}",
         browser.text(&exact)
     );
+    assert!(
+        browser
+            .find(r#"tr.dimension[data-dimension="exact"] td.excluded"#)
+            .is_some(),
+        "the excluded counts per reason"
+    );
     let api = server.json("/api/runs/1");
     let groups = api["report"]["dimensions"]["exact"]["groups"]
         .as_u64()

@@ -188,6 +188,19 @@ mod tests {
     }
 
     #[test]
+    fn the_next_run_is_the_soonest_known() {
+        let next = NextRun::default();
+        assert_eq!(next.get(), None);
+        next.set(1, Some(20.0));
+        assert_eq!(next.get(), Some(20.0));
+        next.set(0, Some(10.0));
+        assert_eq!(next.get(), Some(10.0));
+        next.set(0, None);
+        assert_eq!(next.get(), Some(20.0));
+        assert!(unix_in(Duration::from_secs(60)) > 1.7e9);
+    }
+
+    #[test]
     fn describes_itself() {
         assert_eq!(Schedule::default().describe(), None);
         let s = Schedule {
