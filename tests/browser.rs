@@ -324,6 +324,13 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
         v.as_bool()
     });
     assert!(fits, "the page is wider than a phone's screen");
+    // Every column of the runs table, the index panel, the settings and the lookup show on the
+    // screen itself, not only after scrolling a table sideways.
+    let hidden = browser.execute(
+        "const cells = [...document.querySelectorAll('#runs tr.run td, #index-panel dd, #settings dd, #lookup .found-doc')];          return cells.filter((c) => c.getBoundingClientRect().right > window.innerWidth + 1).map((c) => c.dataset.label || c.id || c.className);",
+        &[],
+    );
+    assert_eq!(hidden, serde_json::json!([]), "cut off on a phone");
     browser.screenshot_png(&shots.join("serve-admin-phone.png"));
 }
 
