@@ -393,3 +393,34 @@ fn the_admin_page_shows_a_failing_index_and_a_failed_run() {
         serde_json::json!(true)
     );
 }
+
+/// With a token: the page asks for it and says it is missing; once a valid one is entered, the
+/// message goes and the overview loads.
+#[test]
+fn the_admin_page_forgets_the_token_message_once_the_token_is_right() {
+    let Some(browser) =
+        webdriver::browser("the_admin_page_forgets_the_token_message_once_the_token_is_right")
+    else {
+        return;
+    };
+    let t = Target::fake("browser-token");
+    t.load(&corpus(10, 3));
+    let token = "a-token-of-twenty-four-c";
+    let mut cmd = t.command(&["serve"]);
+    cmd.env("SOLR_DEDUP_TOKEN", token);
+    let server = Served::spawn(cmd);
+    browser.set_window_size(1024, 768);
+    browser.goto(&format!("{}/", server.base));
+    browser.wait_for_text("#message", "the token is missing or wrong", WAIT);
+    let input = browser.wait_for("#token", WAIT);
+    browser.send_keys(&input, token);
+    browser.click(&browser.find("#btn-token").unwrap());
+    browser.wait_for_text("#health", "answers", WAIT);
+    // The poll after the token also answers; the message stays empty.
+    std::thread::sleep(Duration::from_millis(2500));
+    let message = browser.text(&browser.find("#message").unwrap());
+    assert!(
+        !message.contains("token"),
+        "the token message stayed: {message:?}"
+    );
+}
