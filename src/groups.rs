@@ -53,9 +53,29 @@ pub fn group_field(fields: &FieldNames, d: Dimension) -> Option<&str> {
     }
 }
 
+/// The documents whose URL is on `host` (`http://HOST/…` or `https://HOST/…`, without a port): a
+/// range from `SCHEME://HOST/` to `SCHEME://HOST0` (`0` follows `/`), which both stores compare as
+/// strings and Solr gets quoted, never as query syntax.
+pub fn on_host(url_field: &str, host: &str) -> Filter {
+    let host = host.trim().to_ascii_lowercase();
+    Filter::Or(
+        ["http", "https"]
+            .into_iter()
+            .map(|scheme| Filter::Range {
+                field: url_field.to_owned(),
+                lo: Some(format!("{scheme}://{host}/")),
+                hi: Some(format!("{scheme}://{host}0")),
+            })
+            .collect(),
+    )
+}
+
 /// The `limit` biggest groups of `d` among the documents of `filter`, as the flags the last run wrote
 /// tell them (size descending, then the field's order, as both stores give the facet's top values),
 /// each with at most `members` members. `None` for a dimension without a group field.
+///
+/// With `within`, the groups with doubles among its documents, most there first: each group's size
+/// and members are still the whole group's.
 pub async fn biggest_groups<S: Store>(
     store: &S,
     fields: &FieldNames,
@@ -63,18 +83,21 @@ pub async fn biggest_groups<S: Store>(
     d: Dimension,
     limit: usize,
     members: usize,
+    within: Option<&Filter>,
 ) -> Result<Option<Vec<GroupView>>, StoreError> {
     let Some(field) = group_field(fields, d) else {
         return Ok(None);
     };
     let flag = fields.unique(d);
-    let doubles = Filter::And(vec![
+    let mut doubles = vec![
         filter.clone(),
         Filter::Term {
             field: flag.to_owned(),
             value: "false".to_owned(),
         },
-    ]);
+    ];
+    doubles.extend(within.cloned());
+    let doubles = Filter::And(doubles);
     let buckets = store
         .facet(&FacetQuery {
             field: field.to_owned(),
@@ -99,6 +122,20 @@ pub async fn biggest_groups<S: Store>(
                 value: key.clone(),
             },
         ]);
+        let size = match within {
+            None => b.count + 1,
+            // The whole group's size, not only its doubles within.
+            Some(_) => store
+                .facet(&FacetQuery {
+                    field: field.to_owned(),
+                    filter: of_group.clone(),
+                    mincount: 1,
+                    limit: Some(1),
+                })
+                .await?
+                .first()
+                .map_or(b.count + 1, |whole| whole.count),
+        };
         let representative = store
             .sample(&ReadQuery {
                 filter: Filter::And(vec![
@@ -130,7 +167,7 @@ pub async fn biggest_groups<S: Store>(
         list.truncate(members);
         out.push(GroupView {
             key,
-            size: b.count + 1,
+            size,
             representative,
             members: list,
         });

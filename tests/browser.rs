@@ -263,6 +263,24 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
     let rep_url = first["representative"]["url"].as_str().unwrap();
     assert_eq!(browser.text(&member), rep_url, "the representative first");
 
+    // The groups of the biggest group's host: that group among them, with its whole size.
+    let host = url::Url::parse(rep_url)
+        .unwrap()
+        .host_str()
+        .unwrap()
+        .to_owned();
+    browser.send_keys(&browser.find("#groups-host").unwrap(), &host);
+    browser.click(&browser.find("#btn-groups").unwrap());
+    let key = first["key"].as_str().unwrap().to_owned();
+    browser.wait_until(WAIT, "the host's groups", |b| {
+        let groups = b.find_all("details.group");
+        (!groups.is_empty()
+            && groups
+                .iter()
+                .any(|g| b.attr(g, "data-key").as_deref() == Some(&key)))
+        .then_some(())
+    });
+
     // Look an indexed URL up: its flags, counts and groups in each dimension.
     let member_url = first["members"][1]["url"].as_str().unwrap();
     browser.send_keys(&browser.find("#lookup-q").unwrap(), member_url);

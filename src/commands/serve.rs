@@ -28,7 +28,7 @@ use super::urls::index_of;
 use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Progress};
-use crate::groups::{biggest_groups, lookup, Found, GroupView};
+use crate::groups::{biggest_groups, lookup, on_host, Found, GroupView};
 use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
@@ -352,10 +352,21 @@ impl Backend for IndexBackend {
         dimension: Dimension,
         limit: usize,
         members: usize,
+        host: Option<&str>,
     ) -> Result<Option<Vec<GroupView>>, BackendError> {
         let store = self.store()?;
         let fields = &self.job.engine.fields;
-        Ok(biggest_groups(&store, fields, &self.filter, dimension, limit, members).await?)
+        let within = host.map(|h| on_host(&fields.url, h));
+        Ok(biggest_groups(
+            &store,
+            fields,
+            &self.filter,
+            dimension,
+            limit,
+            members,
+            within.as_ref(),
+        )
+        .await?)
     }
 }
 

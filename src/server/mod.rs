@@ -150,12 +150,14 @@ pub trait Backend: Send + Sync + 'static {
     async fn lookup(&self, _q: &str, _members: usize) -> Result<Vec<Found>, BackendError> {
         Ok(Vec::new())
     }
-    /// The biggest groups of `d` (`None`: the dimension has no group field).
+    /// The biggest groups of `d` (`None`: the dimension has no group field); with `host`, those
+    /// with doubles on that host, most there first.
     async fn groups(
         &self,
         d: Dimension,
         limit: usize,
         members: usize,
+        host: Option<&str>,
     ) -> Result<Option<Vec<GroupView>>, BackendError>;
 }
 
@@ -588,6 +590,9 @@ struct GroupsQuery {
     #[serde(default)]
     #[param(maximum = 20)]
     members: Option<usize>,
+    /// Only groups with doubles on this host (`www.example.org`), most there first.
+    #[serde(default)]
+    host: Option<String>,
 }
 
 /// The biggest groups of a dimension, or the status and message that say why not (the API answers
@@ -597,7 +602,17 @@ pub(crate) async fn find_groups(
     dimension: &str,
     limit: usize,
     members: usize,
+    host: Option<&str>,
 ) -> Result<Vec<GroupView>, (StatusCode, String)> {
+    let host = host.map(str::trim).filter(|h| !h.is_empty());
+    if let Some(h) = host {
+        if h.contains(['/', ':', '?', '#', ' ', '@']) {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                format!("{h:?} is not a host name; give one as in www.example.org"),
+            ));
+        }
+    }
     let d: Dimension = dimension
         .parse()
         .map_err(|e: crate::model::DimensionError| (StatusCode::NOT_FOUND, e.to_string()))?;
@@ -607,7 +622,7 @@ pub(crate) async fn find_groups(
         .ok_or((StatusCode::SERVICE_UNAVAILABLE, NO_INDEX.to_owned()))?;
     let limit = limit.clamp(1, MAX_GROUPS);
     let members = members.clamp(1, 20);
-    match backend.groups(d, limit, members).await {
+    match backend.groups(d, limit, members, host).await {
         Ok(Some(groups)) => Ok(groups),
         Ok(None) => Err((
             StatusCode::BAD_REQUEST,
@@ -639,7 +654,7 @@ async fn groups(
         Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
     };
     let (limit, members) = (q.limit.unwrap_or(10), q.members.unwrap_or(5));
-    match find_groups(&state, &dimension, limit, members).await {
+    match find_groups(&state, &dimension, limit, members, q.host.as_deref()).await {
         Ok(groups) => {
             let backend = state.backend.as_ref();
             let groups = groups

@@ -264,6 +264,8 @@ pub(super) struct GroupsQuery {
     dimension: String,
     #[serde(default)]
     limit: Option<usize>,
+    #[serde(default)]
+    host: Option<String>,
 }
 
 /// A group, each a `<details>` with its members.
@@ -300,7 +302,15 @@ pub(super) async fn groups(
     State(state): State<Arc<AppState>>,
     Query(q): Query<GroupsQuery>,
 ) -> Response {
-    let groups = match find_groups(&state, &q.dimension, q.limit.unwrap_or(10), 8).await {
+    let groups = match find_groups(
+        &state,
+        &q.dimension,
+        q.limit.unwrap_or(10),
+        8,
+        q.host.as_deref(),
+    )
+    .await
+    {
         Ok(g) => g,
         Err((status, message)) => {
             let page = Groups {

@@ -798,3 +798,57 @@ fn serve_tells_its_index_and_looks_a_page_up() {
     assert_eq!(code, 200);
     assert!(page.contains("found-dimension"), "{page}");
 }
+
+/// `GET /api/groups/exact?host=H`: the groups with doubles on H, each with its whole size; a host
+/// with a slash is refused.
+#[test]
+fn serve_lists_the_groups_of_one_host() {
+    let t = Target::fake("serve-host-groups");
+    t.load(&corpus(200, 31));
+    let server = serve(&t, &[]);
+    let run = server.wait_run(server.start_run(json!({})), LONG);
+    assert_eq!(run["state"], "succeeded", "{run}");
+
+    let all = server.json("/api/groups/exact?limit=100&members=1");
+    let sizes: BTreeMap<String, Value> = all["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["key"].as_str().unwrap().to_owned(), g["size"].clone()))
+        .collect();
+    let url = all["groups"][0]["representative"]["url"].as_str().unwrap();
+    let host = url::Url::parse(url).unwrap().host_str().unwrap().to_owned();
+    // The groups with a double on the host, from the documents themselves.
+    let mut want: Vec<String> = t
+        .docs()
+        .values()
+        .filter(|d| {
+            d["exact_signature_unique_b"] == false
+                && d["sku"]
+                    .as_str()
+                    .and_then(|u| url::Url::parse(u).ok())
+                    .is_some_and(|u| u.host_str() == Some(&host) && u.port().is_none())
+        })
+        .map(|d| d["exact_signature_l"].to_string())
+        .collect();
+    want.sort();
+    want.dedup();
+    assert!(!want.is_empty());
+    let on_host = server.json(&format!(
+        "/api/groups/exact?limit=100&members=1&host={host}"
+    ));
+    let mut got: Vec<String> = on_host["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let key = g["key"].as_str().unwrap().to_owned();
+            assert_eq!(g["size"], sizes[&key], "the whole group's size: {g}");
+            key
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want, "{on_host}");
+    let (code, body) = server.get("/api/groups/exact?host=a%2Fb", &[]);
+    assert_eq!(code, 400, "{body}");
+}

@@ -102,7 +102,9 @@ $("btn-cancel").onclick = async () => {
 let groupsShown = 10;
 async function showGroups() {
   try {
-    await fragment("groups", `ui/groups?dimension=${encodeURIComponent($("groups-dimension").value)}&limit=${groupsShown}`);
+    const host = $("groups-host").value.trim();
+    await fragment("groups", `ui/groups?dimension=${encodeURIComponent($("groups-dimension").value)}&limit=${groupsShown}` +
+      (host ? "&host=" + encodeURIComponent(host) : ""));
     const listed = document.querySelectorAll("#groups details.group").length;
     $("btn-more-groups").hidden = listed < groupsShown || groupsShown >= 100;
   } catch (e) { say(e.message, true); }
