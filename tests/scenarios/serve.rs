@@ -411,6 +411,8 @@ fn serve_guards_its_runs_and_page() {
         "/api/status",
         "/metrics",
         "/api/groups/exact",
+        "/api/lookup?q=x",
+        "/ui/lookup?q=x",
     ] {
         assert_eq!(server.get(path, &[]).0, 401, "{path}");
     }
@@ -500,6 +502,8 @@ fn serve_never_shows_the_solr_credentials() {
         "/api/runs",
         "/api/runs/current",
         "/api/groups/exact?members=20",
+        "/api/lookup?q=x",
+        "/ui/lookup?q=x",
         "/metrics",
         "/openapi.json",
     ] {
