@@ -330,7 +330,8 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
     );
 
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    browser.set_window_size(1280, 1900);
+    browser.set_window_size(1280, 2050);
+    browser.execute("window.scrollTo(0, 0);", &[]);
     browser.screenshot_png(&shots.join("serve-admin.png"));
     // Readable on a phone: nothing wider than the screen.
     browser.set_window_size(390, 844);
