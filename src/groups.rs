@@ -53,9 +53,29 @@ pub fn group_field(fields: &FieldNames, d: Dimension) -> Option<&str> {
     }
 }
 
+/// The documents whose URL is on `host` (`http://HOST/…` or `https://HOST/…`, without a port): a
+/// range from `SCHEME://HOST/` to `SCHEME://HOST0` (`0` follows `/`), which both stores compare as
+/// strings and Solr gets quoted, never as query syntax.
+pub fn on_host(url_field: &str, host: &str) -> Filter {
+    let host = host.trim().to_ascii_lowercase();
+    Filter::Or(
+        ["http", "https"]
+            .into_iter()
+            .map(|scheme| Filter::Range {
+                field: url_field.to_owned(),
+                lo: Some(format!("{scheme}://{host}/")),
+                hi: Some(format!("{scheme}://{host}0")),
+            })
+            .collect(),
+    )
+}
+
 /// The `limit` biggest groups of `d` among the documents of `filter`, as the flags the last run wrote
 /// tell them (size descending, then the field's order, as both stores give the facet's top values),
 /// each with at most `members` members. `None` for a dimension without a group field.
+///
+/// With `within`, the groups with doubles among its documents, most there first: each group's size
+/// and members are still the whole group's.
 pub async fn biggest_groups<S: Store>(
     store: &S,
     fields: &FieldNames,
@@ -63,18 +83,21 @@ pub async fn biggest_groups<S: Store>(
     d: Dimension,
     limit: usize,
     members: usize,
+    within: Option<&Filter>,
 ) -> Result<Option<Vec<GroupView>>, StoreError> {
     let Some(field) = group_field(fields, d) else {
         return Ok(None);
     };
     let flag = fields.unique(d);
-    let doubles = Filter::And(vec![
+    let mut doubles = vec![
         filter.clone(),
         Filter::Term {
             field: flag.to_owned(),
             value: "false".to_owned(),
         },
-    ]);
+    ];
+    doubles.extend(within.cloned());
+    let doubles = Filter::And(doubles);
     let buckets = store
         .facet(&FacetQuery {
             field: field.to_owned(),
@@ -99,6 +122,20 @@ pub async fn biggest_groups<S: Store>(
                 value: key.clone(),
             },
         ]);
+        let size = match within {
+            None => b.count + 1,
+            // The whole group's size, not only its doubles within.
+            Some(_) => store
+                .facet(&FacetQuery {
+                    field: field.to_owned(),
+                    filter: of_group.clone(),
+                    mincount: 1,
+                    limit: Some(1),
+                })
+                .await?
+                .first()
+                .map_or(b.count + 1, |whole| whole.count),
+        };
         let representative = store
             .sample(&ReadQuery {
                 filter: Filter::And(vec![
@@ -130,7 +167,7 @@ pub async fn biggest_groups<S: Store>(
         list.truncate(members);
         out.push(GroupView {
             key,
-            size: b.count + 1,
+            size,
             representative,
             members: list,
         });
@@ -144,4 +181,153 @@ fn text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// A document found by [`lookup`]: its flags, counts and groups in each dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Found {
+    /// The document's id.
+    pub id: String,
+    /// Its URL.
+    pub url: Option<String>,
+    /// One entry per dimension, in [`Dimension::ALL`] order.
+    pub dimensions: Vec<FoundDimension>,
+}
+
+/// A found document in one dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FoundDimension {
+    /// The dimension.
+    pub dimension: String,
+    /// Its stored flag (`*_unique_b`): true for a representative or a page without doubles.
+    pub unique: Option<bool>,
+    /// Its stored copy count (`*_copycount_i`), for exact, fuzzy and near.
+    pub copycount: Option<i64>,
+    /// Its group, when it shares the dimension's group field with other documents.
+    pub group: Option<GroupView>,
+}
+
+/// The documents whose id or URL is `q` (at most a few), each with its flags, counts and groups in
+/// every dimension (with at most `members` members each). Read only: one read for the documents,
+/// then a count and a read per group. Values go through [`Filter::any_of`], which no store parses as
+/// query syntax (Solr: `{!terms}`).
+pub async fn lookup<S: Store>(
+    store: &S,
+    fields: &FieldNames,
+    filter: &Filter,
+    q: &str,
+    members: usize,
+) -> Result<Vec<Found>, StoreError> {
+    let q = q.trim();
+    if q.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut fl = vec![fields.id.clone(), fields.url.clone()];
+    for d in Dimension::ALL {
+        fl.push(fields.unique(d).to_owned());
+        fl.extend(fields.count(d).map(str::to_owned));
+        fl.extend(group_field(fields, d).map(str::to_owned));
+    }
+    fl.dedup();
+    let docs = store
+        .sample(&ReadQuery {
+            filter: Filter::And(vec![
+                filter.clone(),
+                Filter::Or(vec![
+                    Filter::any_of(fields.id.clone(), vec![q.to_owned()]),
+                    Filter::any_of(fields.url.clone(), vec![q.to_owned()]),
+                ]),
+            ]),
+            fields: fl,
+            rows: 5,
+        })
+        .await?;
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let mut dimensions = Vec::new();
+        for d in Dimension::ALL {
+            let flag = fields.unique(d);
+            let key = group_field(fields, d)
+                .and_then(|f| doc.get(f).filter(|v| !v.is_null()).map(|v| (f, text(v))));
+            let group = match key {
+                Some((field, key)) => {
+                    group_of(store, fields, filter, flag, field, key, members).await?
+                }
+                None => None,
+            };
+            dimensions.push(FoundDimension {
+                dimension: d.name().to_owned(),
+                unique: doc.get(flag).and_then(Value::as_bool),
+                copycount: fields
+                    .count(d)
+                    .and_then(|f| doc.get(f))
+                    .and_then(Value::as_i64),
+                group,
+            });
+        }
+        out.push(Found {
+            id: doc.get(&fields.id).map(text).unwrap_or_default(),
+            url: doc.get(&fields.url).map(text),
+            dimensions,
+        });
+    }
+    Ok(out)
+}
+
+/// The group of the documents whose `field` is `key`, when it has two or more.
+async fn group_of<S: Store>(
+    store: &S,
+    fields: &FieldNames,
+    filter: &Filter,
+    flag: &str,
+    field: &str,
+    key: String,
+    members: usize,
+) -> Result<Option<GroupView>, StoreError> {
+    let of_group = Filter::And(vec![
+        filter.clone(),
+        Filter::Term {
+            field: field.to_owned(),
+            value: key.clone(),
+        },
+    ]);
+    let size = store
+        .facet(&FacetQuery {
+            field: field.to_owned(),
+            filter: of_group.clone(),
+            mincount: 1,
+            limit: Some(1),
+        })
+        .await?
+        .first()
+        .map_or(0, |b| b.count);
+    if size < 2 {
+        return Ok(None);
+    }
+    let fl = vec![fields.id.clone(), fields.url.clone(), flag.to_owned()];
+    let member = |doc: &Doc| Member {
+        id: doc.get(&fields.id).map(text).unwrap_or_default(),
+        url: doc.get(&fields.url).map(text),
+        unique: doc.get(flag).and_then(Value::as_bool),
+    };
+    let mut list: Vec<Member> = store
+        .sample(&ReadQuery {
+            filter: of_group,
+            fields: fl,
+            rows: members.max(1),
+        })
+        .await?
+        .iter()
+        .map(member)
+        .collect();
+    list.sort_by(|a, b| {
+        (a.unique != Some(true), &a.url, &a.id).cmp(&(b.unique != Some(true), &b.url, &b.id))
+    });
+    let representative = list.iter().find(|m| m.unique == Some(true)).cloned();
+    Ok(Some(GroupView {
+        key,
+        size,
+        representative,
+        members: list,
+    }))
 }

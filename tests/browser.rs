@@ -159,9 +159,43 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
     browser.wait_for_text("#health", "answers", WAIT);
     browser.wait_for_text("#no-runs", "No runs yet", WAIT);
 
-    // Start a run; the progress bar moves.
+    // The index panel: documents, serve's settings, and links to Solr's admin UI, metrics, the API.
+    browser.wait_for_text("#documents", "240", WAIT);
+    let scheme = browser.wait_for(r#"#settings dd[data-setting="scheme"]"#, WAIT);
+    assert_eq!(
+        browser.text(&scheme),
+        server.json("/api/status")["settings"]["scheme"]
+            .as_str()
+            .unwrap()
+    );
+    let admin = browser
+        .find("#admin-link")
+        .expect("a link to Solr's admin UI");
+    let core = t.core_url.rsplit('/').next().unwrap();
+    assert!(
+        browser
+            .attr(&admin, "href")
+            .unwrap()
+            .ends_with(&format!("/solr/#/{core}/core-overview")),
+        "{:?}",
+        browser.attr(&admin, "href")
+    );
+    for link in ["#link-metrics", "#link-openapi"] {
+        assert!(browser.find(link).is_some(), "{link}");
+    }
+    assert_eq!(
+        browser.property(&browser.find("#btn-run").unwrap(), "disabled"),
+        serde_json::json!(false)
+    );
+
+    // Start a full run; the progress bar moves, and the "full" box is unticked once it started.
+    browser.click(&browser.find("#opt-full").unwrap());
     let run = browser.find("#btn-run").expect("the run button");
     browser.click(&run);
+    browser.wait_until(WAIT, "the full box to be unticked", |b| {
+        let full = b.find("#opt-full").unwrap();
+        (b.property(&full, "checked") == serde_json::json!(false)).then_some(())
+    });
     let mut values: Vec<f64> = Vec::new();
     browser.wait_until(RUN, "the progress bar to move", |b| {
         let v = b.execute(
@@ -191,6 +225,12 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
         browser.text(&exact).starts_with("exact"),
         "{}",
         browser.text(&exact)
+    );
+    assert!(
+        browser
+            .find(r#"tr.dimension[data-dimension="exact"] td.excluded"#)
+            .is_some(),
+        "the excluded counts per reason"
     );
     let api = server.json("/api/runs/1");
     let groups = api["report"]["dimensions"]["exact"]["groups"]
@@ -223,6 +263,46 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
     let rep_url = first["representative"]["url"].as_str().unwrap();
     assert_eq!(browser.text(&member), rep_url, "the representative first");
 
+    // The groups of the biggest group's host: that group among them, with its whole size.
+    let host = url::Url::parse(rep_url)
+        .unwrap()
+        .host_str()
+        .unwrap()
+        .to_owned();
+    browser.send_keys(&browser.find("#groups-host").unwrap(), &host);
+    browser.click(&browser.find("#btn-groups").unwrap());
+    let key = first["key"].as_str().unwrap().to_owned();
+    browser.wait_until(WAIT, "the host's groups", |b| {
+        let groups = b.find_all("details.group");
+        (!groups.is_empty()
+            && groups
+                .iter()
+                .any(|g| b.attr(g, "data-key").as_deref() == Some(&key)))
+        .then_some(())
+    });
+
+    // Look an indexed URL up: its flags, counts and groups in each dimension.
+    let member_url = first["members"][1]["url"].as_str().unwrap();
+    browser.send_keys(&browser.find("#lookup-q").unwrap(), member_url);
+    browser.click(&browser.find("#btn-lookup").unwrap());
+    let exact_row = browser.wait_for(r#"tr.found-dimension[data-dimension="exact"]"#, WAIT);
+    let api = server.json(&format!(
+        "/api/lookup?q={}",
+        url::form_urlencoded::byte_serialize(member_url.as_bytes()).collect::<String>()
+    ));
+    let doc = &api["documents"][0];
+    assert_eq!(doc["url"], member_url, "{api}");
+    let exact_api = &doc["dimensions"][0];
+    assert_eq!(exact_api["dimension"], "exact");
+    assert_eq!(exact_api["group"]["size"], first["size"], "{api}");
+    assert!(
+        browser
+            .text(&exact_row)
+            .contains(&format!("{} documents", first["size"])),
+        "{}",
+        browser.text(&exact_row)
+    );
+
     // Test an indexed URL and a new one against the rules.
     let indexed = docs[0]["sku"].as_str().unwrap();
     let urls = browser.find("#urls").unwrap();
@@ -250,7 +330,8 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
     );
 
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    browser.set_window_size(1280, 1900);
+    browser.set_window_size(1280, 2050);
+    browser.execute("window.scrollTo(0, 0);", &[]);
     browser.screenshot_png(&shots.join("serve-admin.png"));
     // Readable on a phone: nothing wider than the screen.
     browser.set_window_size(390, 844);
@@ -262,5 +343,103 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
         v.as_bool()
     });
     assert!(fits, "the page is wider than a phone's screen");
+    // Every column of the runs table, the index panel, the settings and the lookup show on the
+    // screen itself, not only after scrolling a table sideways.
+    let hidden = browser.execute(
+        "const cells = [...document.querySelectorAll('#runs tr.run td, #index-panel dd, #settings dd, #lookup .found-doc')];          return cells.filter((c) => c.getBoundingClientRect().right > window.innerWidth + 1).map((c) => c.dataset.label || c.id || c.className);",
+        &[],
+    );
+    assert_eq!(hidden, serde_json::json!([]), "cut off on a phone");
     browser.screenshot_png(&shots.join("serve-admin-phone.png"));
+}
+
+/// While the index does not answer, Run and Check are disabled with the reason beside them; a run
+/// that failed shows its error in the runs table (not only in a tooltip); once the index answers
+/// again the buttons come back.
+#[test]
+fn the_admin_page_shows_a_failing_index_and_a_failed_run() {
+    let Some(browser) = webdriver::browser("the_admin_page_shows_a_failing_index_and_a_failed_run")
+    else {
+        return;
+    };
+    let t = Target::fake("browser-failing");
+    t.load(&corpus(20, 7));
+    let server = Served::spawn(t.command(&["serve"]));
+    // Solr answers 500 to everything from now on.
+    t.fake_solr().fault(FaultRule {
+        path: String::new(),
+        skip: 0,
+        times: usize::MAX,
+        fault: Fault::Status(500),
+    });
+    let id = server.start_run(serde_json::json!({}));
+    let ended = server.wait_run(id, RUN);
+    assert_eq!(ended["state"], "failed", "{ended}");
+    let error = ended["error"].as_str().unwrap().to_owned();
+
+    browser.set_window_size(390, 844);
+    browser.goto(&format!("{}/", server.base));
+    let blocked = browser.wait_for_text("#run-blocked", "wait until the index answers", WAIT);
+    assert!(!browser.text(&blocked).is_empty());
+    for button in ["#btn-run", "#btn-check"] {
+        assert_eq!(
+            browser.property(&browser.find(button).unwrap(), "disabled"),
+            serde_json::json!(true),
+            "{button}"
+        );
+    }
+    let row = browser.wait_for(&format!(r#"tr.run-error[data-id="{id}"]"#), WAIT);
+    let shown = browser.text(&row);
+    assert!(
+        error.starts_with(shown.trim()) || shown.contains(&error[..error.len().min(40)]),
+        "shown {shown:?}, the run's error {error:?}"
+    );
+    let fits = browser.execute(
+        "return document.documentElement.scrollWidth <= window.innerWidth;",
+        &[],
+    );
+    assert_eq!(fits, serde_json::json!(true), "wider than a phone");
+
+    // Solr answers again: within the page's refresh, Run comes back.
+    t.fake_solr().clear_faults();
+    browser.wait_until(Duration::from_secs(30), "Run to be enabled", |b| {
+        let run = b.find("#btn-run")?;
+        (b.property(&run, "disabled") == serde_json::json!(false)).then_some(())
+    });
+    let blocked = browser.find("#run-blocked").unwrap();
+    assert_eq!(
+        browser.property(&blocked, "hidden"),
+        serde_json::json!(true)
+    );
+}
+
+/// With a token: the page asks for it and says it is missing; once a valid one is entered, the
+/// message goes and the overview loads.
+#[test]
+fn the_admin_page_forgets_the_token_message_once_the_token_is_right() {
+    let Some(browser) =
+        webdriver::browser("the_admin_page_forgets_the_token_message_once_the_token_is_right")
+    else {
+        return;
+    };
+    let t = Target::fake("browser-token");
+    t.load(&corpus(10, 3));
+    let token = "a-token-of-twenty-four-c";
+    let mut cmd = t.command(&["serve"]);
+    cmd.env("SOLR_DEDUP_TOKEN", token);
+    let server = Served::spawn(cmd);
+    browser.set_window_size(1024, 768);
+    browser.goto(&format!("{}/", server.base));
+    browser.wait_for_text("#message", "the token is missing or wrong", WAIT);
+    let input = browser.wait_for("#token", WAIT);
+    browser.send_keys(&input, token);
+    browser.click(&browser.find("#btn-token").unwrap());
+    browser.wait_for_text("#health", "answers", WAIT);
+    // The poll after the token also answers; the message stays empty.
+    std::thread::sleep(Duration::from_millis(2500));
+    let message = browser.text(&browser.find("#message").unwrap());
+    assert!(
+        !message.contains("token"),
+        "the token message stayed: {message:?}"
+    );
 }

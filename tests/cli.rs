@@ -1685,6 +1685,7 @@ fn serve_answers_predictions_as_the_command_line_does() {
         paths,
         [
             "/api/groups/{dimension}",
+            "/api/lookup",
             "/api/runs",
             "/api/runs/current",
             "/api/runs/{id}",

@@ -28,11 +28,11 @@ use super::urls::index_of;
 use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Progress};
-use crate::groups::{biggest_groups, GroupView};
+use crate::groups::{biggest_groups, lookup, on_host, Found, GroupView};
 use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
-use crate::server::{router, AppState, Backend, BackendError, Metrics};
+use crate::server::{router, AppState, Backend, BackendError, Metrics, Settings};
 use crate::solr::error::TransportKind;
 use crate::solr::{Client, SolrError};
 use crate::store::{Filter, Store, StoreErrorKind};
@@ -170,6 +170,27 @@ fn cause(reason: &str) -> String {
     }
 }
 
+/// Solr's admin UI for the core at `core_url` (`http://h:8983/solr/core` has its overview at
+/// `http://h:8983/solr/#/core/core-overview`); none when the URL has no core after a path.
+fn solr_admin_link(core_url: &str) -> Option<String> {
+    let trimmed = core_url.trim_end_matches('/');
+    let (base, core) = trimmed.rsplit_once('/')?;
+    if core.is_empty() || base.ends_with('/') || !base.contains("://") {
+        return None;
+    }
+    Some(format!("{base}/#/{core}/core-overview"))
+}
+
+/// The time (Unix seconds) in a Solr `_version_`: its milliseconds shifted left by 20 bits. None
+/// when it is not a number or not a time between 2000 and 2200 (a core's own versions).
+fn version_time(version: &str) -> Option<f64> {
+    let v: f64 = version.trim().parse().ok()?;
+    let secs = v / f64::from(1u32 << 20) / 1000.0;
+    (946_684_800.0..7_258_118_400.0)
+        .contains(&secs)
+        .then_some(secs)
+}
+
 #[async_trait]
 impl Backend for IndexBackend {
     fn describe(&self) -> String {
@@ -186,6 +207,24 @@ impl Backend for IndexBackend {
         let q = format!("{{!term f={}}}{id}", self.job.engine.fields.id);
         let q: String = url::form_urlencoded::byte_serialize(q.as_bytes()).collect();
         Some(format!("{core_url}/select?q={q}"))
+    }
+
+    fn admin_link(&self) -> Option<String> {
+        let Reads::Solr { core_url, .. } = &self.reads else {
+            return None;
+        };
+        solr_admin_link(core_url)
+    }
+
+    fn settings(&self) -> Option<Settings> {
+        let e = &self.job.engine;
+        Some(Settings {
+            scheme: e.signer.scheme.name().to_owned(),
+            dimensions: e.dimensions.iter().map(|d| d.name().to_owned()).collect(),
+            scope: e.scope.name().to_owned(),
+            filter: self.job.filter.clone(),
+            chrome_model: self.job.chrome.as_ref().map(|p| p.display().to_string()),
+        })
     }
 
     async fn health(&self) -> Result<(), BackendError> {
@@ -285,15 +324,49 @@ impl Backend for IndexBackend {
         Ok(self.store()?.change_mark(&self.filter).await?)
     }
 
+    async fn last_change(&self) -> Option<f64> {
+        match &self.reads {
+            Reads::File(path) => std::fs::metadata(path)
+                .ok()?
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_secs_f64()),
+            Reads::Solr { .. } => {
+                // The mark is `COUNT/MAX_VERSION`; Solr makes a `_version_` from the time it
+                // was given, in milliseconds, shifted left by 20 bits.
+                let mark = self.store().ok()?.change_mark(&self.filter).await.ok()?;
+                version_time(mark.rsplit_once('/')?.1)
+            }
+        }
+    }
+
+    async fn lookup(&self, q: &str, members: usize) -> Result<Vec<Found>, BackendError> {
+        let store = self.store()?;
+        Ok(lookup(&store, &self.job.engine.fields, &self.filter, q, members).await?)
+    }
+
     async fn groups(
         &self,
         dimension: Dimension,
         limit: usize,
         members: usize,
+        host: Option<&str>,
     ) -> Result<Option<Vec<GroupView>>, BackendError> {
         let store = self.store()?;
         let fields = &self.job.engine.fields;
-        Ok(biggest_groups(&store, fields, &self.filter, dimension, limit, members).await?)
+        let within = host.map(|h| on_host(&fields.url, h));
+        Ok(biggest_groups(
+            &store,
+            fields,
+            &self.filter,
+            dimension,
+            limit,
+            members,
+            within.as_ref(),
+        )
+        .await?)
     }
 }
 
@@ -403,6 +476,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             frame_ancestors: c.frame_ancestors.clone(),
             schedule: plan.describe(),
             metrics: Metrics::default(),
+            next_run: Default::default(),
         });
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         if let Some(p) = &state.index {
@@ -519,6 +593,35 @@ async fn stopped() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_holds_its_time() {
+        // 2026-11-24 00:00:00 UTC in milliseconds, shifted as Solr does.
+        let v = (1_795_478_400_000u64 << 20) + 7;
+        assert_eq!(
+            version_time(&v.to_string()).map(f64::round),
+            Some(1_795_478_400.0)
+        );
+        assert_eq!(
+            version_time("1.8826593075036816E18").map(|s| s > 1.7e9),
+            Some(true)
+        );
+        assert_eq!(version_time("null"), None);
+        assert_eq!(version_time("12"), None);
+    }
+
+    #[test]
+    fn a_core_url_has_its_admin_overview() {
+        assert_eq!(
+            solr_admin_link("http://127.0.0.1:8983/solr/crawl").as_deref(),
+            Some("http://127.0.0.1:8983/solr/#/crawl/core-overview")
+        );
+        assert_eq!(
+            solr_admin_link("https://h/x/solr/c/").as_deref(),
+            Some("https://h/x/solr/#/c/core-overview")
+        );
+        assert_eq!(solr_admin_link("core"), None);
+    }
 
     #[test]
     fn a_transport_error_reads_as_its_innermost_cause() {

@@ -292,6 +292,7 @@ mod tests {
             frame_ancestors: Vec::new(),
             schedule: None,
             metrics: Metrics::default(),
+            next_run: Default::default(),
         });
         let answer = metrics(State(state)).await;
         let body = axum::body::to_bytes(answer.into_body(), usize::MAX)

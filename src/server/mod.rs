@@ -56,11 +56,12 @@ use serde_json::Value;
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use crate::engine::{Dimension, Progress};
-use crate::groups::{GroupView, Member};
+use crate::groups::{Found, GroupView, Member};
 use crate::store::{StoreError, StoreErrorKind};
 use crate::urlrules::canonical;
 use crate::urlrules::predict::Prediction;
 pub use metrics::Metrics;
+
 use predictions::{IndexStatus, Predictions};
 pub use routes::router;
 use runs::{CancelError, Ended, Record, RunOptions, Runs, StartError, Trigger};
@@ -115,6 +116,14 @@ pub trait Backend: Send + Sync + 'static {
     fn describe(&self) -> String;
     /// A link to the document in the index, when it has a web interface (Solr's `/select`).
     fn document_link(&self, id: &str) -> Option<String>;
+    /// A link to the index's own admin page, when it has one (Solr's core overview).
+    fn admin_link(&self) -> Option<String> {
+        None
+    }
+    /// What runs decide with, for a person.
+    fn settings(&self) -> Option<Settings> {
+        None
+    }
     /// Whether the index answers: `Err` says what is wrong, in one line.
     async fn health(&self) -> Result<(), BackendError>;
     /// The options a run asked for `options` runs with: the server's own (`serve --full`,
@@ -131,12 +140,24 @@ pub trait Backend: Send + Sync + 'static {
     /// A mark that changes whenever the documents change (see
     /// [`crate::store::Store::change_mark`]).
     async fn change_mark(&self) -> Result<String, BackendError>;
-    /// The biggest groups of `d` (`None`: the dimension has no group field).
+    /// When the documents last changed (Unix seconds), when the index can tell: Solr's highest
+    /// `_version_` holds the time it was given, a file its modification time.
+    async fn last_change(&self) -> Option<f64> {
+        None
+    }
+    /// The documents whose id or URL is `q`, with their flags, counts and groups (at most
+    /// `members` members each).
+    async fn lookup(&self, _q: &str, _members: usize) -> Result<Vec<Found>, BackendError> {
+        Ok(Vec::new())
+    }
+    /// The biggest groups of `d` (`None`: the dimension has no group field); with `host`, those
+    /// with doubles on that host, most there first.
     async fn groups(
         &self,
         d: Dimension,
         limit: usize,
         members: usize,
+        host: Option<&str>,
     ) -> Result<Option<Vec<GroupView>>, BackendError>;
 }
 
@@ -156,6 +177,8 @@ pub struct AppState {
     pub schedule: Option<String>,
     /// Counters for `/metrics`.
     pub metrics: Metrics,
+    /// When the schedule starts its next run.
+    pub next_run: schedule::NextRun,
 }
 
 /// URLs to predict or put in canonical form.
@@ -567,6 +590,9 @@ struct GroupsQuery {
     #[serde(default)]
     #[param(maximum = 20)]
     members: Option<usize>,
+    /// Only groups with doubles on this host (`www.example.org`), most there first.
+    #[serde(default)]
+    host: Option<String>,
 }
 
 /// The biggest groups of a dimension, or the status and message that say why not (the API answers
@@ -576,7 +602,17 @@ pub(crate) async fn find_groups(
     dimension: &str,
     limit: usize,
     members: usize,
+    host: Option<&str>,
 ) -> Result<Vec<GroupView>, (StatusCode, String)> {
+    let host = host.map(str::trim).filter(|h| !h.is_empty());
+    if let Some(h) = host {
+        if h.contains(['/', ':', '?', '#', ' ', '@']) {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                format!("{h:?} is not a host name; give one as in www.example.org"),
+            ));
+        }
+    }
     let d: Dimension = dimension
         .parse()
         .map_err(|e: crate::model::DimensionError| (StatusCode::NOT_FOUND, e.to_string()))?;
@@ -586,7 +622,7 @@ pub(crate) async fn find_groups(
         .ok_or((StatusCode::SERVICE_UNAVAILABLE, NO_INDEX.to_owned()))?;
     let limit = limit.clamp(1, MAX_GROUPS);
     let members = members.clamp(1, 20);
-    match backend.groups(d, limit, members).await {
+    match backend.groups(d, limit, members, host).await {
         Ok(Some(groups)) => Ok(groups),
         Ok(None) => Err((
             StatusCode::BAD_REQUEST,
@@ -618,7 +654,7 @@ async fn groups(
         Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
     };
     let (limit, members) = (q.limit.unwrap_or(10), q.members.unwrap_or(5));
-    match find_groups(&state, &dimension, limit, members).await {
+    match find_groups(&state, &dimension, limit, members, q.host.as_deref()).await {
         Ok(groups) => {
             let backend = state.backend.as_ref();
             let groups = groups
@@ -643,6 +679,83 @@ async fn groups(
     }
 }
 
+/// What the server's runs decide with, as `serve` was started.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Settings {
+    /// The signature scheme (`yacy`, `md5`).
+    pub scheme: String,
+    /// The dimensions runs decide, in order.
+    pub dimensions: Vec<String>,
+    /// `global` or `host`: where content groups may span.
+    pub scope: String,
+    /// `--filter`, when given.
+    pub filter: Option<String>,
+    /// `--chrome`: the chrome model file, when given.
+    pub chrome_model: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+struct LookupQuery {
+    /// A document's id or its URL, exactly as the index holds it.
+    q: String,
+    /// How many members per group (10 unless given, at most 20).
+    #[serde(default)]
+    #[param(maximum = 20)]
+    members: Option<usize>,
+}
+
+/// The documents whose id or URL is the query.
+#[derive(Serialize, ToSchema)]
+struct LookupAnswer {
+    q: String,
+    /// None found: an empty list.
+    documents: Vec<Found>,
+}
+
+/// The documents whose id or URL is `q`, or the status and message that say why not.
+pub(crate) async fn find_documents(
+    state: &AppState,
+    q: &str,
+    members: usize,
+) -> Result<Vec<Found>, (StatusCode, String)> {
+    if q.trim().is_empty() {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "give a URL or an id: ?q=https://…".to_owned(),
+        ));
+    }
+    let backend = state
+        .backend
+        .clone()
+        .ok_or((StatusCode::SERVICE_UNAVAILABLE, NO_INDEX.to_owned()))?;
+    backend
+        .lookup(q, members.clamp(1, 20))
+        .await
+        .map_err(|e| (StatusCode::BAD_GATEWAY, e.message))
+}
+
+#[utoipa::path(get, path = "/api/lookup", params(LookupQuery), responses(
+    (status = 200, description = "the documents with that id or URL (none: an empty list)", body = LookupAnswer),
+    (status = 400, description = "refused", body = ErrorBody), (status = 401, description = "refused", body = ErrorBody),
+    (status = 502, description = "refused", body = ErrorBody), (status = 503, description = "refused", body = ErrorBody),
+))]
+/// One page by its URL or id: its flags, copy counts and groups in each dimension.
+async fn lookup(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<LookupQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let q = match query {
+        Ok(Query(q)) => q,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
+    match find_documents(&state, &q.q, q.members.unwrap_or(10)).await {
+        Ok(documents) => sorted(LookupAnswer { q: q.q, documents }).into_response(),
+        Err((status, message)) => error(status, &message),
+    }
+}
+
 /// The server at a glance: the index and its health, the run going on, the schedule.
 #[derive(Serialize, ToSchema)]
 pub(crate) struct Status {
@@ -662,15 +775,31 @@ pub(crate) struct Status {
     pub prediction_index: Option<IndexStatus>,
     /// The server's version.
     pub version: &'static str,
+    /// Documents a run goes through (in the filter), when the index answers and counts cheaply.
+    pub documents: Option<u64>,
+    /// The index's own admin page (Solr's core overview), when it has one.
+    pub admin_link: Option<String>,
+    /// When the documents last changed (Unix seconds), when the index answers and can tell.
+    pub last_change: Option<f64>,
+    /// When the schedule starts the next run (Unix seconds), when it knows (`--after-quiet`
+    /// knows only once the index has changed since the last run).
+    pub next_run: Option<f64>,
+    /// What runs decide with (none without an index).
+    pub settings: Option<Settings>,
 }
 
 pub(crate) async fn status_of(state: &AppState) -> Status {
-    let (store, health) = match state.backend.clone() {
+    let (store, health, documents, last_change) = match state.backend.clone() {
         Some(b) => {
             let health = b.health().await.map_err(|e| e.message);
-            (Some(b.describe()), Some(health))
+            // Counted only when the index answers: a count retries, a page must not wait for it.
+            let (documents, last_change) = match health {
+                Ok(()) => (b.count().await, b.last_change().await),
+                Err(_) => (None, None),
+            };
+            (Some(b.describe()), Some(health), documents, last_change)
         }
-        None => (None, None),
+        None => (None, None, None, None),
     };
     Status {
         store,
@@ -688,6 +817,11 @@ pub(crate) async fn status_of(state: &AppState) -> Status {
             .filter(|p| p.waiting_for().is_none())
             .map(|p| p.status()),
         version: env!("CARGO_PKG_VERSION"),
+        documents,
+        admin_link: state.backend.as_ref().and_then(|b| b.admin_link()),
+        last_change,
+        next_run: state.next_run.get(),
+        settings: state.backend.as_ref().and_then(|b| b.settings()),
     }
 }
 
@@ -718,6 +852,7 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         get_run,
         cancel_run,
         groups,
+        lookup,
         status,
         predict,
         canonical_forms,

@@ -25,9 +25,10 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use super::runs::{Kind, Record};
-use super::{find_groups, status_of, AppState};
+use super::{find_documents, find_groups, status_of, AppState};
 use crate::engine::progress::{seconds, thousands};
 use crate::engine::{DimensionReport, DocumentCounts, Name};
+use crate::groups::Member;
 
 /// `url` when it is an `http` or `https` URL (the only ones the page links to).
 pub fn web(url: &str) -> Option<&str> {
@@ -154,6 +155,18 @@ impl<'a> RunRow<'a> {
 #[template(path = "overview.html")]
 struct Overview<'a> {
     store: Option<String>,
+    /// The index's own admin page, when the page may link to it.
+    admin_link: Option<String>,
+    /// Documents in the index (in the filter), when it answers and counts cheaply.
+    documents: Option<String>,
+    /// The newest run: `run 4, succeeded, started 2026-11-24 10:31:05 UTC`.
+    last_run: Option<String>,
+    /// When the documents last changed.
+    last_change: Option<String>,
+    /// When the schedule starts its next run.
+    next_run: Option<String>,
+    /// `(name, value)` of serve's settings.
+    settings: Vec<(&'static str, String)>,
     health: Health,
     schedule: Option<String>,
     rules: bool,
@@ -186,8 +199,41 @@ pub(super) async fn overview(State(state): State<Arc<AppState>>) -> Response {
             error: r.error.as_deref(),
         })
     });
+    let mut settings = Vec::new();
+    if let Some(s) = status.settings {
+        settings.push(("scheme", s.scheme));
+        settings.push(("dimensions", s.dimensions.join(", ")));
+        settings.push(("scope", s.scope));
+        settings.push((
+            "filter",
+            s.filter
+                .unwrap_or_else(|| "none (every document)".to_owned()),
+        ));
+        settings.push((
+            "chrome model",
+            s.chrome_model.unwrap_or_else(|| "none".to_owned()),
+        ));
+    }
     let overview = Overview {
         store: status.store.filter(|s| !s.is_empty()),
+        admin_link: status
+            .admin_link
+            .as_deref()
+            .and_then(web)
+            .map(str::to_owned),
+        documents: status.documents.map(thousands),
+        last_run: runs.first().map(|r| {
+            format!(
+                "{} {}, {}, started {}",
+                r.kind.name(),
+                r.id,
+                r.state.name(),
+                utc(r.started)
+            )
+        }),
+        settings,
+        last_change: status.last_change.map(utc),
+        next_run: status.next_run.map(utc),
         health,
         schedule: status.schedule,
         rules: status.rules,
@@ -218,6 +264,8 @@ pub(super) struct GroupsQuery {
     dimension: String,
     #[serde(default)]
     limit: Option<usize>,
+    #[serde(default)]
+    host: Option<String>,
 }
 
 /// A group, each a `<details>` with its members.
@@ -254,7 +302,15 @@ pub(super) async fn groups(
     State(state): State<Arc<AppState>>,
     Query(q): Query<GroupsQuery>,
 ) -> Response {
-    let groups = match find_groups(&state, &q.dimension, q.limit.unwrap_or(10), 8).await {
+    let groups = match find_groups(
+        &state,
+        &q.dimension,
+        q.limit.unwrap_or(10),
+        8,
+        q.host.as_deref(),
+    )
+    .await
+    {
         Ok(g) => g,
         Err((status, message)) => {
             let page = Groups {
@@ -278,24 +334,121 @@ pub(super) async fn groups(
             members: g
                 .members
                 .into_iter()
-                .map(|m| {
-                    let url = m.url.unwrap_or_default();
-                    MemberRow {
-                        href: web(&url).map(str::to_owned),
-                        text: if url.is_empty() { m.id.clone() } else { url },
-                        unique: m.unique == Some(true),
-                        in_index: backend
-                            .and_then(|b| b.document_link(&m.id))
-                            .map(|l| web(&l).map(str::to_owned)),
-                        id: m.id,
-                    }
-                })
+                .map(|m| member_row(backend, m))
                 .collect(),
         })
         .collect();
     let page = Groups {
         error: None,
         groups: rows,
+    };
+    render(StatusCode::OK, &page)
+}
+
+/// A member as the page lists it, with its links.
+fn member_row(backend: Option<&Arc<dyn super::Backend>>, m: Member) -> MemberRow {
+    let url = m.url.unwrap_or_default();
+    MemberRow {
+        href: web(&url).map(str::to_owned),
+        text: if url.is_empty() { m.id.clone() } else { url },
+        unique: m.unique == Some(true),
+        in_index: backend
+            .and_then(|b| b.document_link(&m.id))
+            .map(|l| web(&l).map(str::to_owned)),
+        id: m.id,
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct LookupQuery {
+    q: String,
+}
+
+/// A found document.
+struct FoundRow {
+    id: String,
+    text: String,
+    href: Option<String>,
+    in_index: Option<Option<String>>,
+    dimensions: Vec<FoundDimensionRow>,
+}
+
+struct FoundDimensionRow {
+    name: String,
+    /// `representative or no doubles`, `double`, or `–` when not decided.
+    flag: &'static str,
+    copycount: String,
+    /// The group's size and its first members.
+    group: Option<(u64, Vec<MemberRow>)>,
+}
+
+/// The documents with an id or URL, each dimension's flag, count and group.
+#[derive(Template)]
+#[template(path = "lookup.html")]
+struct Lookup {
+    q: String,
+    error: Option<String>,
+    found: Vec<FoundRow>,
+}
+
+pub(super) async fn lookup(
+    State(state): State<Arc<AppState>>,
+    Query(q): Query<LookupQuery>,
+) -> Response {
+    let found = match find_documents(&state, &q.q, 10).await {
+        Ok(f) => f,
+        Err((status, message)) => {
+            let page = Lookup {
+                q: q.q,
+                error: Some(message),
+                found: Vec::new(),
+            };
+            return render(status, &page);
+        }
+    };
+    let backend = state.backend.as_ref();
+    let found = found
+        .into_iter()
+        .map(|f| {
+            let url = f.url.unwrap_or_default();
+            FoundRow {
+                href: web(&url).map(str::to_owned),
+                text: if url.is_empty() { f.id.clone() } else { url },
+                in_index: backend
+                    .and_then(|b| b.document_link(&f.id))
+                    .map(|l| web(&l).map(str::to_owned)),
+                id: f.id,
+                dimensions: f
+                    .dimensions
+                    .into_iter()
+                    .map(|d| FoundDimensionRow {
+                        name: d.dimension,
+                        flag: match d.unique {
+                            Some(true) => "unique",
+                            Some(false) => "double",
+                            None => "–",
+                        },
+                        copycount: d
+                            .copycount
+                            .map_or_else(|| "–".to_owned(), |c| c.to_string()),
+                        group: d.group.map(|g| {
+                            (
+                                g.size,
+                                g.members
+                                    .into_iter()
+                                    .map(|m| member_row(backend, m))
+                                    .collect(),
+                            )
+                        }),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let page = Lookup {
+        q: q.q,
+        error: None,
+        found,
     };
     render(StatusCode::OK, &page)
 }

@@ -13,8 +13,8 @@ use axum::Router;
 
 use super::security::{csp, guard, headers};
 use super::{
-    cancel_run, canonical_forms, current_run, error, get_run, groups, healthz, list_runs, metrics,
-    openapi_json, page, predict, start_run, status, AppState,
+    cancel_run, canonical_forms, current_run, error, get_run, groups, healthz, list_runs, lookup,
+    metrics, openapi_json, page, predict, start_run, status, AppState,
 };
 
 /// Who a route is for.
@@ -54,9 +54,11 @@ const ROUTES: &[Route] = &[
     Route { path: "/api/runs/{id}", method: Method::GET, audience: Audience::Api, guarded: true, handler: |m| on(m, get_run) },
     Route { path: "/api/runs/{id}/cancel", method: Method::POST, audience: Audience::Api, guarded: true, handler: |m| on(m, cancel_run) },
     Route { path: "/api/groups/{dimension}", method: Method::GET, audience: Audience::Api, guarded: true, handler: |m| on(m, groups) },
+    Route { path: "/api/lookup", method: Method::GET, audience: Audience::Api, guarded: true, handler: |m| on(m, lookup) },
     Route { path: "/api/status", method: Method::GET, audience: Audience::Api, guarded: true, handler: |m| on(m, status) },
     Route { path: "/ui/overview", method: Method::GET, audience: Audience::Browser, guarded: true, handler: |m| on(m, page::overview) },
     Route { path: "/ui/groups", method: Method::GET, audience: Audience::Browser, guarded: true, handler: |m| on(m, page::groups) },
+    Route { path: "/ui/lookup", method: Method::GET, audience: Audience::Browser, guarded: true, handler: |m| on(m, page::lookup) },
     Route { path: "/metrics", method: Method::GET, audience: Audience::Api, guarded: true, handler: |m| on(m, metrics::metrics) },
     Route { path: "/openapi.json", method: Method::GET, audience: Audience::Api, guarded: true, handler: |m| on(m, openapi_json) },
 ];
@@ -134,7 +136,7 @@ mod tests {
             documented_not_served.is_empty(),
             "in the OpenAPI document, not served: {documented_not_served:?}"
         );
-        assert_eq!(documented.len(), 12);
+        assert_eq!(documented.len(), 13);
         for r in ROUTES.iter().filter(|r| r.audience == Audience::Browser) {
             assert!(r.path == "/" || r.path.starts_with("/ui/"), "{}", r.path);
         }
@@ -148,6 +150,7 @@ mod tests {
             frame_ancestors: Vec::new(),
             schedule: None,
             metrics: Metrics::default(),
+            next_run: Default::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -156,6 +159,8 @@ mod tests {
             let target = r.path.replace("{id}", "1").replace("{dimension}", "exact");
             let target = if r.path == "/ui/groups" {
                 "/ui/groups?dimension=exact".to_owned()
+            } else if r.path == "/ui/lookup" || r.path == "/api/lookup" {
+                format!("{}?q=x", r.path)
             } else {
                 target
             };

@@ -13,8 +13,8 @@
 //! as a change of unknown time: the first run waits one full quiet period. While a run goes the
 //! mark is not read.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -53,6 +53,32 @@ impl Schedule {
     }
 }
 
+/// When each of the schedule's loops starts its next run (Unix seconds), as far as it knows.
+#[derive(Debug, Default)]
+pub struct NextRun {
+    /// `--every`, `--after-quiet`.
+    at: Mutex<[Option<f64>; 2]>,
+}
+
+impl NextRun {
+    /// The soonest.
+    pub fn get(&self) -> Option<f64> {
+        let at = *self.at.lock().unwrap_or_else(|e| e.into_inner());
+        at.into_iter().flatten().reduce(f64::min)
+    }
+
+    fn set(&self, slot: usize, at: Option<f64>) {
+        self.at.lock().unwrap_or_else(|e| e.into_inner())[slot] = at;
+    }
+}
+
+/// Unix seconds `d` from now.
+fn unix_in(d: Duration) -> f64 {
+    (SystemTime::now() + d)
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |t| t.as_secs_f64())
+}
+
 /// Starts the schedule's tasks; they end when `stop` turns true.
 pub fn spawn(state: Arc<AppState>, schedule: Schedule, stop: watch::Receiver<bool>) {
     if let Some(every) = schedule.every {
@@ -88,9 +114,14 @@ fn start(state: &AppState, trigger: Trigger) {
 }
 
 async fn every_loop(state: Arc<AppState>, every: Duration, mut stop: watch::Receiver<bool>) {
-    while sleep_or_stop(every, &mut stop).await {
+    loop {
+        state.next_run.set(0, Some(unix_in(every)));
+        if !sleep_or_stop(every, &mut stop).await {
+            break;
+        }
         start(&state, Trigger::Every);
     }
+    state.next_run.set(0, None);
 }
 
 async fn quiet_loop(state: Arc<AppState>, quiet: Duration, mut stop: watch::Receiver<bool>) {
@@ -124,10 +155,14 @@ async fn quiet_loop(state: Arc<AppState>, quiet: Duration, mut stop: watch::Rece
         if seen.as_ref() != Some(&mark) {
             seen = Some(mark.clone());
             changed_at = Instant::now();
-            continue;
         }
-        if changed_at.elapsed() >= quiet && state.runs.last_mark().as_ref() != Some(&mark) {
+        let unseen = state.runs.last_mark().as_ref() != Some(&mark);
+        // Known only once the index has changed since the last run: then when it goes quiet.
+        let next = unseen.then(|| unix_in(quiet.saturating_sub(changed_at.elapsed())));
+        state.next_run.set(1, next);
+        if changed_at.elapsed() >= quiet && unseen {
             start(&state, Trigger::AfterQuiet);
+            state.next_run.set(1, None);
         }
     }
 }
@@ -150,6 +185,19 @@ mod tests {
             Schedule::poll(Duration::from_millis(300)),
             Duration::from_millis(200)
         );
+    }
+
+    #[test]
+    fn the_next_run_is_the_soonest_known() {
+        let next = NextRun::default();
+        assert_eq!(next.get(), None);
+        next.set(1, Some(20.0));
+        assert_eq!(next.get(), Some(20.0));
+        next.set(0, Some(10.0));
+        assert_eq!(next.get(), Some(10.0));
+        next.set(0, None);
+        assert_eq!(next.get(), Some(20.0));
+        assert!(unix_in(Duration::from_secs(60)) > 1.7e9);
     }
 
     #[test]

@@ -1,5 +1,8 @@
 const $ = (id) => document.getElementById(id);
 let running = null;
+// Whether the index answers, as the overview last said: Run and Check wait for it.
+let healthy = true;
+const TOKEN_WRONG = "the token is missing or wrong";
 function token() { return sessionStorage.getItem("solr-dedup-token") || ""; }
 async function api(path, body) {
   const headers = {};
@@ -7,13 +10,32 @@ async function api(path, body) {
   const init = { headers };
   if (body !== undefined) { init.method = "POST"; headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
   const r = await fetch(path, init);
-  if (r.status === 401) { $("token-box").style.display = "block"; throw new Error("the token is missing or wrong"); }
+  if (r.status === 401) { $("token-box").style.display = "block"; throw new Error(TOKEN_WRONG); }
+  if ($("message").textContent === TOKEN_WRONG) say("");
   return r;
 }
 function say(text, bad) { const m = $("message"); m.textContent = text; m.className = bad ? "bad" : "muted"; }
 async function fragment(id, path) {
   const r = await api(path);
   $(id).innerHTML = await r.text();
+  if (id === "overview") applyHealth();
+}
+function setButtons() {
+  $("btn-run").disabled = $("btn-check").disabled = !!running || !healthy;
+}
+// Run and Check are disabled while the index does not answer; the reason is shown beside them.
+function applyHealth() {
+  const h = $("health");
+  const state = h ? h.dataset.healthy : "yes";
+  healthy = state === "yes";
+  const blocked = $("run-blocked");
+  if (healthy) { blocked.hidden = true; blocked.textContent = ""; }
+  else {
+    blocked.hidden = false;
+    blocked.textContent = state === "none" ? "Run and Check need an index: start serve with --solr URL or --input FILE."
+      : "Run and Check wait until the index answers: " + h.textContent.trim();
+  }
+  setButtons();
 }
 function showProgress(run) {
   const box = $("progress-box"), bar = $("progress");
@@ -21,8 +43,9 @@ function showProgress(run) {
   box.hidden = false;
   const p = run.progress || { phase: "starting", done: 0, rate: 0, round: 0, percent: 0 };
   // One bar for the whole run; the phase is named beside it.
-  bar.max = 100; bar.value = Math.min(p.percent || 0, 100);
-  $("progress-phase").textContent = `${p.phase} (${Math.floor(p.percent || 0)} %)`;
+  const percent = Math.max(0, Math.min(p.percent || 0, 100));
+  bar.max = 100; bar.value = percent;
+  $("progress-phase").textContent = `${p.phase} (${Math.floor(percent)} %)`;
   const whole = (n) => Math.round(n).toLocaleString();
   const rate = p.rate >= 10 ? whole(p.rate) : p.rate.toLocaleString(undefined, { maximumFractionDigits: 1 });
   const eta = (s) => s < 60 ? `${Math.round(s)}s` : s < 3600 ? `${Math.floor(s / 60)}m ${String(Math.round(s % 60)).padStart(2, "0")}s`
@@ -31,13 +54,14 @@ function showProgress(run) {
     (p.total != null ? ` of ${whole(p.total)}` : "") + ` documents, ${rate}/s` +
     (p.eta != null ? `, about ${eta(p.eta)} left` : "") + `, round ${p.round}`;
 }
+let idle = 0;
 async function poll() {
   try {
     const r = await api("api/runs/current");
     const run = (await r.json()).run;
     showProgress(run);
     $("btn-cancel").disabled = !run;
-    $("btn-run").disabled = $("btn-check").disabled = !!run;
+    $("btn-run").disabled = $("btn-check").disabled = !!run || !healthy;
     if (running && (!run || run.id !== running)) {
       const ended = running;
       running = run ? run.id : null;
@@ -47,6 +71,9 @@ async function poll() {
     } else if (run && !running) {
       running = run.id;
       await fragment("overview", "ui/overview");
+    } else if (!run && ++idle % 5 === 0) {
+      // Health, counts and runs started by the schedule, every 10 s while idle.
+      await fragment("overview", "ui/overview");
     }
   } catch (e) { say(e.message, true); }
   setTimeout(poll, running ? 400 : 2000);
@@ -55,7 +82,12 @@ async function start(check) {
   try {
     const r = await api("api/runs", { check, full: $("opt-full").checked, dry_run: $("opt-dry").checked });
     const answer = await r.json();
-    if (r.status === 202) { running = answer.id; say(`${check ? "Check" : "Run"} ${answer.id} started.`); showProgress(answer.run); }
+    if (r.status === 202) {
+      running = answer.id; setButtons();
+      // A full run is asked for once: the next one is incremental unless ticked again.
+      $("opt-full").checked = false;
+      say(`${check ? "Check" : "Run"} ${answer.id} started.`); showProgress(answer.run);
+    }
     else say(answer.error, true);
   } catch (e) { say(e.message, true); }
 }
@@ -66,9 +98,25 @@ $("btn-cancel").onclick = async () => {
   try { const r = await api(`api/runs/${running}/cancel`, {}); if (r.status !== 202) say((await r.json()).error, true); else say("Cancelling after the batch in flight…"); }
   catch (e) { say(e.message, true); }
 };
-$("btn-groups").onclick = async () => {
-  $("groups").innerHTML = '<p class="muted">Loading…</p>';
-  try { await fragment("groups", "ui/groups?dimension=" + encodeURIComponent($("groups-dimension").value)); }
+// Groups ten at a time, up to the API's hundred.
+let groupsShown = 10;
+async function showGroups() {
+  try {
+    const host = $("groups-host").value.trim();
+    await fragment("groups", `ui/groups?dimension=${encodeURIComponent($("groups-dimension").value)}&limit=${groupsShown}` +
+      (host ? "&host=" + encodeURIComponent(host) : ""));
+    const listed = document.querySelectorAll("#groups details.group").length;
+    $("btn-more-groups").hidden = listed < groupsShown || groupsShown >= 100;
+  } catch (e) { say(e.message, true); }
+}
+$("btn-groups").onclick = () => { groupsShown = 10; $("groups").innerHTML = '<p class="muted">Loading…</p>'; showGroups(); };
+$("btn-more-groups").onclick = () => { groupsShown = Math.min(groupsShown + 10, 100); showGroups(); };
+$("lookup-form").onsubmit = async (ev) => {
+  ev.preventDefault();
+  const q = $("lookup-q").value.trim();
+  if (!q) return;
+  $("lookup").innerHTML = '<p class="muted">Looking…</p>';
+  try { await fragment("lookup", "ui/lookup?q=" + encodeURIComponent(q)); }
   catch (e) { say(e.message, true); }
 };
 $("btn-test").onclick = async () => {
@@ -92,7 +140,12 @@ $("btn-test").onclick = async () => {
     }
   } catch (e) { say(e.message, true); }
 };
-$("btn-token").onclick = () => { sessionStorage.setItem("solr-dedup-token", $("token").value.trim()); $("token-box").style.display = "none"; fragment("overview", "ui/overview").catch((e) => say(e.message, true)); };
+$("btn-token").onclick = () => {
+  sessionStorage.setItem("solr-dedup-token", $("token").value.trim());
+  $("token-box").style.display = "none";
+  if ($("message").textContent === TOKEN_WRONG) say("");
+  fragment("overview", "ui/overview").catch((e) => say(e.message, true));
+};
 if (needsToken && !token()) $("token-box").style.display = "block";
 fragment("overview", "ui/overview").catch((e) => say(e.message, true));
 poll();

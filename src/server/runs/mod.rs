@@ -714,6 +714,7 @@ pub(crate) mod tests {
             _: crate::engine::Dimension,
             _: usize,
             _: usize,
+            _: Option<&str>,
         ) -> Result<Option<Vec<crate::groups::GroupView>>, crate::server::BackendError> {
             Ok(None)
         }
