@@ -303,6 +303,23 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
         browser.text(&exact_row)
     );
 
+    // A member's "flags and groups" looks that member up in the page (not in Solr's raw JSON).
+    let looked_up = doc["id"].as_str().unwrap().to_owned();
+    let (look_up, other) = browser
+        .find_all("#lookup a.look-up")
+        .into_iter()
+        .find_map(|a| {
+            let id = browser.attr(&a, "data-lookup")?;
+            (id != looked_up).then_some((a, id))
+        })
+        .expect("another member in the looked-up page's groups");
+    // Inside a closed <details>: clicked by script, as a person would after opening it.
+    browser.execute("arguments[0].click();", &[look_up.to_json()]);
+    browser.wait_until(WAIT, "the other member looked up", |b| {
+        let ids = b.find_all("#lookup p.found-doc span.id");
+        (ids.len() == 1 && b.text(&ids[0]) == other).then_some(())
+    });
+
     // Test an indexed URL and a new one against the rules.
     let indexed = docs[0]["sku"].as_str().unwrap();
     let urls = browser.find("#urls").unwrap();

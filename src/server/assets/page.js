@@ -119,6 +119,15 @@ $("lookup-form").onsubmit = async (ev) => {
   try { await fragment("lookup", "ui/lookup?q=" + encodeURIComponent(q)); }
   catch (e) { say(e.message, true); }
 };
+// A member's "flags and groups" looks it up here, rather than in Solr's raw JSON.
+document.addEventListener("click", (ev) => {
+  const link = ev.target.closest("a[data-lookup]");
+  if (!link) return;
+  ev.preventDefault();
+  $("lookup-q").value = link.dataset.lookup;
+  $("lookup-form").requestSubmit();
+  $("lookup-q").scrollIntoView({ block: "center" });
+});
 $("btn-test").onclick = async () => {
   const urls = $("urls").value.split("\n").map((u) => u.trim()).filter((u) => u);
   const table = $("url-results");
