@@ -35,6 +35,7 @@
 //! - the page may be framed only by the origins `--frame-ancestors` names;
 //! - answers never hold Solr's credentials (the backend describes the core without them).
 
+mod lookup;
 pub mod metrics;
 pub mod page;
 pub mod predictions;
@@ -60,6 +61,7 @@ use crate::groups::{Found, GroupView, Member};
 use crate::store::{StoreError, StoreErrorKind};
 use crate::urlrules::canonical;
 use crate::urlrules::predict::Prediction;
+pub(crate) use lookup::find_documents;
 pub use metrics::Metrics;
 
 use predictions::{IndexStatus, Predictions};
@@ -694,68 +696,6 @@ pub struct Settings {
     pub chrome_model: Option<String>,
 }
 
-#[derive(Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-struct LookupQuery {
-    /// A document's id or its URL, exactly as the index holds it.
-    q: String,
-    /// How many members per group (10 unless given, at most 20).
-    #[serde(default)]
-    #[param(maximum = 20)]
-    members: Option<usize>,
-}
-
-/// The documents whose id or URL is the query.
-#[derive(Serialize, ToSchema)]
-struct LookupAnswer {
-    q: String,
-    /// None found: an empty list.
-    documents: Vec<Found>,
-}
-
-/// The documents whose id or URL is `q`, or the status and message that say why not.
-pub(crate) async fn find_documents(
-    state: &AppState,
-    q: &str,
-    members: usize,
-) -> Result<Vec<Found>, (StatusCode, String)> {
-    if q.trim().is_empty() {
-        return Err((
-            StatusCode::BAD_REQUEST,
-            "give a URL or an id: ?q=https://…".to_owned(),
-        ));
-    }
-    let backend = state
-        .backend
-        .clone()
-        .ok_or((StatusCode::SERVICE_UNAVAILABLE, NO_INDEX.to_owned()))?;
-    backend
-        .lookup(q, members.clamp(1, 20))
-        .await
-        .map_err(|e| (StatusCode::BAD_GATEWAY, e.message))
-}
-
-#[utoipa::path(get, path = "/api/lookup", params(LookupQuery), responses(
-    (status = 200, description = "the documents with that id or URL (none: an empty list)", body = LookupAnswer),
-    (status = 400, description = "refused", body = ErrorBody), (status = 401, description = "refused", body = ErrorBody),
-    (status = 502, description = "refused", body = ErrorBody), (status = 503, description = "refused", body = ErrorBody),
-))]
-/// One page by its URL or id: its flags, copy counts and groups in each dimension.
-async fn lookup(
-    State(state): State<Arc<AppState>>,
-    query: Result<Query<LookupQuery>, axum::extract::rejection::QueryRejection>,
-) -> Response {
-    let q = match query {
-        Ok(Query(q)) => q,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e.body_text()),
-    };
-    match find_documents(&state, &q.q, q.members.unwrap_or(10)).await {
-        Ok(documents) => sorted(LookupAnswer { q: q.q, documents }).into_response(),
-        Err((status, message)) => error(status, &message),
-    }
-}
-
 /// The server at a glance: the index and its health, the run going on, the schedule.
 #[derive(Serialize, ToSchema)]
 pub(crate) struct Status {
@@ -852,7 +792,7 @@ async fn status(State(state): State<Arc<AppState>>) -> Response {
         get_run,
         cancel_run,
         groups,
-        lookup,
+        lookup::lookup,
         status,
         predict,
         canonical_forms,

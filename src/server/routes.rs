@@ -13,8 +13,8 @@ use axum::Router;
 
 use super::security::{csp, guard, headers};
 use super::{
-    cancel_run, canonical_forms, current_run, error, get_run, groups, healthz, list_runs, lookup,
-    metrics, openapi_json, page, predict, start_run, status, AppState,
+    cancel_run, canonical_forms, current_run, error, get_run, groups, healthz, list_runs,
+    lookup::lookup, metrics, openapi_json, page, predict, start_run, status, AppState,
 };
 
 /// Who a route is for.

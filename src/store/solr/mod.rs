@@ -279,31 +279,36 @@ async fn fetch_page(
     let answer = client
         .select(select_params(&id_field, &query, &mark))
         .await?;
-    let bad = |what: &str| {
-        StoreError::from(SolrError::BadResponse {
-            url: format!("{}/select", client.core_url()),
-            reason: format!("no {what} in the answer"),
-        })
+    let (docs, next_mark) = cursor_page(&answer, &client)?;
+    // The end: the mark repeats. A short page is the end too, which saves the extra empty request
+    // Solr would need to repeat the mark.
+    let done = next_mark == mark || docs.len() < query.rows.max(1);
+    Ok(Page {
+        docs,
+        next: (!done).then_some(next_mark),
+        via: Via::Cursor,
+    })
+}
+
+/// The documents of a `cursorMark` page and its `nextCursorMark`.
+fn cursor_page(answer: &Value, client: &Client) -> Result<(Vec<Doc>, String), SolrError> {
+    let bad = |what: &str| SolrError::BadResponse {
+        url: format!("{}/select", client.core_url()),
+        reason: format!("no {what} in the answer"),
     };
-    let docs: Vec<Doc> = answer
+    let docs = answer
         .pointer("/response/docs")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("response.docs"))?
         .iter()
         .filter_map(|d| d.as_object().cloned())
         .collect();
-    let next_mark = answer
+    let next = answer
         .get("nextCursorMark")
         .and_then(Value::as_str)
-        .ok_or_else(|| bad("nextCursorMark"))?;
-    // The end: the mark repeats. A short page is the end too, which saves the extra empty request
-    // Solr would need to repeat the mark.
-    let done = next_mark == mark || docs.len() < query.rows.max(1);
-    Ok(Page {
-        docs,
-        next: (!done).then(|| next_mark.to_owned()),
-        via: Via::Cursor,
-    })
+        .ok_or_else(|| bad("nextCursorMark"))?
+        .to_owned();
+    Ok((docs, next))
 }
 
 #[async_trait]

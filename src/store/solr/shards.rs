@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
-use super::{filter, select_params};
+use super::{cursor_page, filter, select_params};
 use crate::solr::error::TransportKind;
 use crate::solr::export::{ExportError, Splitter};
 use crate::solr::{Client, SolrError};
@@ -403,22 +403,7 @@ impl ShardJob {
             let mut params = select_params(&self.id_field, &self.query, &mark);
             params.extend(extra.iter().cloned());
             let answer = client.select(params).await?;
-            let bad = |what: &str| SolrError::BadResponse {
-                url: format!("{}/select", client.core_url()),
-                reason: format!("no {what} in the answer"),
-            };
-            let docs: Vec<Doc> = answer
-                .pointer("/response/docs")
-                .and_then(Value::as_array)
-                .ok_or_else(|| bad("response.docs"))?
-                .iter()
-                .filter_map(|d| d.as_object().cloned())
-                .collect();
-            let next = answer
-                .get("nextCursorMark")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad("nextCursorMark"))?
-                .to_owned();
+            let (docs, next) = cursor_page(&answer, client)?;
             let done = next == mark || docs.len() < rows;
             self.hand_out(docs, after, tx).await?;
             if done {
