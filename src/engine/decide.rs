@@ -1,5 +1,6 @@
-//! Pass C: read the stored flags and counts of the documents to decide, and write those that differ
-//! from the decision, guarded by the version it was based on.
+//! Pass C: read the stored flags and counts of the documents to decide (or take those pass B kept
+//! when it looked them up), and write those that differ from the decision, guarded by the version
+//! it was based on.
 
 use serde_json::Value;
 use tracing::debug;
@@ -23,6 +24,7 @@ impl<S: Store> Round<'_, S> {
             todo,
             best,
             reads,
+            stash,
         } = input;
         let recs = records.recs;
         let Todo {
@@ -35,9 +37,24 @@ impl<S: Store> Round<'_, S> {
         let mut batch: Vec<AtomicUpdate> = Vec::new();
         let mut seen = vec![false; recs.len()];
         let mut find = records.finder();
-        let mut pages = Rereads::new(self.plan.write_query(), reads, self.progress);
-        while let Some(page) = pages.next(self.store, report).await? {
-            for doc in &page.docs {
+        // Pass B kept what it looked up: one batch of those, else pages read again.
+        let mut pages = stash
+            .is_none()
+            .then(|| Rereads::new(self.plan.write_query(), reads, self.progress));
+        let mut kept = stash;
+        loop {
+            let docs = if let Some(docs) = kept.take() {
+                self.progress.advance(docs.len() as u64);
+                docs
+            } else if let Some(pages) = &mut pages {
+                match pages.next(self.store, report).await? {
+                    Some(page) => page.docs,
+                    None => break,
+                }
+            } else {
+                break;
+            };
+            for doc in &docs {
                 let Some(id) = self.plan.id_of(doc) else {
                     continue;
                 };

@@ -91,7 +91,7 @@ use tracing::{debug, info};
 use crate::signature::chrome::ChromeSet;
 use crate::signature::near::{NearParams, NearSigner};
 use crate::signature::{Scheme, Signer};
-use crate::store::{CommitMode, Filter, ReadQuery, Store, StoreError};
+use crate::store::{CommitMode, Doc, Filter, ReadQuery, Store, StoreError};
 
 pub use crate::model::{Dimension, DimensionError, Exclusion, FieldNames};
 use group::Groups;
@@ -99,6 +99,7 @@ pub use guard::{SchemeMismatch, SchemeSettings};
 pub use needs::{needs, FieldKind, Need};
 use open::Todo;
 pub use progress::{Progress, Silent};
+use rank::Ranked;
 pub use report::{DimensionReport, DocumentCounts, MemoryReport, Name, Report};
 pub use spill::DEFAULT_MEMORY;
 pub use url_key::{compare_full, Preference, RankPrefix, UrlKeys};
@@ -494,6 +495,8 @@ struct WriteInput<'r> {
     todo: &'r Todo<'r>,
     best: &'r [Vec<Option<Best>>],
     reads: &'r [Filter],
+    /// The documents pass B read and kept with their flags: written from, not read again.
+    stash: Option<Vec<Doc>>,
 }
 
 /// Pass C's answer.
@@ -605,6 +608,13 @@ impl Plan<'_> {
             fields: vec![f.id.clone(), f.url.clone(), f.version.clone()],
             ..self.query()
         }
+    }
+
+    /// What pass B reads when it looks documents up: its own fields and pass C's, which it keeps.
+    fn rank_write_query(&self) -> ReadQuery {
+        let mut query = self.write_query();
+        query.fields.push(self.cfg.fields.url.clone());
+        query
     }
 
     /// What pass C reads: the stored flags and counts it compares with the decision.
@@ -768,7 +778,7 @@ impl<S: Store> Round<'_, S> {
                 )
                 .await?;
         }
-        let best = best.best;
+        let Ranked { best, stash, .. } = best;
         *report.phases_ms.entry("rank".into()).or_default() += t.elapsed().as_millis() as u64;
 
         let t = Instant::now();
@@ -782,6 +792,7 @@ impl<S: Store> Round<'_, S> {
                     todo: &todo,
                     best: &best,
                     reads: &reads,
+                    stash,
                 },
             )
             .await?;

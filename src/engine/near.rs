@@ -44,6 +44,10 @@ use crate::store::{id_hash, Doc, ReadQuery, Store, StoreError};
 
 /// What the stored version of a document's near values says when its text has no word.
 const NO_WORDS: &str = " no-words";
+/// After [`NO_WORDS`]: the text is blank (whitespace only), which the exact dimension leaves out.
+/// Without it a settled run could not tell a blank text from one of short words without reading
+/// it (their fuzzy profiles are both empty).
+const BLANK: &str = " blank";
 /// What the stored version says when its clusters were decided under `--scope host`.
 const HOST: &str = " host";
 /// What the stored version says before the host's chrome model version, when a chrome model left
@@ -225,6 +229,8 @@ fn join_error(e: std::io::Error) -> EngineError {
 pub(super) struct StoredNear {
     /// The text had words (so the document has keys).
     pub(super) words: bool,
+    /// The text was blank (whitespace only); known only from versions that say so.
+    pub(super) blank: bool,
     /// Decided under this run's scope; if not, the values stand but the clusters are decided again.
     pub(super) same_scope: bool,
 }
@@ -240,14 +246,22 @@ impl Plan<'_> {
     /// The version a document's near values are stored under in this run: the definition and
     /// parameters, [`CHROME`] and the host's model version when its chrome was left out, ` host`
     /// under `--scope host` (the values do not depend on it, the clusters do), and [`NO_WORDS`] for
-    /// a text without words.
-    pub(super) fn near_version_for(&self, words: bool, chrome: Option<&HostSet>) -> String {
+    /// a text without words, followed by [`BLANK`] when the text is blank.
+    pub(super) fn near_version_for(
+        &self,
+        words: bool,
+        blank: bool,
+        chrome: Option<&HostSet>,
+    ) -> String {
         let mut v = self.values_version(chrome);
         if self.cfg.scope == Scope::Host {
             v.push_str(HOST);
         }
         if !words {
             v.push_str(NO_WORDS);
+            if blank {
+                v.push_str(BLANK);
+            }
         }
         v
     }
@@ -270,6 +284,10 @@ impl Plan<'_> {
         chrome: Option<&HostSet>,
     ) -> Option<StoredNear> {
         let stored = stored?;
+        let (stored, blank) = match stored.strip_suffix(BLANK) {
+            Some(rest) => (rest, true),
+            None => (stored, false),
+        };
         let (rest, words) = match stored.strip_suffix(NO_WORDS) {
             Some(rest) => (rest, false),
             None => (stored, true),
@@ -278,8 +296,9 @@ impl Plan<'_> {
             Some(rest) => (rest, true),
             None => (rest, false),
         };
-        (rest == self.values_version(chrome)).then_some(StoredNear {
+        (rest == self.values_version(chrome) && !(words && blank)).then_some(StoredNear {
             words,
+            blank,
             same_scope: host == (self.cfg.scope == Scope::Host),
         })
     }
@@ -293,7 +312,7 @@ impl Plan<'_> {
         (!stored.same_scope).then(|| {
             (
                 self.cfg.fields.near_version.clone(),
-                Value::String(self.near_version_for(stored.words, chrome)),
+                Value::String(self.near_version_for(stored.words, stored.blank, chrome)),
             )
         })
     }

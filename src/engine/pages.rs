@@ -56,8 +56,13 @@ pub(super) struct Rereads<'p> {
 }
 
 impl<'p> Rereads<'p> {
+    /// Whether `reads` are lookups rather than the user's filter (`base`) alone.
+    pub(super) fn are_lookups(base: &Filter, reads: &[Filter]) -> bool {
+        reads.len() != 1 || reads[0] != *base
+    }
+
     pub(super) fn new(base: ReadQuery, reads: &[Filter], progress: &'p dyn Progress) -> Self {
-        let lookups = reads.len() != 1 || reads[0] != base.filter;
+        let lookups = Self::are_lookups(&base.filter, reads);
         let queries = reads
             .iter()
             .map(|filter| ReadQuery {

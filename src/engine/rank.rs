@@ -1,5 +1,10 @@
 //! Pass B: read id, URL and version of the documents to decide and keep the best member of each open
 //! group under the one preference order.
+//!
+//! When the documents to decide are looked up (a change, not everything), pass B reads their stored
+//! flags and counts too and keeps them for pass C, which then writes without reading them again:
+//! one lookup per document instead of two (issue 25). The kept answers are bounded (see
+//! [`STASH_DOCS`]); past the bound pass C reads again, as it does after a full read.
 
 use super::doc::{get_i64, get_str};
 use super::group::Groups;
@@ -10,11 +15,19 @@ use super::{
 };
 use crate::store::{id_hash, Doc, Store};
 
+/// The most documents pass B keeps for pass C. A lookup round decides at most about
+/// [`super::open::Keep::CAP`] values' documents, each kept with its dozen flag fields (under a
+/// kilobyte); past this pass C reads them again instead.
+const STASH_DOCS: usize = 20_000;
+
 /// Pass B's answer: the best member of each group, and how many documents to decide its lookups
 /// did not find (`None` when it read everything).
 pub(super) struct Ranked {
     pub(super) best: Vec<Vec<Option<Best>>>,
     pub(super) missed: Option<usize>,
+    /// The documents to decide as read with their flags and counts (pass C's fields), when this
+    /// pass looked them up and kept them all; pass C then writes from these.
+    pub(super) stash: Option<Vec<Doc>>,
 }
 
 impl<S: Store> Round<'_, S> {
@@ -37,11 +50,22 @@ impl<S: Store> Round<'_, S> {
                     .map_or_else(Vec::new, |g| (0..g.count()).map(|_| None).collect())
             })
             .collect();
-        let mut pages = Rereads::new(self.plan.rank_query(), reads, self.progress);
+        let lookups = Rereads::are_lookups(&self.plan.query().filter, reads);
+        // Looked-up documents are few: read what pass C needs now, and keep it.
+        let query = if lookups {
+            self.plan.rank_write_query()
+        } else {
+            self.plan.rank_query()
+        };
+        let mut pages = Rereads::new(query, reads, self.progress);
+        let mut stash = lookups.then(Vec::new);
         // Only lookups can miss a document; a full read that does not see one saw it deleted.
-        let lookups = pages.lookups;
         if best.iter().all(Vec::is_empty) && !lookups {
-            return Ok(Ranked { best, missed: None });
+            return Ok(Ranked {
+                best,
+                missed: None,
+                stash: None,
+            });
         }
         let mut find = records.finder();
         let mut seen = vec![false; recs.len()];
@@ -57,7 +81,18 @@ impl<S: Store> Round<'_, S> {
                 if !open.docs[idx] {
                     continue;
                 }
+                if seen[idx] {
+                    // Lookups may find a document twice; it is kept once.
+                    continue;
+                }
                 seen[idx] = true;
+                if let Some(kept) = &mut stash {
+                    if kept.len() < STASH_DOCS {
+                        kept.push(doc.clone());
+                    } else {
+                        stash = None;
+                    }
+                }
                 if !self.plan.same_version(doc, rec) {
                     continue;
                 }
@@ -117,7 +152,11 @@ impl<S: Store> Round<'_, S> {
                 .filter(|(n, s)| **n && !**s)
                 .count()
         });
-        Ok(Ranked { best, missed })
+        Ok(Ranked {
+            best,
+            missed,
+            stash,
+        })
     }
 }
 
