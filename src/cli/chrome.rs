@@ -23,7 +23,8 @@ Pages whose own content is small next to their site's boilerplate look like near
 other; and a page's body must still link to the same body on a host without that boilerplate. So the \
 unit is a whole line (text between line breaks, compared by its words), and only the header run (the \
 template lines from the top of a page) and the footer run (from the bottom) are removed, nothing in \
-between. A line is a template line when it stands in the header or footer run of more than --share of \
+between; a run bridges one other line (a title inside the header, a date inside the footer) when the \
+next line inward is a template line seen only in header (footer) runs. A line is a template line when it stands in the header or footer run of more than --share of \
 the site's sampled pages (default 0.5: a template is on nearly every page), and of at least two. \
 Phrases that a family of pages shares inside its content are not chrome. A host and its www. alias are \
 one site. The sample is the --sample pages of the site whose ids hash lowest: uniform, and the same for \

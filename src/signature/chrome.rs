@@ -11,16 +11,22 @@
 //! A *line* is what lies between two `\n` of the text, identified by its tokens (step 1 of the
 //! near-duplicate definition: a line's hash is that of its tokens joined by one space, so case,
 //! punctuation and spacing do not matter); lines without tokens are passed over. A page's *header
-//! run* is the longest run of lines from its start that are all template lines, its *footer run*
-//! the same from its end.
+//! run* is the longest run of lines from its start that are template lines, its *footer run* the
+//! same from its end; once a run has begun it may bridge one other line (a page's title inside the
+//! header, an edit date inside the footer) when the line after it, going inward, is a template line
+//! seen only in header runs (only in footer runs, for the footer): its [`Place`].
 //!
 //! - **Learning**: a line is a template line of a site when it stands in the header or footer run
 //!   of **more than** `share` of the site's sampled pages (default 0.5: a template is on nearly
 //!   every page) and of at least two, and at least once on a page with other lines (copies of one
-//!   page that make up most of a small site are not its template). The runs are taken first with every line on more than
-//!   `share` of the pages as a candidate, then again with only the lines so found, until nothing
-//!   changes. A phrase that a family of pages repeats inside its content is not a whole line in
-//!   a header or footer position, so it is not chrome, however often it recurs.
+//!   page that make up most of a small site are not its template). The runs are taken first with
+//!   every line on more than `share` of the pages as a candidate (placed in the header or the
+//!   footer by the half of the pages it mostly stands in; a tie places it in neither, so it is never
+//!   bridged to), then again with only the lines so found and the places seen, until nothing
+//!   changes. A phrase that a family of pages repeats inside its content is not a whole line in a
+//!   header or footer position, so it is not chrome, however often it recurs; a line on more than
+//!   `share` of the pages that follows the header with one other line between is taken for
+//!   header, though.
 //! - **Removal**: a page of a modelled site is signed as the text between its header run and its
 //!   footer run, exactly as it stands. Nothing in between is touched (a template line in the
 //!   middle of a page stays), so a body without the template loses nothing: the page and the same
@@ -33,8 +39,8 @@
 //! same whole page text recurs on more than `share` of the pages, so such hosts get practically no
 //! chrome (the model says so: no lines, nothing removed).
 //!
-//! A site's model version is a hash of its sorted template line hashes, so learning again with the
-//! same outcome changes nothing, and any other outcome signs exactly that site's documents again.
+//! A site's model version is a hash of its sorted template line hashes and their places, so
+//! learning again with the same outcome changes nothing, and any other outcome signs exactly that site's documents again.
 //!
 //! ```
 //! use solr_dedup::signature::chrome::SiteCounter;
@@ -203,25 +209,24 @@ impl ChromeModel {
     pub fn to_set(&self) -> Result<ChromeSet, ChromeError> {
         let mut hosts = HashMap::new();
         for (host, h) in &self.hosts {
-            let mut hashes = Vec::with_capacity(h.lines.len());
+            let mut lines = Vec::with_capacity(h.lines.len());
             for l in &h.lines {
                 let hash = parse_hash(&l.hash).ok_or_else(|| ChromeError::Hash {
                     host: host.clone(),
                     line: l.line.clone(),
                     hash: l.hash.clone(),
                 })?;
-                hashes.push(hash);
+                lines.push((hash, Place::of(l.header, l.footer)));
             }
-            if hashes.is_empty() {
+            if lines.is_empty() {
                 // Nothing to strip: signed as a site the model does not know.
                 continue;
             }
-            let version = model_version(&hashes);
             hosts.insert(
                 site_key(host).to_owned(),
                 HostSet {
-                    version,
-                    lines: hashes.into_iter().collect(),
+                    version: model_version(&lines),
+                    template: Template::new(lines),
                 },
             );
         }
@@ -244,16 +249,80 @@ pub fn site_key(host: &str) -> &str {
     }
 }
 
-/// The version of a site's model: `c2-` and the hash of the sorted line hashes.
-pub fn model_version(hashes: &[u64]) -> String {
-    let mut sorted = hashes.to_vec();
+/// The version of a site's model: `c2-` and the hash of the sorted line hashes, each with its
+/// [`Place`] (which decides what removal may bridge).
+pub fn model_version(lines: &[(u64, Place)]) -> String {
+    let mut sorted = lines.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    let mut bytes = Vec::with_capacity(8 * sorted.len());
-    for h in sorted {
+    let mut bytes = Vec::with_capacity(9 * sorted.len());
+    for (h, place) in sorted {
         bytes.extend(h.to_le_bytes());
+        bytes.push(place as u8);
     }
     format!("c2-{:016x}", xxh3_64_with_seed(&bytes, near::SEED))
+}
+
+/// Where a template line was seen: only in header runs, only in footer runs, or in both (or in
+/// neither: only on pages that are template alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Place {
+    /// Header and footer, or neither.
+    Any = 0,
+    /// Header runs only: a run from the top may bridge one other line to reach it.
+    Header = 1,
+    /// Footer runs only: a run from the bottom may bridge one other line to reach it.
+    Footer = 2,
+}
+
+impl Place {
+    /// The place of a line seen `header` times in a header run and `footer` times in a footer run.
+    pub fn of(header: u64, footer: u64) -> Place {
+        match (header > 0, footer > 0) {
+            (true, false) => Place::Header,
+            (false, true) => Place::Footer,
+            _ => Place::Any,
+        }
+    }
+}
+
+/// A site's template lines, by hash, with the header-only and footer-only ones apart.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Template {
+    /// Every template line.
+    pub lines: HashSet<u64>,
+    head: HashSet<u64>,
+    foot: HashSet<u64>,
+}
+
+impl Template {
+    /// The template of these lines.
+    pub fn new(lines: impl IntoIterator<Item = (u64, Place)>) -> Self {
+        let mut t = Template::default();
+        for (h, place) in lines {
+            t.lines.insert(h);
+            match place {
+                Place::Header => t.head.insert(h),
+                Place::Footer => t.foot.insert(h),
+                Place::Any => false,
+            };
+        }
+        t
+    }
+
+    /// How many of a page's word lines (by hash, in order) form its header run and its footer
+    /// run: the template lines from the top (and from the bottom), where one other line may be
+    /// bridged when the line after it (before it, from the bottom) is a header-only (footer-only)
+    /// template line and the run has begun. The runs never overlap, and a page of template lines
+    /// only is all header.
+    pub fn runs(&self, lines: &[u64]) -> (usize, usize) {
+        runs(
+            lines,
+            &|h| self.lines.contains(&h),
+            &|h| self.head.contains(&h),
+            &|h| self.foot.contains(&h),
+        )
+    }
 }
 
 /// The chrome a run strips, per site.
@@ -267,15 +336,15 @@ pub struct ChromeSet {
 pub struct HostSet {
     /// Goes into `near_version_s`.
     pub version: String,
-    /// The hashes of the template lines ([`line_hash`]).
-    pub lines: HashSet<u64>,
+    /// The template lines ([`line_hash`]).
+    pub template: Template,
 }
 
 impl HostSet {
     /// The part of `text` a page of this site is signed as: the text without its header run and
     /// its footer run of template lines.
     pub fn body<'a>(&self, text: &'a str) -> &'a str {
-        body(text, &self.lines)
+        body(text, &self.template)
     }
 }
 
@@ -323,25 +392,46 @@ pub(crate) fn word_lines(text: &str) -> Vec<(usize, usize, u64, String, usize)> 
     out
 }
 
-/// How many of a page's word lines (by hash, in order) form its header run and its footer run,
-/// given the template lines: the runs never overlap, and a page of template lines only is all
-/// header.
-pub(crate) fn runs(lines: &[u64], template: &impl Fn(u64) -> bool) -> (usize, usize) {
-    let head = lines.iter().take_while(|&&h| template(h)).count();
-    let foot = lines[head..]
-        .iter()
-        .rev()
-        .take_while(|&&h| template(h))
-        .count();
+/// [`Template::runs`] with the three sets as predicates: `template` lines make the runs, and one
+/// other line is bridged when the line after it is in `head` (from the top) or `foot`
+/// (from the bottom).
+pub(crate) fn runs(
+    lines: &[u64],
+    template: &impl Fn(u64) -> bool,
+    head_line: &impl Fn(u64) -> bool,
+    foot_line: &impl Fn(u64) -> bool,
+) -> (usize, usize) {
+    let n = lines.len();
+    let mut head = 0;
+    while head < n {
+        if template(lines[head]) {
+            head += 1;
+        } else if head > 0 && head + 1 < n && head_line(lines[head + 1]) {
+            head += 2;
+        } else {
+            break;
+        }
+    }
+    let mut foot = 0;
+    while head + foot < n {
+        let i = n - 1 - foot;
+        if template(lines[i]) {
+            foot += 1;
+        } else if foot > 0 && i > head && foot_line(lines[i - 1]) {
+            foot += 2;
+        } else {
+            break;
+        }
+    }
     (head, foot)
 }
 
-/// `text` without its header and footer runs of the lines in `template`: from the start of its
-/// first other line with words to the end of its last, exactly as it stands.
-pub fn body<'a>(text: &'a str, template: &HashSet<u64>) -> &'a str {
+/// `text` without its header and footer runs of `template`: from the start of its first other line
+/// with words to the end of its last, exactly as it stands.
+pub fn body<'a>(text: &'a str, template: &Template) -> &'a str {
     let lines = word_lines(text);
     let hashes: Vec<u64> = lines.iter().map(|l| l.2).collect();
-    let (head, foot) = runs(&hashes, &|h| template.contains(&h));
+    let (head, foot) = template.runs(&hashes);
     if head + foot == lines.len() {
         if head == 0 {
             // No line with words: the text has no words either way.

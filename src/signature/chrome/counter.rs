@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{model_version, runs, word_lines, ChromeLine, HostChrome};
+use super::{model_version, word_lines, ChromeLine, HostChrome, Place, Template};
 
 /// A sampled page: its word lines' hashes in order, and their token counts.
 #[derive(Debug, Clone)]
@@ -47,12 +47,12 @@ impl SiteCounter {
         self.pages.len() as u64
     }
 
-    /// Per line, on how many pages it stands in the header run and in the footer run (each page
-    /// counted once per line), when the lines in `template` are the template.
-    fn positions(&self, template: &HashSet<u64>) -> HashMap<u64, (u64, u64, u64)> {
+    /// Per line, on how many pages it stands in the header run and in the footer run, and in
+    /// either (each page counted once per line), when `template` is the template.
+    fn positions(&self, template: &Template) -> HashMap<u64, (u64, u64, u64)> {
         let mut out: HashMap<u64, (u64, u64, u64)> = HashMap::new();
         for p in &self.pages {
-            let (head, foot) = runs(&p.lines, &|h| template.contains(&h));
+            let (head, foot) = template.runs(&p.lines);
             // A page of template lines only has no telling header from footer: its lines count in
             // `pages` but in neither position.
             let all = head == p.lines.len();
@@ -86,29 +86,44 @@ impl SiteCounter {
     pub fn finish(self, share: f64) -> HostChrome {
         let sample = self.pages.len() as u64;
         let enough = |pages: u64| pages >= 2 && pages as f64 > share * sample as f64;
-        // Candidates: every line on more than `share` of the pages; then only those that the runs
-        // confirm, until the set stands (it only shrinks, so this ends).
-        let mut template: HashSet<u64> = self
+        // Candidates: every line on more than `share` of the pages, placed in the header when it
+        // stands in the top half of its pages more often than in the bottom half, in the footer
+        // when the other way round (a tie: in neither, so never bridged to); then only the lines that the runs confirm, with the places seen, until the
+        // template stands (the lines only shrink; the places get a bounded number of rounds).
+        let candidates: HashSet<u64> = self
             .lines
             .iter()
             .filter(|(_, (pages, _))| enough(*pages))
             .map(|(&h, _)| h)
             .collect();
+        let mut halves: HashMap<u64, i64> = HashMap::new();
+        for p in &self.pages {
+            let n = p.lines.len();
+            for (i, h) in p.lines.iter().enumerate() {
+                if candidates.contains(h) && 2 * i + 1 != n {
+                    *halves.entry(*h).or_default() += if 2 * i + 1 < n { 1 } else { -1 };
+                }
+            }
+        }
+        let mut template = Template::new(candidates.iter().map(|&h| {
+            let top = halves.get(&h).copied().unwrap_or(0);
+            let place = match top.cmp(&0) {
+                std::cmp::Ordering::Greater => Place::Header,
+                std::cmp::Ordering::Less => Place::Footer,
+                std::cmp::Ordering::Equal => Place::Any,
+            };
+            (h, place)
+        }));
         let mut positions = self.positions(&template);
-        loop {
-            let kept: HashSet<u64> = template
-                .iter()
-                .copied()
-                .filter(|h| {
-                    positions
-                        .get(h)
-                        .is_some_and(|p| enough(p.2) && p.0 + p.1 > 0)
-                })
-                .collect();
-            if kept.len() == template.len() {
+        for _ in 0..16 {
+            let next = Template::new(template.lines.iter().filter_map(|h| {
+                let &(header, footer, pages) = positions.get(h)?;
+                (enough(pages) && header + footer > 0).then(|| (*h, Place::of(header, footer)))
+            }));
+            if next == template {
                 break;
             }
-            template = kept;
+            template = next;
             positions = self.positions(&template);
         }
         let mut removed_sum = 0.0;
@@ -118,13 +133,14 @@ impl SiteCounter {
             if total == 0 {
                 continue;
             }
-            let (head, foot) = runs(&p.lines, &|h| template.contains(&h));
+            let (head, foot) = template.runs(&p.lines);
             let gone: u32 = p.tokens[..head].iter().sum::<u32>()
                 + p.tokens[p.tokens.len() - foot..].iter().sum::<u32>();
             removed_sum += f64::from(gone) / f64::from(total);
             with_words += 1;
         }
         let mut lines: Vec<ChromeLine> = template
+            .lines
             .iter()
             .map(|h| {
                 let (header, footer, pages) = positions[h];
@@ -141,12 +157,18 @@ impl SiteCounter {
             })
             .collect();
         lines.sort_by(|a, b| b.pages.cmp(&a.pages).then_with(|| a.line.cmp(&b.line)));
-        let hashes: Vec<u64> = template.into_iter().collect();
+        let placed: Vec<(u64, Place)> = lines
+            .iter()
+            .map(|l| {
+                let h = u64::from_str_radix(&l.hash, 16).expect("written above");
+                (h, Place::of(l.header, l.footer))
+            })
+            .collect();
         HostChrome {
-            model: if hashes.is_empty() {
+            model: if placed.is_empty() {
                 "none".to_owned()
             } else {
-                model_version(&hashes)
+                model_version(&placed)
             },
             names: Vec::new(),
             pages: sample,

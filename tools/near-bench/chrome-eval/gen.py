@@ -5,7 +5,8 @@ without chrome, and small pages whose body is shorter than the chrome.
 
     python3 gen.py --seed 1 --out DIR
 
-writes DIR/corpus.jsonl (Solr documents: id, sku, text_t) and DIR/truth.jsonl (one line per page:
+writes DIR/corpus.jsonl (Solr documents: id, sku, text_t), DIR/bodies.jsonl (each templated
+page's body alone, on a host of its own, for score.py --exact) and DIR/truth.jsonl (one line per page:
 id, host, site, body_id, kind, and the body's text as generated, before any chrome was put around
 it). score.py computes each pair's overlap from these texts itself, so the truth never comes from
 solr-dedup."""
@@ -82,6 +83,9 @@ def main():
     ap.add_argument("--sites", type=int, default=4)
     ap.add_argument("--bases", type=int, default=60, help="bodies per site")
     ap.add_argument("--small", type=int, default=40, help="small pages per site")
+    ap.add_argument("--page-lines", action="store_true",
+                    help="templates with a page's own lines inside: its title below the header's first "
+                         "line, an edit date above the footer's last line")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -93,6 +97,11 @@ def main():
     def add(host, path, body_lines, site, body_id, kind, chrome=None):
         """A page: its body's lines, wrapped in `chrome` (header, footer) when given."""
         did = f"d{len(docs):06d}"
+        if chrome and a.page_lines:
+            head, foot = chrome
+            title = " ".join(words(rng, voc, rng.randint(2, 8)))
+            date = f"last edited on {rng.randint(1, 28)} {rng.choice(voc)} {rng.randint(1990, 2030)}"
+            chrome = (head[:1] + [title] + head[1:], foot[:-1] + [date] + foot[-1:])
         lines_ = chrome[0] + body_lines + chrome[1] if chrome else body_lines
         docs.append({"id": did, "sku": f"https://{host}/{path}", "text_t": "\n".join(lines_)})
         truth.append({"id": did, "host": host, "site": site, "body_id": body_id, "kind": kind,
@@ -138,6 +147,13 @@ def main():
     with open(os.path.join(a.out, "corpus.jsonl"), "w") as f:
         for d in docs:
             f.write(json.dumps(d) + "\n")
+    # Each templated page's body alone, on a host of its own: run beside the corpus, a page whose
+    # chrome removal is exact is signed as its body (score.py --exact).
+    with open(os.path.join(a.out, "bodies.jsonl"), "w") as f:
+        for t in truth:
+            if t["kind"] != "bare":
+                f.write(json.dumps({"id": "body-" + t["id"], "sku": f"https://bodies-{t['id']}.example/",
+                                    "text_t": t["body"]}) + "\n")
     with open(os.path.join(a.out, "truth.jsonl"), "w") as f:
         for t in truth:
             f.write(json.dumps(t) + "\n")

@@ -58,6 +58,9 @@ def main():
     ap.add_argument("--hashes", type=int, default=14)
     ap.add_argument("--trials", type=int, default=6)
     ap.add_argument("--agree", type=int, default=2)
+    ap.add_argument("--exact", metavar="DOCS",
+                    help="a run over corpus.jsonl plus bodies.jsonl: count the templated pages whose "
+                         "near_trials_ls equal those of their bare body (removal took exactly the chrome)")
     a = ap.parse_args()
     truth = {}
     texts = {}
@@ -140,6 +143,15 @@ def main():
     ok &= good
     print(f"chrome-only pairs (one site, different bodies): {n} pairs, {l} linked, formula {e:.2f} "
           f"(largest body overlap {worst:.3f}){'' if good else '  FAIL'}")
+    if a.exact:
+        trials = {}
+        with open(a.exact) as f:
+            for line in f:
+                d = json.loads(line)
+                trials[d["id"]] = d.get("near_trials_ls")
+        pages = [i for i, t in truth.items() if t["kind"] != "bare"]
+        same = sum(trials.get(i) == trials.get("body-" + i) for i in pages)
+        print(f"templated pages signed exactly as their bare body: {same} of {len(pages)}")
     print("PASS" if ok else "FAIL")
 
 
