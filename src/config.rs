@@ -139,13 +139,14 @@ pub struct ChromeLearnConfig {
     pub filter: Option<String>,
     /// Where the model goes: a file (written atomically) or standard output.
     pub out: Input,
-    /// Pages sampled per host at most.
+    /// Pages sampled per site at most.
     pub sample: usize,
-    /// A shingle on more than this share of a host's sample is chrome.
+    /// A line in the header or footer run of more than this share of a site's sample is chrome.
     pub share: f64,
-    /// Hosts with fewer pages get no model.
+    /// Sites with fewer pages get no model.
     pub min_pages: usize,
-    /// Words per shingle (must be the runs' `--near-shingle`).
+    /// `--near-shingle` as given: accepted for old scripts, unused (template lines do not depend
+    /// on the shingle length).
     pub shingle: usize,
     /// Field names.
     pub fields: crate::model::FieldNames,

@@ -695,9 +695,9 @@ fn near_table_prints_the_formula_and_refuses_impossible_parameters() {
 fn chrome_learn_writes_a_model_in_file_mode_and_bad_models_are_refused_in_one_line() {
     let input = corpus("chrome-corpus.jsonl");
     let input = input.to_str().unwrap();
-    // example.org has two pages, www.example.org one: with --min-pages 2 only the first gets a
-    // model. Its pages (PAGE and "another text entirely") share no shingle, so none is on more
-    // than half of them.
+    // example.org has two pages and www.example.org one: one site of three pages. Two are the same
+    // text (PAGE), whose lines are on two of three pages but never beside other lines: copies, not
+    // a template. So no line is chrome.
     let out = run(
         &[
             "chrome",
@@ -715,15 +715,19 @@ fn chrome_learn_writes_a_model_in_file_mode_and_bad_models_are_refused_in_one_li
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let model: Value = serde_json::from_str(stdout(&out)).unwrap();
-    assert_eq!(model["hosts"]["example.org"]["sample"], 2, "{model}");
+    assert_eq!(model["hosts"]["example.org"]["sample"], 3, "{model}");
     assert_eq!(
-        model["hosts"]["example.org"]["chrome"],
+        model["hosts"]["example.org"]["names"],
+        serde_json::json!(["example.org", "www.example.org"])
+    );
+    assert_eq!(
+        model["hosts"]["example.org"]["lines"],
         serde_json::json!([])
     );
     assert_eq!(model["hosts"]["example.org"]["model"], "none");
     assert_eq!(
         model["skipped"],
-        serde_json::json!({"hosts": 1, "pages": 1})
+        serde_json::json!({"hosts": 0, "pages": 0})
     );
     assert!(
         stderr(&out).contains("chrome model: 0 of 1 hosts with chrome"),
@@ -754,7 +758,8 @@ fn chrome_learn_writes_a_model_in_file_mode_and_bad_models_are_refused_in_one_li
         err.contains("not a chrome model") && err.contains("chrome learn"),
         "{err}"
     );
-    let err = usage_failure(&run(
+    // Template lines do not depend on the shingle length: any --near-shingle can use a model.
+    let other = run(
         &[
             "run",
             "--input",
@@ -765,8 +770,22 @@ fn chrome_learn_writes_a_model_in_file_mode_and_bad_models_are_refused_in_one_li
             "3",
         ],
         b"",
+    );
+    assert_eq!(other.status.code(), Some(0), "{}", stderr(&other));
+    // A model of format 1 (shingles, before issue 29): refused in one line that says what to do.
+    let old = temp_file(
+        "chrome-format-1.json",
+        br#"{"chrome_model": 1, "near_definition": 1, "shingle": 2, "share": 0.05, "sample": 200,
+            "min_pages": 50, "hosts": {}, "skipped": {"hosts": 0, "pages": 0}}"#,
+    );
+    let err = usage_failure(&run(
+        &["run", "--input", input, "--chrome", old.to_str().unwrap()],
+        b"",
     ));
-    assert!(err.contains("learned with --near-shingle 2"), "{err}");
+    assert!(
+        err.contains("chrome model format 1") && err.contains("learn the model again"),
+        "{err}"
+    );
     let err = usage_failure(&run(
         &[
             "run",

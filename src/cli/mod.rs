@@ -462,8 +462,9 @@ pub struct JobArgs {
           value_parser = clap::value_parser!(u64).range(1..=16))]
     pub near_agree: u64,
 
-    /// Near-duplicates: leave each host's chrome out of the signatures, as learned by `solr-dedup chrome
-    /// learn` (a document signed under another model version of its host is signed again)
+    /// Near-duplicates: sign each modelled site's pages without their template (header and footer
+    /// lines), as learned by `solr-dedup chrome learn` (a document signed under another model
+    /// version of its site is signed again)
     #[arg(long, value_name = "FILE")]
     pub chrome: Option<PathBuf>,
 

@@ -9,7 +9,7 @@ use super::progress::Spinner;
 use super::{write_text, Exit, Failure};
 use crate::config::{ChromeLearnConfig, Input};
 use crate::learn::chrome::{learn, LearnSettings};
-use crate::signature::chrome::ChromeModel;
+use crate::signature::chrome::{ChromeModel, WARN_REMOVED};
 
 /// Learns a model and writes it.
 pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
@@ -36,7 +36,6 @@ pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
             sample: c.sample,
             share: c.share,
             min_pages: c.min_pages,
-            shingle: c.shingle,
             batch_size: c.batch_size,
         };
         learn(&opened.store, &settings, &Spinner::new(false))
@@ -44,11 +43,10 @@ pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
             .map_err(|e| engine_failure(e, false))
     })?;
     write_model(&c.out, &model)?;
-    let chrome_hosts = model
-        .hosts
-        .values()
-        .filter(|h| !h.chrome.is_empty())
-        .count();
+    let chrome_hosts = model.hosts.values().filter(|h| !h.lines.is_empty()).count();
+    for line in site_lines(&model) {
+        eprintln!("{line}");
+    }
     let where_to = match &c.out {
         Input::Stdin => "standard output".to_owned(),
         Input::File(p) => p.display().to_string(),
@@ -69,4 +67,36 @@ pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
 
 fn write_model(out: &Input, model: &ChromeModel) -> Result<(), Failure> {
     write_text(out, &model.to_json(), "the model")
+}
+
+/// One line per site with template lines: its names, pages, lines and the share of an average
+/// sampled page's words they take, with a warning above [`WARN_REMOVED`].
+fn site_lines(model: &ChromeModel) -> Vec<String> {
+    model
+        .hosts
+        .iter()
+        .filter(|(_, h)| !h.lines.is_empty())
+        .map(|(site, h)| {
+            let names = if h.names.len() > 1 {
+                format!(" ({})", h.names.join(", "))
+            } else {
+                String::new()
+            };
+            let warn = if h.removed > WARN_REMOVED {
+                format!(
+                    "; warning: more than {:.0} % of a page, check that these lines are not content",
+                    WARN_REMOVED * 100.0
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "  {site}{names}: {} pages, {} sampled, {} template lines, removes {:.1} % of an average page's words{warn}",
+                h.pages,
+                h.sample,
+                h.lines.len(),
+                h.removed * 100.0
+            )
+        })
+        .collect()
 }

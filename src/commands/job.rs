@@ -82,7 +82,7 @@ pub(crate) fn ready(c: &JobConfig) -> Result<JobConfig, Failure> {
             )
             .into());
         }
-        ready.engine.chrome = Some(load_chrome(path, c.engine.near.shingle)?);
+        ready.engine.chrome = Some(load_chrome(path)?);
     }
     Ok(ready)
 }

@@ -610,7 +610,7 @@ fn near_values(
         }
     }
     let sig = match chrome {
-        Some(c) => round.near.sign_without(text, |h| c.hashes.contains(&h)),
+        Some(c) => round.near.sign(c.body(text)),
         None => round.near.sign(text),
     };
     let version = round.near_version_for(sig.is_some(), blank, chrome);

@@ -1,17 +1,18 @@
-//! `chrome learn` over a store: a sample of each host's pages, and the shingles that occur on more
-//! than a share of them (the model itself is pure code, [`crate::signature::chrome`]).
+//! `chrome learn` over a store: a sample of each site's pages (a host and its `www.` alias are one
+//! site), and the whole lines that stand in their header or footer on more than a share of them
+//! (the model itself is pure code, [`crate::signature::chrome`]).
 //!
 //! Two reads, so that the store does only the work the sample needs:
 //!
-//! 1. a light read of every document's id and URL: per host, the `sample` ids with the smallest
+//! 1. a light read of every document's id and URL: per site, the `sample` ids with the smallest
 //!    hashes are kept (a uniform sample that depends only on the ids, so the same index gives the
-//!    same model), and the host's pages are counted;
-//! 2. the texts of the sampled ids only, host by host (real-time get, a few hundred a request),
-//!    counted by [`HostCounter`], one host in memory at a time.
+//!    same model), and the site's pages are counted;
+//! 2. the texts of the sampled ids only, site by site (real-time get, a few hundred a request),
+//!    learned from by [`SiteCounter`], one site in memory at a time.
 //!
-//! Memory holds at most `sample` ids per host, and one host's shingle counts.
+//! Memory holds at most `sample` ids per site, and one site's sampled lines.
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -21,7 +22,7 @@ use crate::engine::pages::Pages;
 use crate::engine::url_key::host_name;
 use crate::engine::{EngineError, Progress};
 use crate::model::FieldNames;
-use crate::signature::chrome::{ChromeModel, HostCounter, Skipped, FORMAT};
+use crate::signature::chrome::{site_key, ChromeModel, SiteCounter, Skipped, FORMAT};
 use crate::signature::near;
 use crate::store::{Filter, ReadQuery, Store};
 
@@ -32,14 +33,12 @@ pub struct LearnSettings {
     pub fields: FieldNames,
     /// Which documents take part.
     pub filter: Filter,
-    /// Pages sampled per host at most.
+    /// Pages sampled per site at most.
     pub sample: usize,
-    /// A shingle on more than this share of a host's sample is chrome.
+    /// A line in the header or footer run of more than this share of a site's sample is chrome.
     pub share: f64,
-    /// Hosts with fewer pages get no model.
+    /// Sites with fewer pages get no model.
     pub min_pages: usize,
-    /// Words per shingle.
-    pub shingle: usize,
     /// Documents per read page.
     pub batch_size: usize,
 }
@@ -60,6 +59,8 @@ const TEXTS_PER_REQUEST: usize = 250;
 
 struct HostSample {
     pages: u64,
+    /// The host names seen (the site and its `www.` alias).
+    names: BTreeSet<String>,
     /// The smallest id hashes seen, largest on top.
     ids: BinaryHeap<(u64, Box<str>)>,
 }
@@ -90,11 +91,17 @@ pub async fn learn<S: Store>(
                 work.no_host += 1;
                 continue;
             };
-            let h = hosts.entry(host).or_insert_with(|| HostSample {
-                pages: 0,
-                ids: BinaryHeap::new(),
-            });
+            let h = hosts
+                .entry(site_key(&host).to_owned())
+                .or_insert_with(|| HostSample {
+                    pages: 0,
+                    names: BTreeSet::new(),
+                    ids: BinaryHeap::new(),
+                });
             h.pages += 1;
+            if !h.names.contains(&host) {
+                h.names.insert(host);
+            }
             let key = (xxh3_64_with_seed(id.as_bytes(), near::SEED), id.into());
             if h.ids.len() < s.sample {
                 h.ids.push(key);
@@ -109,7 +116,6 @@ pub async fn learn<S: Store>(
     let mut model = ChromeModel {
         chrome_model: FORMAT,
         near_definition: near::VERSION,
-        shingle: s.shingle,
         share: s.share,
         sample: s.sample,
         min_pages: s.min_pages,
@@ -127,7 +133,7 @@ pub async fn learn<S: Store>(
         let mut ids: Vec<(u64, Box<str>)> = h.ids.into_vec();
         ids.sort();
         let ids: Vec<String> = ids.into_iter().map(|(_, id)| id.into()).collect();
-        let mut counter = HostCounter::new(s.shingle);
+        let mut counter = SiteCounter::new();
         for chunk in ids.chunks(TEXTS_PER_REQUEST) {
             // Deleted since the light read: left out of the sample.
             let docs = store.get(chunk, &text_fields).await?;
@@ -139,11 +145,13 @@ pub async fn learn<S: Store>(
         }
         let mut chrome = counter.finish(s.share);
         chrome.pages = h.pages;
+        chrome.names = h.names.into_iter().collect();
         debug!(
             host = %name,
             pages = h.pages,
             sample = chrome.sample,
-            chrome = chrome.chrome.len(),
+            lines = chrome.lines.len(),
+            removed = chrome.removed,
             "host learned"
         );
         model.hosts.insert(name, chrome);

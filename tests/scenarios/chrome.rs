@@ -1,18 +1,18 @@
 //! Chrome removal against Solr, with expectations worked out by hand: `chrome learn` finds two sites'
-//! boilerplate, `run --chrome` leaves it out so that an article syndicated on both sites becomes a
-//! near-duplicate, and a changed model signs again exactly the documents of the host whose chrome
-//! changed.
+//! templates, `run --chrome` strips them so that an article syndicated on both sites (and on the
+//! shop's `www.` alias) becomes a near-duplicate, and a changed model signs again exactly the
+//! documents of the site whose chrome changed.
 //!
-//! Both sites wrap every page in a header of 20 words and a footer of 20 words. Five pages of each
-//! site are nothing but that chrome; the sixth holds the same article of 30 words on both sites. The
-//! headers both end with "menu" and the footers both begin with "imprint", so that once the chrome is
-//! left out the two article pages have exactly the same shingles ("menu" + first word, the article's
-//! 29, last word + "imprint"): Jaccard 1, found whatever the hashes. With the chrome, the two article
-//! pages share 31 of about 109 shingles (Jaccard 0.28: a trial agrees with chance 0.28^14 ≈ 2e-8), and
-//! an article page shares with its site's chrome-only pages 39 of about 72 (0.55^14 ≈ 2e-4 a trial;
-//! two of six trials ≈ 6e-7): neither pair is found. The chrome-only pages of one site have equal
-//! shingle sets, so without chrome removal they form one cluster of five; with it they have no word
-//! left and stand alone.
+//! Both sites wrap every page in a header line of 20 words and a footer line of 20 words. Five pages
+//! of each site are nothing but that template (with blank or punctuation lines between); the sixth
+//! holds the same article of 29 words on both sites, and the shop has it once more on
+//! www.shop.example. Once the header and footer lines are stripped, the article pages are exactly the
+//! article: Jaccard 1, found whatever the hashes. With the chrome, the shop's and the paper's article
+//! pages share 30 of 106 shingles (Jaccard 0.28: a trial agrees with chance 0.28^14 ≈ 2e-8), and
+//! an article page shares with its site's chrome-only pages 38 of 69 (0.55^14 ≈ 2e-4 a trial; two
+//! of six trials ≈ 8e-7): neither pair is found. The chrome-only pages of one site have
+//! equal shingle sets, so without chrome removal they form one cluster of five; with it they have no
+//! word left and stand alone.
 
 use std::collections::BTreeMap;
 
@@ -37,7 +37,7 @@ fn page(header: &str, body: &str, footer: &str, sep: &str) -> String {
 }
 
 fn documents() -> Vec<Value> {
-    let seps = ["\n", " | ", ". ", "\n\n", " – "];
+    let seps = ["\n", "\n | \n", "\r\n", "\n\n", "\n – \n"];
     let mut docs = Vec::new();
     for (i, sep) in seps.iter().enumerate() {
         docs.push(json!({
@@ -54,6 +54,11 @@ fn documents() -> Vec<Value> {
     docs.push(json!({
         "id": "sa",
         "sku": "https://shop.example/blog/seagrass",
+        "text_t": page(SHOP_HEADER, ARTICLE, SHOP_FOOTER, "\n"),
+    }));
+    docs.push(json!({
+        "id": "sw",
+        "sku": "https://www.shop.example/blog/seagrass",
         "text_t": page(SHOP_HEADER, ARTICLE, SHOP_FOOTER, "\n"),
     }));
     docs.push(json!({
@@ -115,6 +120,14 @@ fn learn(t: &Target, out: &std::path::Path) -> Value {
         stderr.contains("chrome model: 2 of 2 hosts with chrome"),
         "{stderr}"
     );
+    // Most pages are template alone: more than three quarters of an average page goes, and it says so.
+    assert!(
+        stderr.contains(
+            "shop.example (shop.example, www.shop.example): 7 pages, 7 sampled, 2 template lines, \
+             removes 88.0 % of an average page's words; warning: more than 75 % of a page"
+        ),
+        "{stderr}"
+    );
     serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
 }
 
@@ -125,17 +138,20 @@ solr_test!(
         t.load(&documents());
 
         // Without chrome removal: each site's chrome-only pages form one cluster (s0 and n0 have the
-        // shortest URLs); the article pages stand alone.
+        // shortest URLs); the shop's two article pages are the same text (www. preferred), the
+        // paper's stands alone.
         t.run_ok(&["run"], dir.path());
         let c = clusters(t);
         for i in 0..5 {
             assert_eq!(c[&format!("s{i}")], (5, "s0".to_owned()), "{c:?}");
             assert_eq!(c[&format!("n{i}")], (5, "n0".to_owned()), "{c:?}");
         }
-        assert_eq!(c["sa"], (1, "sa".to_owned()));
+        assert_eq!(c["sa"], (2, "sw".to_owned()), "{c:?}");
+        assert_eq!(c["sw"], (2, "sw".to_owned()), "{c:?}");
         assert_eq!(c["na"], (1, "na".to_owned()));
 
-        // The model: both sites, six pages sampled each; the weather host has one page (< 5): skipped.
+        // The model: both sites, the shop with its www. alias (seven pages), the paper six; the weather
+        // host has one page (< 5): skipped.
         let model_path = dir.path().join("chrome.json");
         let model = learn(t, &model_path);
         let hosts = model["hosts"].as_object().unwrap();
@@ -145,37 +161,53 @@ solr_test!(
         );
         assert_eq!(model["skipped"], json!({"hosts": 1, "pages": 1}));
         let shop = &hosts["shop.example"];
-        assert_eq!(shop["pages"], 6);
-        assert_eq!(shop["sample"], 6);
-        // 19 header shingles and 19 footer shingles on all six pages; "menu imprint" on the five
-        // chrome-only pages (5/6 > 0.5); the article's own shingles on one page only.
-        let chrome = shop["chrome"].as_array().unwrap();
-        assert_eq!(chrome.len(), 39, "{chrome:?}");
-        assert_eq!(chrome[0]["pages"], 6);
-        assert_eq!(chrome[0]["share"], 1.0);
-        let last = &chrome[38];
+        assert_eq!(shop["names"], json!(["shop.example", "www.shop.example"]));
+        assert_eq!(shop["pages"], 7);
+        assert_eq!(shop["sample"], 7);
+        // Two template lines, on all seven pages; in position on the two article pages only (the
+        // others are template alone); the article's line and the separator lines are not chrome.
+        let words = |s: &str| {
+            s.to_lowercase()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         assert_eq!(
-            (&last["shingle"], &last["pages"], &last["share"]),
-            (&json!("menu imprint"), &json!(5), &json!(0.8333))
+            shop["lines"],
+            json!([
+                {"line": words(SHOP_FOOTER), "hash": shop["lines"][0]["hash"], "pages": 7,
+                 "share": 1.0, "header": 0, "footer": 2, "elsewhere": 0},
+                {"line": words(SHOP_HEADER), "hash": shop["lines"][1]["hash"], "pages": 7,
+                 "share": 1.0, "header": 2, "footer": 0, "elsewhere": 0},
+            ]),
+            "{shop}"
         );
-        assert!(chrome.iter().any(|s| s["shingle"] == "shop online"));
-        assert!(!chrome.iter().any(|s| s["shingle"] == "menu researchers"));
+        // Five pages lose everything, the article pages 40 of 69 words.
+        let removed = (5.0 + 2.0 * 40.0 / 69.0) / 7.0;
+        assert!(
+            (shop["removed"].as_f64().unwrap() - removed).abs() < 1e-4,
+            "{shop}"
+        );
 
         // With the model: the article pages are near-duplicates (Jaccard 1 without the chrome); the
-        // chrome-only pages have no word left. Only the twelve pages of the two sites are signed again.
+        // chrome-only pages have no word left. Only the thirteen pages of the two sites are signed
+        // again.
         let model_arg = model_path.to_str().unwrap();
         let before = versions(t);
         let r = t.run_ok(&["run", "--chrome", model_arg], dir.path());
-        assert_eq!(r["documents"]["signed"], 12, "{r}");
+        assert_eq!(r["documents"]["signed"], 13, "{r}");
         let c = clusters(t);
-        assert_eq!(c["sa"], (2, "sa".to_owned()), "{c:?}");
-        assert_eq!(c["na"], (2, "sa".to_owned()), "{c:?}");
+        assert_eq!(c["sa"], (3, "sw".to_owned()), "{c:?}");
+        assert_eq!(c["sw"], (3, "sw".to_owned()), "{c:?}");
+        assert_eq!(c["na"], (3, "sw".to_owned()), "{c:?}");
         for i in 0..5 {
             assert_eq!(c[&format!("s{i}")], (1, format!("s{i}")), "{c:?}");
         }
         let v = versions(t);
         let shop_version = shop["model"].as_str().unwrap();
+        assert!(shop_version.starts_with("c2-"), "{shop_version}");
         assert_eq!(v["sa"], format!("near1-n2-h14-t6-a2 chrome:{shop_version}"));
+        assert_eq!(v["sw"], v["sa"]);
         assert_eq!(
             v["s1"],
             format!("near1-n2-h14-t6-a2 chrome:{shop_version} no-words")
@@ -210,13 +242,13 @@ solr_test!(
         assert_eq!(r["documents"]["signed"], 6, "{r}");
         let c = clusters(t);
         assert_eq!(c["n3"], (5, "n0".to_owned()), "{c:?}");
-        assert_eq!(c["sa"], (1, "sa".to_owned()), "{c:?}");
+        assert_eq!(c["sa"], (2, "sw".to_owned()), "{c:?}");
         assert_eq!(c["na"], (1, "na".to_owned()), "{c:?}");
         assert_eq!(versions(t)["na"], "near1-n2-h14-t6-a2");
 
-        // No model at all: the shop's six pages are signed again, and everything is as at the start.
+        // No model at all: the shop's seven pages are signed again, and everything is as at the start.
         let r = t.run_ok(&["run"], dir.path());
-        assert_eq!(r["documents"]["signed"], 6, "{r}");
+        assert_eq!(r["documents"]["signed"], 7, "{r}");
         assert_settled(t, dir.path());
     }
 );

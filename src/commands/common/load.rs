@@ -11,21 +11,12 @@ use super::super::Failure;
 use crate::signature::chrome::{ChromeModel, ChromeSet};
 use crate::urlrules::{Rules, FORMAT};
 
-/// Reads the model of `run --chrome`, for runs with `shingle` words per shingle.
-pub(crate) fn load_chrome(path: &Path, shingle: usize) -> Result<Arc<ChromeSet>, Failure> {
+/// Reads the model of `run --chrome` (template lines: any shingle length can use it).
+pub(crate) fn load_chrome(path: &Path) -> Result<Arc<ChromeSet>, Failure> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the chrome model {}", path.display()))?;
     let model = ChromeModel::from_json(&text)
         .map_err(|e| anyhow!("chrome model {}: {e}", path.display()))?;
-    if model.shingle != shingle {
-        return Err(anyhow!(
-            "chrome model {}: learned with --near-shingle {}, this run uses {shingle}; run with --near-shingle {} or learn the model again",
-            path.display(),
-            model.shingle,
-            model.shingle
-        )
-        .into());
-    }
     let set = model
         .to_set()
         .map_err(|e| anyhow!("chrome model {}: {e}", path.display()))?;

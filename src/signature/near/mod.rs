@@ -195,7 +195,7 @@ impl NearSigner {
         self.sign_without(text, |_| false)
     }
 
-    /// The signature of a text without the shingles whose hash `skip` names (a host's chrome), or
+    /// The signature of a text without the shingles whose hash `skip` names, or
     /// `None` when no shingle is left.
     pub fn sign_without(&self, text: &str, skip: impl Fn(u64) -> bool) -> Option<NearSignature> {
         SCRATCH.with(|scratch| {
