@@ -331,6 +331,25 @@ impl Target {
         }
     }
 
+    /// `GET url` (any node's or core's, with the target's credentials) as JSON; panics unless 2xx.
+    pub fn get_json(&self, url: &str, params: &[(&str, &str)]) -> Value {
+        let mut url = url::Url::parse(url).unwrap();
+        url.query_pairs_mut()
+            .append_pair("wt", "json")
+            .extend_pairs(params);
+        self.block(async {
+            let mut req = self.http.get(url.clone());
+            if let Some((u, p)) = &self.credentials {
+                req = req.basic_auth(u, Some(p));
+            }
+            let resp = req.send().await.expect("the node answers");
+            let status = resp.status();
+            let text = resp.text().await.unwrap();
+            assert!(status.is_success(), "{url}: HTTP {status}: {text}");
+            serde_json::from_str(&text).unwrap()
+        })
+    }
+
     /// `solr-dedup ARGS --solr <core> --filter test_s:<tag>`, credentials through the environment.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = crate::support::cmd::solr_dedup();
