@@ -168,3 +168,53 @@ fn compositeid_routing_agrees_with_solr() {
     }
     assert_eq!(seen, ids.len(), "every id on one shard");
 }
+
+/// On the real two-shard collection, each update goes to its shard's leader core (said once on
+/// standard error), and the index ends as in file mode, a settled rerun writing nothing.
+#[test]
+#[cfg_attr(
+    not(real_solr),
+    ignore = "needs Java 17 and Maven for a real SolrCloud (tests/solr), or SOLR_DEDUP_TEST_SOLRCLOUD_URL"
+)]
+fn writes_go_to_each_shards_leader() {
+    let t = Target::cloud("leader-writes");
+    let dir = tempfile::tempdir().unwrap();
+    // URL-like ids with `!`: they route by their prefix.
+    let docs: Vec<Value> = corpus(400, 63)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            let id = d["id"].as_str().unwrap().to_owned();
+            if i % 3 == 0 {
+                d["id"] = Value::String(format!("site{}!{id}", i % 5));
+            }
+            d
+        })
+        .collect();
+    t.load(&docs);
+    let report = dir.path().join("first.json");
+    let out = t.run(&[
+        "run",
+        "-v",
+        "--batch-size",
+        "300",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let stderr = crate::support::cmd::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("writing each update to its shard's leader"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cannot be reached"), "{stderr}");
+    let first: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(n(&first["work"], "written_docs"), 400, "{}", first["work"]);
+    let checked = assert_settled(&t, dir.path());
+    let second = t.run_ok(&["run"], dir.path());
+    assert_eq!(n(&second["work"], "written_docs"), 0, "{}", second["work"]);
+    eprintln!(
+        "checked {checked} values; first run's work {}",
+        first["work"]
+    );
+}
