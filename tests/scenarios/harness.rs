@@ -100,6 +100,15 @@ impl Target {
         Target::shared(Backend::Cloud, &solr.cloud, name)
     }
 
+    /// The four-node SolrCloud's collection of four shards with two replicas each (the scale
+    /// scenario's; started apart from the others, without credentials).
+    pub fn big_cloud(name: &str) -> Target {
+        let big = crate::support::real_solr::big_cloud();
+        let t = Target::new(Backend::Cloud, big.cloud.clone(), name, None);
+        t.wipe();
+        t
+    }
+
     fn shared(backend: Backend, url: &str, name: &str) -> Target {
         let credentials = crate::support::real_solr::real_solr().credentials.clone();
         let t = Target::new(backend, url.to_owned(), name, credentials);
