@@ -7,6 +7,7 @@
 //! | `facet`       | `/select` `rows=0`, `json.facet` terms (typed values, unlike `facet.field`) |
 //! | `get`         | real-time `/get` with repeated `id`                                         |
 //! | `update`      | `/update?versions=true`, a JSON array of atomic updates with `_version_`    |
+//! | (on SolrCloud) | the same, cut by shard, to each shard's leader core (`leaders`)            |
 //! | `refresh`     | `/update?softCommit=true`: a new searcher, so a later round reads its writes |
 //! | `commit`      | `/update?commit=true` or `softCommit=true`; `commitWithin` rides on updates |
 //!
