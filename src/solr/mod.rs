@@ -9,12 +9,14 @@
 //! - [`error`]: what went wrong, whether a retry can help ([`SolrError::is_retryable`]) and whether it
 //!   means "unreachable" (exit code 3).
 //! - [`export`]: the documents of an `/export` answer, cut out of the stream as it arrives.
+//! - [`route`]: the `compositeId` router's hash, as Solr computes it, and the shard that holds an id.
 //! - [`schema`]: a core's fields as the Schema API gives them, and the `add-field` commands.
 
 pub mod client;
 pub mod cloud;
 pub mod error;
 pub mod export;
+pub mod route;
 pub mod schema;
 
 pub use client::{install_crypto_provider, Client, ClientConfig, ConfigError, Credentials};

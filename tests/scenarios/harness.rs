@@ -100,6 +100,15 @@ impl Target {
         Target::shared(Backend::Cloud, &solr.cloud, name)
     }
 
+    /// The four-node SolrCloud's collection of four shards with two replicas each (the scale
+    /// scenario's; started apart from the others, without credentials).
+    pub fn big_cloud(name: &str) -> Target {
+        let big = crate::support::real_solr::big_cloud();
+        let t = Target::new(Backend::Cloud, big.cloud.clone(), name, None);
+        t.wipe();
+        t
+    }
+
     fn shared(backend: Backend, url: &str, name: &str) -> Target {
         let credentials = crate::support::real_solr::real_solr().credentials.clone();
         let t = Target::new(backend, url.to_owned(), name, credentials);
@@ -329,6 +338,25 @@ impl Target {
             }
             mark = next;
         }
+    }
+
+    /// `GET url` (any node's or core's, with the target's credentials) as JSON; panics unless 2xx.
+    pub fn get_json(&self, url: &str, params: &[(&str, &str)]) -> Value {
+        let mut url = url::Url::parse(url).unwrap();
+        url.query_pairs_mut()
+            .append_pair("wt", "json")
+            .extend_pairs(params);
+        self.block(async {
+            let mut req = self.http.get(url.clone());
+            if let Some((u, p)) = &self.credentials {
+                req = req.basic_auth(u, Some(p));
+            }
+            let resp = req.send().await.expect("the node answers");
+            let status = resp.status();
+            let text = resp.text().await.unwrap();
+            assert!(status.is_success(), "{url}: HTTP {status}: {text}");
+            serde_json::from_str(&text).unwrap()
+        })
     }
 
     /// `solr-dedup ARGS --solr <core> --filter test_s:<tag>`, credentials through the environment.

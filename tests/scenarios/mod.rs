@@ -12,6 +12,7 @@ mod e2e;
 mod hand_worked;
 mod near;
 mod reliability;
+mod scale;
 mod serve;
 mod shards;
 pub(crate) mod solr_work;

@@ -87,3 +87,134 @@ fn a_collection_is_read_shard_by_shard_through_export() {
     let checked = assert_settled(&t, dir.path());
     eprintln!("checked {checked} values; work {w}");
 }
+
+/// Ids of every shape the `compositeId` router reads differently: plain, URL-like, with one, two
+/// or three `!`, with bit counts (`/4!`), and ending in `!`.
+fn routing_ids() -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        ids.push(format!("p{i}"));
+        ids.push(format!("http://www.example{i}.com/a/b?c={i}#frag"));
+        ids.push(format!("https://de.example.org/wiki/Straße-{i}-日本"));
+        ids.push(format!("site{}!http://s{}.com/{i}", i % 7, i % 7));
+        ids.push(format!("app{}!user{}!doc{i}", i % 3, i % 5));
+        ids.push(format!("r{}/4!x{i}", i % 9));
+        ids.push(format!("a/2!b/3!c{i}"));
+        ids.push(format!("http://ex.com/!/a!b!c/{i}"));
+        ids.push(format!("t{i}!"));
+        ids.push(format!("u{i}!v!"));
+    }
+    ids
+}
+
+/// The `compositeId` hash and ranges route every id to the shard the real two-shard collection
+/// put it on (asked of each shard's core with `distrib=false`), `!` ids and URLs included.
+#[test]
+#[cfg_attr(
+    not(real_solr),
+    ignore = "needs Java 17 and Maven for a real SolrCloud (tests/solr), or SOLR_DEDUP_TEST_SOLRCLOUD_URL"
+)]
+fn compositeid_routing_agrees_with_solr() {
+    use solr_dedup::solr::cloud::Cluster;
+    use solr_dedup::solr::route::{composite_id_hash, shard_of};
+
+    let t = Target::cloud("routing");
+    let ids = routing_ids();
+    let docs: Vec<Value> = ids
+        .iter()
+        .map(|id| serde_json::json!({ "id": id }))
+        .collect();
+    t.load(&docs);
+    let (node, collection) = t.core_url.rsplit_once('/').unwrap();
+    let state = t.get_json(
+        &format!("{node}/admin/collections"),
+        &[("action", "CLUSTERSTATUS"), ("collection", collection)],
+    );
+    let cluster = Cluster::parse(&state, collection).unwrap();
+    assert_eq!(cluster.router, "compositeId");
+    let ranges: Vec<(i32, i32)> = cluster.shards.iter().map(|s| s.range.unwrap()).collect();
+    let fq = format!("test_s:\"{}\"", t.tag);
+    let mut seen = 0;
+    for (i, shard) in cluster.shards.iter().enumerate() {
+        let answer = t.get_json(
+            &format!("{}/select", shard.replicas[0].core_url),
+            &[
+                ("q", "*:*"),
+                ("fq", &fq),
+                ("fl", "id"),
+                ("rows", "10000"),
+                ("distrib", "false"),
+            ],
+        );
+        let held = answer["response"]["docs"].as_array().unwrap();
+        assert!(
+            !held.is_empty(),
+            "{} holds none of {}",
+            shard.name,
+            ids.len()
+        );
+        for d in held {
+            let id = d["id"].as_str().unwrap();
+            let hash = composite_id_hash(id);
+            assert_eq!(
+                shard_of(hash, &ranges),
+                Some(i),
+                "{id:?} (hash {hash}) is on {} {:?}",
+                shard.name,
+                ranges[i]
+            );
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, ids.len(), "every id on one shard");
+}
+
+/// On the real two-shard collection, each update goes to its shard's leader core (said once on
+/// standard error), and the index ends as in file mode, a settled rerun writing nothing.
+#[test]
+#[cfg_attr(
+    not(real_solr),
+    ignore = "needs Java 17 and Maven for a real SolrCloud (tests/solr), or SOLR_DEDUP_TEST_SOLRCLOUD_URL"
+)]
+fn writes_go_to_each_shards_leader() {
+    let t = Target::cloud("leader-writes");
+    let dir = tempfile::tempdir().unwrap();
+    // URL-like ids with `!`: they route by their prefix.
+    let docs: Vec<Value> = corpus(400, 63)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut d)| {
+            let id = d["id"].as_str().unwrap().to_owned();
+            if i % 3 == 0 {
+                d["id"] = Value::String(format!("site{}!{id}", i % 5));
+            }
+            d
+        })
+        .collect();
+    t.load(&docs);
+    let report = dir.path().join("first.json");
+    let out = t.run(&[
+        "run",
+        "-v",
+        "--batch-size",
+        "300",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let stderr = crate::support::cmd::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("writing each update to its shard's leader"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("cannot be reached"), "{stderr}");
+    let first: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(n(&first["work"], "written_docs"), 400, "{}", first["work"]);
+    let checked = assert_settled(&t, dir.path());
+    let second = t.run_ok(&["run"], dir.path());
+    assert_eq!(n(&second["work"], "written_docs"), 0, "{}", second["work"]);
+    eprintln!(
+        "checked {checked} values; first run's work {}",
+        first["work"]
+    );
+}

@@ -23,9 +23,16 @@
 //! | `SOLR_DEDUP_TEST_REQUIRE_SOLR` | `1`: fail the build when they would be ignored (`.ci/run`) |
 //!
 //! The scenarios tell their documents apart by a tag, so the cores are shared by all of them.
+//!
+//! [`big_cloud`] starts, in a JVM of its own, the launcher's `cloud4x2` mode: four nodes and a
+//! collection of four shards with two replicas each, whose nodes a scenario can stop and start
+//! again ([`BigCloud::stop`], [`BigCloud::start`]). It has no URL variable: it is always started
+//! (its log is `tests/solr/target/solr-4x2.log`).
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Write;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::ChildStdin;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
@@ -47,6 +54,70 @@ pub struct RealSolr {
 }
 
 static REAL: OnceLock<Result<RealSolr, String>> = OnceLock::new();
+
+/// The four-node SolrCloud of the scale scenario.
+pub struct BigCloud {
+    /// The collection URL (node 0's).
+    pub cloud: String,
+    /// Each node's `/solr` base URL, in the launcher's order.
+    pub nodes: Vec<String>,
+    /// The launcher's standard input (commands) and the lines it answers.
+    control: Mutex<(ChildStdin, mpsc::Receiver<String>)>,
+    _launcher: Mutex<Child>,
+}
+
+static BIG: OnceLock<Result<BigCloud, String>> = OnceLock::new();
+
+/// The four-node cloud, started on first use; panics with what went wrong if it cannot start.
+pub fn big_cloud() -> &'static BigCloud {
+    let started = BIG.get_or_init(|| {
+        let (mut child, urls, lines) = launch("cloud4x2", "solr-4x2.log")?;
+        let field = |k: &str| urls.get(k).cloned().ok_or(format!("no {k} in {urls}"));
+        let cloud = field("cloud")?.as_str().unwrap_or_default().to_owned();
+        let nodes = field("nodes")?
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let stdin = child.stdin.take().expect("piped");
+        Ok(BigCloud {
+            cloud,
+            nodes,
+            control: Mutex::new((stdin, lines)),
+            _launcher: Mutex::new(child),
+        })
+    });
+    match started {
+        Ok(b) => b,
+        Err(e) => panic!("no four-node SolrCloud for this scenario: {e}"),
+    }
+}
+
+impl BigCloud {
+    fn command(&self, line: &str, want: &str) {
+        let mut control = self.control.lock().unwrap_or_else(|e| e.into_inner());
+        writeln!(control.0, "{line}").expect("the launcher reads its commands");
+        control.0.flush().expect("the launcher reads its commands");
+        let answer = control
+            .1
+            .recv_timeout(START_TIMEOUT)
+            .unwrap_or_else(|e| panic!("{line}: no answer from the launcher ({e})"));
+        assert_eq!(answer.trim(), want, "{line}");
+    }
+
+    /// Stops node `n` (its Jetty), once it is down.
+    pub fn stop(&self, n: usize) {
+        self.command(&format!("stop {n}"), &format!("stopped {n}"));
+    }
+
+    /// Starts node `n` again on its port, once every replica of the collection is active.
+    pub fn start(&self, n: usize) {
+        self.command(&format!("start {n}"), &format!("started {n}"));
+    }
+}
 
 /// The real Solr, started on first use; panics with what went wrong (and where the log is) if it
 /// cannot start.
@@ -81,7 +152,7 @@ fn start() -> Result<RealSolr, String> {
         (None, Some(_)) => "standalone",
         (None, None) => "both",
     };
-    let (child, urls) = launch(which)?;
+    let (child, urls, _) = launch(which, "solr.log")?;
     let pick = |given: Option<String>, key: &str| -> Result<String, String> {
         given.map_or_else(
             || {
@@ -152,11 +223,20 @@ fn build_launcher(dir: &Path) -> Result<PathBuf, String> {
     Ok(PathBuf::from(cp))
 }
 
-/// Starts the launcher and waits for its line of URLs.
-fn launch(which: &str) -> Result<(Child, serde_json::Value), String> {
+/// Starts the launcher and waits for its line of URLs; the lines it prints after it come through
+/// the receiver.
+fn launch(
+    which: &str,
+    log_name: &str,
+) -> Result<(Child, serde_json::Value, mpsc::Receiver<String>), String> {
+    // Two launchers may start at once (the scale scenario's and the others'): one build.
+    static BUILD: Mutex<()> = Mutex::new(());
     let dir = launcher_dir();
-    let cp = build_launcher(&dir)?;
-    let log_path = dir.join("target/solr.log");
+    let cp = {
+        let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+        build_launcher(&dir)?
+    };
+    let log_path = dir.join("target").join(log_name);
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let java = std::env::var_os("JAVA_HOME")
@@ -165,7 +245,12 @@ fn launch(which: &str) -> Result<(Child, serde_json::Value), String> {
         .unwrap_or_else(|| PathBuf::from("java"));
     let mut child = Command::new(&java)
         .args([
-            "-Xmx1g",
+            // Four nodes in one JVM need more room than a core and two nodes.
+            if which == "cloud4x2" {
+                "-Xmx2g"
+            } else {
+                "-Xmx1g"
+            },
             "-XX:+UseSerialGC",
             "-Djava.net.preferIPv4Stack=true",
             "-cp",
@@ -186,13 +271,17 @@ fn launch(which: &str) -> Result<(Child, serde_json::Value), String> {
         })?;
     let stdout = child.stdout.take().expect("piped");
     let (tx, rx) = mpsc::channel();
+    let (more_tx, more) = mpsc::channel();
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stdout);
         let mut line = String::new();
         let got = reader.read_line(&mut line).map(|_| line);
         let _ = tx.send(got);
-        // Anything else it prints is drained, so that it never blocks on a full pipe.
-        let _ = std::io::copy(&mut reader.take(u64::MAX), &mut std::io::sink());
+        // Later lines answer commands; read all, so that it never blocks on a full pipe.
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            let _ = more_tx.send(line);
+        }
     });
     let failed = |why: String| format!("{why}; the Solr log is {}", log_path.display());
     let line = match rx.recv_timeout(START_TIMEOUT) {
@@ -215,5 +304,5 @@ fn launch(which: &str) -> Result<(Child, serde_json::Value), String> {
     let urls: serde_json::Value = serde_json::from_str(line.trim())
         .map_err(|e| failed(format!("the launcher printed {line:?}: {e}")))?;
     eprintln!("real Solr for the scenarios: {}", line.trim());
-    Ok((child, urls))
+    Ok((child, urls, more))
 }

@@ -1,5 +1,6 @@
 //! A SolrCloud collection read shard by shard: its layout from the cluster state
-//! ([`crate::solr::cloud`]), and a [`ShardReader`] over the cores of its shards.
+//! ([`crate::solr::cloud`]), a [`ShardReader`] over the cores of its shards, and the shard leaders
+//! that writes of a `compositeId` collection go to ([`Leaders`]).
 //!
 //! Where the cluster state cannot be used (not answered, a shard without a readable replica, a
 //! replica's address the worker cannot reach, as behind a proxy that publishes only the collection
@@ -7,6 +8,7 @@
 
 use tracing::info;
 
+use super::leaders::Leaders;
 use super::shards::{log_fallback, ShardReader, Source};
 use super::SolrStore;
 use crate::solr::cloud::{cluster_status, Cluster};
@@ -31,6 +33,16 @@ impl SolrStore {
                     &self.id_field,
                     self.export_fields.clone(),
                 ));
+                match Leaders::of(&cluster, &self.client) {
+                    Ok(leaders) => {
+                        info!(
+                            shards = leaders.len(),
+                            "SolrCloud: writing each update to its shard's leader"
+                        );
+                        self.leaders = Some(leaders);
+                    }
+                    Err(why) => info!("SolrCloud: {why}; writing through the collection URL"),
+                }
             }
             Err(why) => {
                 log_fallback(&why);

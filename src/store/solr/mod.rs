@@ -7,12 +7,14 @@
 //! | `facet`       | `/select` `rows=0`, `json.facet` terms (typed values, unlike `facet.field`) |
 //! | `get`         | real-time `/get` with repeated `id`                                         |
 //! | `update`      | `/update?versions=true`, a JSON array of atomic updates with `_version_`    |
+//! | (on SolrCloud) | the same, cut by shard, to each shard's leader core (`leaders`)            |
 //! | `refresh`     | `/update?softCommit=true`: a new searcher, so a later round reads its writes |
 //! | `commit`      | `/update?commit=true` or `softCommit=true`; `commitWithin` rides on updates |
 //!
 //! Submodules: [`filter`] renders a [`Filter`] as `fq` parameters, [`cost`] prices the store's work
 //! (measured on a real Solr), `shards` reads every shard of a collection at once (a standalone
-//! core's `/export` too), and `cloud` finds a SolrCloud collection's shards and replicas. A [`SolrError`] becomes a [`StoreError`] of the kind it is (see
+//! core's `/export` too), `cloud` finds a SolrCloud collection's shards and replicas, and
+//! `leaders` sends each update of a `compositeId` collection to its shard's leader core. A [`SolrError`] becomes a [`StoreError`] of the kind it is (see
 //! [`kind_of`]), with the whole error kept as its source, so its message is printed unchanged.
 //!
 //! Reading overlaps the engine's work: once a page arrives, the next one (whose cursor mark is now
@@ -35,6 +37,7 @@
 mod cloud;
 pub mod cost;
 pub mod filter;
+mod leaders;
 mod shards;
 
 use std::collections::{HashMap, HashSet};
@@ -105,6 +108,9 @@ pub struct SolrStore {
     /// Full reads shard by shard (`shards`): a standalone core's `/export`, or every shard of a
     /// SolrCloud collection at once.
     shards: Option<shards::ShardReader>,
+    /// Writes to each shard's leader core (a SolrCloud collection with the `compositeId` router);
+    /// `None`: through the core or collection URL.
+    leaders: Option<leaders::Leaders>,
     /// A filter and how many documents it selected when the store was opened (`numFound`).
     count: Option<(Filter, u64)>,
 }
@@ -136,6 +142,7 @@ impl SolrStore {
             prefetch: Mutex::new(None),
             export_fields: None,
             shards: None,
+            leaders: None,
             count: None,
         }
     }
@@ -176,7 +183,11 @@ impl SolrStore {
     }
 
     /// Sends one batch and reads the new versions from `adds`.
-    async fn send_batch(&self, batch: &[&AtomicUpdate]) -> Result<Vec<(String, i64)>, SolrError> {
+    async fn send_batch(
+        &self,
+        client: &Client,
+        batch: &[&AtomicUpdate],
+    ) -> Result<Vec<(String, i64)>, SolrError> {
         let mut body = Vec::with_capacity(batch.len() * 128);
         body.push(b'[');
         for (i, u) in batch.iter().enumerate() {
@@ -186,7 +197,7 @@ impl SolrStore {
             body.extend(u.json_bytes(&self.id_field, &self.version_field));
         }
         body.push(b']');
-        let answer = self.client.update(self.update_params(), body).await?;
+        let answer = client.update(self.update_params(), body).await?;
         Ok(parse_adds(&answer))
     }
 
@@ -408,6 +419,13 @@ impl Store for SolrStore {
     }
 
     async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+        if let Some(parts) = self
+            .leaders
+            .as_ref()
+            .and_then(|l| l.route(batch, &self.client))
+        {
+            return self.update_routed(parts).await;
+        }
         if batch.len() < 2 * MIN_HALF {
             return self.update_one(batch).await;
         }
@@ -504,10 +522,58 @@ impl SolrStore {
 impl SolrStore {
     /// One batch in one request (and the requests its conflicts need).
     async fn update_one(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+        self.update_via(&self.client, batch.iter().collect()).await
+    }
+
+    /// Each shard's part to its leader, two requests in flight per shard, all shards at once. A
+    /// part whose leader cannot be reached goes through the collection URL.
+    async fn update_routed(
+        &self,
+        parts: Vec<(Client, Vec<&AtomicUpdate>)>,
+    ) -> Result<UpdateOutcome, StoreError> {
+        let mut jobs = Vec::new();
+        for (client, part) in parts {
+            if part.len() < 2 * MIN_HALF {
+                jobs.push((client, part));
+            } else {
+                let (a, b) = part.split_at(part.len() / 2);
+                jobs.push((client.clone(), a.to_vec()));
+                jobs.push((client, b.to_vec()));
+            }
+        }
+        let sends = jobs.into_iter().map(|(client, part)| async move {
+            match self.update_via(&client, part.clone()).await {
+                Err(e)
+                    if self
+                        .leaders
+                        .as_ref()
+                        .is_some_and(|l| l.give_up_after(&client, &e)) =>
+                {
+                    self.update_via(&self.client, part).await
+                }
+                done => done,
+            }
+        });
         let mut outcome = UpdateOutcome::default();
-        let mut rest: Vec<&AtomicUpdate> = batch.iter().collect();
+        for done in leaders::join_all(sends.collect()).await {
+            let done = done?;
+            outcome.applied += done.applied;
+            outcome.conflicts.extend(done.conflicts);
+            outcome.versions.extend(done.versions);
+        }
+        Ok(outcome)
+    }
+
+    /// One batch in one request to `client` (and the requests its conflicts need).
+    async fn update_via(
+        &self,
+        client: &Client,
+        batch: Vec<&AtomicUpdate>,
+    ) -> Result<UpdateOutcome, StoreError> {
+        let mut outcome = UpdateOutcome::default();
+        let mut rest = batch;
         while !rest.is_empty() {
-            let (adds, conflict) = match self.send_batch(&rest).await {
+            let (adds, conflict) = match self.send_batch(client, &rest).await {
                 Ok(adds) => (adds, None),
                 Err(SolrError::Conflict { document, adds, .. }) => (adds, Some(document)),
                 Err(e) => return Err(e.into()),
@@ -561,7 +627,7 @@ impl SolrStore {
                 // Several: one at a time, so that each conflict is known.
                 Some(_) => {
                     for u in not_held {
-                        let one = Box::pin(self.update_one(std::slice::from_ref(u))).await?;
+                        let one = Box::pin(self.update_via(client, vec![u])).await?;
                         outcome.applied += one.applied;
                         outcome.conflicts.extend(one.conflicts);
                         outcome.versions.extend(one.versions);

@@ -1,5 +1,7 @@
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -8,6 +10,8 @@ import java.nio.file.Paths;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.solr.client.solrj.request.CollectionAdminRequest;
@@ -27,15 +31,28 @@ import org.apache.solr.embedded.JettySolrRunner;
  * It stops when its standard input closes, so that a test process that ends, however it ends,
  * leaves no JVM behind.
  *
- * <p>Usage: {@code java -cp CLASSPATH SolrLauncher CONFIGSET_DIR [standalone|cloud|both]}, where
- * CONFIGSET_DIR holds {@code conf/solrconfig.xml} and {@code conf/managed-schema.xml}.
+ * <p>{@code cloud4x2} starts, alone, a SolrCloud of four nodes with a collection {@code
+ * collection1} of four shards with two NRT replicas each, and prints {@code
+ * {"cloud":"…/solr/collection1","nodes":["http://127.0.0.1:P/solr",…]}}. Its nodes can then be
+ * stopped and started again (on the same port) by lines on standard input, each answered by one
+ * line on standard output:
+ *
+ * <pre>
+ * stop N    stops node N (0-based, as listed), answers "stopped N" once it is down
+ * start N   starts it again, answers "started N" once all eight replicas are active
+ * </pre>
+ *
+ * A command that fails answers {@code error …}.
+ *
+ * <p>Usage: {@code java -cp CLASSPATH SolrLauncher CONFIGSET_DIR [standalone|cloud|both|cloud4x2]},
+ * where CONFIGSET_DIR holds {@code conf/solrconfig.xml} and {@code conf/managed-schema.xml}.
  */
 public final class SolrLauncher {
   private static final String CORE = "collection1";
 
   public static void main(String[] args) throws Exception {
     if (args.length < 1 || args.length > 2) {
-      System.err.println("usage: SolrLauncher CONFIGSET_DIR [standalone|cloud|both]");
+      System.err.println("usage: SolrLauncher CONFIGSET_DIR [standalone|cloud|both|cloud4x2]");
       System.exit(2);
     }
     Path configset = Paths.get(args[0]).toAbsolutePath();
@@ -53,6 +70,39 @@ public final class SolrLauncher {
     System.setProperty("solr.directoryFactory", "solr.NRTCachingDirectoryFactory");
 
     Path work = Files.createTempDirectory("solr-dedup-test-solr-");
+    MiniSolrCloudCluster cluster = null;
+    try {
+      if (what.equals("cloud4x2")) {
+        cluster = startCloud(configset, work.resolve("cloud4x2"), 4, 4, 2);
+        List<JettySolrRunner> nodes = new ArrayList<>(cluster.getJettySolrRunners());
+        StringBuilder line = new StringBuilder("{\"cloud\":\"");
+        line.append(nodes.get(0).getBaseUrl()).append('/').append(CORE).append("\",\"nodes\":[");
+        for (int i = 0; i < nodes.size(); i++) {
+          line.append(i > 0 ? "," : "").append('"').append(nodes.get(i).getBaseUrl()).append('"');
+        }
+        line.append("]}");
+        System.out.println(line);
+        System.out.flush();
+        serveCommands(System.in, cluster, nodes);
+      } else {
+        startBoth(configset, work, what);
+      }
+    } finally {
+      if (cluster != null) {
+        try {
+          cluster.shutdown();
+        } catch (Exception e) {
+          System.err.println("SolrLauncher: stopping the cloud: " + e);
+        }
+      }
+      deleteTree(work);
+    }
+    // Solr and ZooKeeper leave non-daemon threads behind.
+    System.exit(0);
+  }
+
+  /** The standalone core, the two-shard collection, or both, until standard input ends. */
+  private static void startBoth(Path configset, Path work, String what) throws Exception {
     JettySolrRunner node = null;
     MiniSolrCloudCluster cluster = null;
     try {
@@ -63,7 +113,7 @@ public final class SolrLauncher {
         standaloneUrl = node.getBaseUrl() + "/" + CORE;
       }
       if (!what.equals("standalone")) {
-        cluster = startCloud(configset, work.resolve("cloud"));
+        cluster = startCloud(configset, work.resolve("cloud"), 2, 2, 1);
         cloudUrl = cluster.getJettySolrRunner(0).getBaseUrl() + "/" + CORE;
       }
       StringBuilder line = new StringBuilder("{");
@@ -95,10 +145,7 @@ public final class SolrLauncher {
           System.err.println("SolrLauncher: stopping the node: " + e);
         }
       }
-      deleteTree(work);
     }
-    // Solr and ZooKeeper leave non-daemon threads behind.
-    System.exit(0);
   }
 
   private static JettySolrRunner startStandalone(Path configset, Path home) throws Exception {
@@ -118,15 +165,57 @@ public final class SolrLauncher {
     return node;
   }
 
-  private static MiniSolrCloudCluster startCloud(Path configset, Path base) throws Exception {
+  private static MiniSolrCloudCluster startCloud(
+      Path configset, Path base, int nodes, int shards, int replicas) throws Exception {
     MiniSolrCloudCluster cluster =
-        new MiniSolrCloudCluster.Builder(2, base)
+        new MiniSolrCloudCluster.Builder(nodes, base)
             .addConfig("solr-dedup", configset.resolve("conf"))
             .build();
-    CollectionAdminRequest.createCollection(CORE, "solr-dedup", 2, 1)
+    CollectionAdminRequest.createCollection(CORE, "solr-dedup", shards, replicas)
         .process(cluster.getSolrClient());
-    cluster.waitForActiveCollection(CORE, 120, TimeUnit.SECONDS, 2, 2);
+    cluster.waitForActiveCollection(CORE, 120, TimeUnit.SECONDS, shards, shards * replicas);
     return cluster;
+  }
+
+  /**
+   * Stops and starts nodes as standard input asks, one answer line each, until the input ends.
+   * A node is started again on its port, so that its replicas come back as they were.
+   */
+  private static void serveCommands(
+      InputStream in, MiniSolrCloudCluster cluster, List<JettySolrRunner> nodes) {
+    BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+    try {
+      String line;
+      while ((line = reader.readLine()) != null) {
+        String[] words = line.trim().split("\\s+");
+        String answer;
+        try {
+          if (words.length != 2) {
+            throw new IllegalArgumentException("expected 'stop N' or 'start N'");
+          }
+          int n = Integer.parseInt(words[1]);
+          JettySolrRunner node = nodes.get(n);
+          if (words[0].equals("stop")) {
+            cluster.stopJettySolrRunner(node);
+            cluster.waitForJettyToStop(node);
+            answer = "stopped " + n;
+          } else if (words[0].equals("start")) {
+            cluster.startJettySolrRunner(node, true);
+            cluster.waitForNode(node, 120);
+            cluster.waitForActiveCollection(CORE, 120, TimeUnit.SECONDS, 4, 8);
+            answer = "started " + n;
+          } else {
+            throw new IllegalArgumentException("expected 'stop N' or 'start N'");
+          }
+        } catch (Exception e) {
+          answer = "error " + e.toString().replace('\n', ' ');
+        }
+        System.out.println(answer);
+        System.out.flush();
+      }
+    } catch (IOException e) {
+      // A broken pipe is an end too.
+    }
   }
 
   private static void waitForEndOfInput(InputStream in) {
