@@ -418,6 +418,11 @@ impl Runs {
         if let Some(total) = rt.block_on(backend.count()) {
             live.set_total(total);
         }
+        let writes = !options.check && !options.dry_run;
+        // The mark before the run: a change by someone else during the run must not count as seen.
+        let before = writes
+            .then(|| rt.block_on(backend.change_mark()).ok())
+            .flatten();
         // A panic in the job must not leave the run going for ever (every later start
         // would answer 409): it ends the run as failed.
         let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -435,10 +440,12 @@ impl Runs {
                     .unwrap_or_default()
             )),
         });
-        // The mark after the run counts as seen only for a run that wrote and succeeded.
-        let mark = (ended.state == State::Succeeded && !options.check && !options.dry_run)
+        // The mark after the run counts as seen only for a run that wrote and succeeded, and saw
+        // every change made while it went.
+        let mark = (ended.state == State::Succeeded && writes)
             .then(|| rt.block_on(backend.change_mark()).ok())
-            .flatten();
+            .flatten()
+            .filter(|after| saw_everything(before.as_deref(), after, ended.report.as_ref()));
         self.end(id, ended, mark);
     }
 
@@ -580,6 +587,27 @@ impl Runs {
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.ended.subscribe()
     }
+}
+
+/// Whether a run that read the change mark `before` it started and `after` it ended saw every change
+/// made meanwhile, so that `after` may count as seen by the schedule. A run's own writes are atomic
+/// updates of documents that exist: they raise the highest `_version_` but never change how many
+/// documents there are (the part of the mark before its first `/`: on Solr the count, on a file its
+/// size). So a different count means a page was added or deleted while the run went, perhaps after
+/// it read that part of the index (a representative deleted after the light scan stays the only
+/// `true` of its group in what the run saw): the next quiet period must start another run. So does a
+/// document that changed under the run (`changed_during_run`, `conflicts`). Not told apart from the
+/// run's own writes: a page re-indexed during the run that the run never decided (it was settled
+/// when the run read it); the crawler's next change starts a run that takes it up.
+fn saw_everything(
+    before: Option<&str>,
+    after: &str,
+    report: Option<&crate::engine::Report>,
+) -> bool {
+    let count = |m: &str| m.split_once('/').map_or(m, |(c, _)| c).to_owned();
+    let untouched =
+        report.is_none_or(|r| r.documents.changed_during_run + r.documents.conflicts == 0);
+    before.is_some_and(|b| count(b) == count(after)) && untouched
 }
 
 #[cfg(test)]
@@ -792,6 +820,98 @@ pub(crate) mod tests {
         assert_eq!(runs.last_mark(), None);
         run_to_end(&runs, ok, RunOptions::default());
         assert_eq!(runs.last_mark().as_deref(), Some("mark"));
+    }
+
+    /// A backend whose change marks come from a list, one a read, as a crawl moves them.
+    struct Crawled {
+        marks: Mutex<Vec<&'static str>>,
+        outcome: fn() -> Ended,
+    }
+
+    #[async_trait::async_trait]
+    impl Backend for Crawled {
+        fn describe(&self) -> String {
+            "crawled".into()
+        }
+        fn document_link(&self, _: &str) -> Option<String> {
+            None
+        }
+        async fn health(&self) -> Result<(), crate::server::BackendError> {
+            Ok(())
+        }
+        fn run(&self, _: RunOptions, _: &dyn Progress) -> Ended {
+            (self.outcome)()
+        }
+        async fn count(&self) -> Option<u64> {
+            None
+        }
+        async fn change_mark(&self) -> Result<String, crate::server::BackendError> {
+            Ok(lock(&self.marks).remove(0).into())
+        }
+        async fn groups(
+            &self,
+            _: crate::engine::Dimension,
+            _: usize,
+            _: usize,
+            _: Option<&str>,
+        ) -> Result<Option<Vec<crate::groups::GroupView>>, crate::server::BackendError> {
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn a_page_added_deleted_or_changed_during_a_run_is_not_seen_by_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = Arc::new(Runs::open(dir.path()).unwrap());
+        let crawl = |marks: Vec<&'static str>, outcome: fn() -> Ended| -> Arc<dyn Backend> {
+            Arc::new(Crawled {
+                marks: Mutex::new(marks),
+                outcome,
+            })
+        };
+        // Its own writes raise the highest version only: seen.
+        run_to_end(
+            &runs,
+            crawl(vec!["10/5", "10/9"], succeeded),
+            RunOptions::default(),
+        );
+        assert_eq!(runs.last_mark().as_deref(), Some("10/9"));
+        // A page deleted (or added) while it went: the count moved, the mark is not seen.
+        run_to_end(
+            &runs,
+            crawl(vec!["10/9", "9/12"], succeeded),
+            RunOptions::default(),
+        );
+        assert_eq!(runs.last_mark().as_deref(), Some("10/9"));
+        run_to_end(
+            &runs,
+            crawl(vec!["9/12", "11/14"], succeeded),
+            RunOptions::default(),
+        );
+        assert_eq!(runs.last_mark().as_deref(), Some("10/9"));
+        // A page re-indexed under the run (it counted it as changed during the run): not seen.
+        let changed = || {
+            let mut report = Report::default();
+            report.documents.changed_during_run = 1;
+            Ended {
+                state: State::Succeeded,
+                report: Some(report),
+                error: None,
+            }
+        };
+        run_to_end(
+            &runs,
+            crawl(vec!["11/14", "11/16"], changed),
+            RunOptions::default(),
+        );
+        assert_eq!(runs.last_mark().as_deref(), Some("10/9"));
+        // The next quiet run sees it all.
+        run_to_end(
+            &runs,
+            crawl(vec!["11/16", "11/18"], succeeded),
+            RunOptions::default(),
+        );
+        assert_eq!(runs.last_mark().as_deref(), Some("11/18"));
     }
 
     #[test]
