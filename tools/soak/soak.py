@@ -15,7 +15,6 @@ import argparse
 import ctypes
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -37,7 +36,6 @@ import web as webmod  # noqa: E402
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 CHILDREN = []
 TEMP = []
-LOG = None
 
 
 def log(*args):
@@ -302,6 +300,7 @@ class Crawler:
         self.deleted_at = {}   # url -> when it was deleted from the index
         self.events = []       # (deleted url, exact signature, time): deleted representatives
         self.stale = []        # (deleted url, time, urls that pointed at it)
+        self.last_write = 0.0  # when the crawler last changed the index
         self.lock = threading.Lock()
 
     def fetch(self, url):
@@ -363,6 +362,7 @@ class Crawler:
         if adds:
             # What Solr refused stays as it was: the next visit tries again.
             self.solr.update(adds)
+            self.last_write = time.time()
             for d in adds:
                 self.stats['reindexed' if d['id'] in self.text_of else 'indexed'] += 1
                 self.text_of[d['id']] = d['text_t']
@@ -375,7 +375,7 @@ class Crawler:
         # Was it a representative with copies? Then its content is hidden until a run repairs it.
         stored = {d['id']: d for d in self.solr.get(urls, 'id,exact_signature_l,exact_signature_unique_b')}
         self.solr.update({'delete': urls})
-        now = time.time()
+        now = self.last_write = time.time()
         with self.lock:
             for u in urls:
                 del self.text_of[u]
@@ -407,6 +407,10 @@ class Monitor:
     def __init__(self, crawler, solr):
         self.crawler, self.solr = crawler, solr
         self.hidden, self.staleness = [], []
+        # The same, counted from when the index went quiet (the crawler's last write before the
+        # copy was shown again, or the delete): what the schedule's bound, the quiet period plus one
+        # run, is about.
+        self.hidden_quiet, self.staleness_quiet = [], []
         self.unresolved_hidden, self.unresolved_stale = [], []
         self.stop = threading.Event()
         self.pending_h, self.pending_s = [], []
@@ -433,6 +437,7 @@ class Monitor:
             q = 'exact_signature_l:"%d"' % sig
             if self.solr.count(q, 'exact_signature_unique_b:true') > 0:
                 self.hidden.append(now - t)
+                self.hidden_quiet.append(now - max(t, self.crawler.last_write))
             elif self.solr.count(q) > 0:
                 keep.append((url, sig, t))
         self.pending_h = keep
@@ -446,6 +451,7 @@ class Monitor:
                 keep.append((url, t, urls))
             else:
                 self.staleness.append(now - t)
+                self.staleness_quiet.append(now - max(t, self.crawler.last_write))
         self.pending_s = keep
 
     def finish(self):
@@ -526,10 +532,10 @@ class Faults:
 
 # ---------------------------------------------------------------------------------------- rest
 
-def settle(serve, quiet, since):
-    """Waits until serve's schedule has run after `since` (when there was a change to see) and then
-    started nothing for three quiet periods, and the prediction index was rebuilt after the last
-    run; the last run's record."""
+def settle(serve, quiet):
+    """Waits until serve runs nothing and has started nothing for two quiet periods (the schedule
+    starts a run within one quiet period and a poll of a change), and the prediction index was
+    rebuilt after the last run; the last run's record."""
     last, calm_since = None, time.time()
     deadline = time.time() + 900
     while True:
@@ -548,7 +554,8 @@ def settle(serve, quiet, since):
         if busy or (newest and newest['id'] != (last or {}).get('id')):
             last = newest
             calm_since = time.time()
-        elif time.time() - calm_since > 3 * quiet + 2:
+        elif time.time() - calm_since > 2 * quiet + 1:
+            # A change starts a run within the quiet period and one poll (a fifth of it).
             break
         time.sleep(0.5)
     if last and last.get('ended'):
@@ -693,6 +700,9 @@ def main():
                     help='share of pages that change (and lose a URL, and half as many go) a pause')
     ap.add_argument('--fault-every', type=float, default=25.0)
     ap.add_argument('--learn-every', type=float, default=60.0)
+    ap.add_argument('--break-at-rest', action='store_true',
+                    help='test of the checks: at rest stop serve and delete a representative with '
+                         'copies; the soak must then FAIL')
     ap.add_argument('--work', help='folder for logs and state (default: a temporary one)')
     args = ap.parse_args()
     WORK = args.work or tempfile.mkdtemp(prefix='solr-dedup-soak-')
@@ -770,22 +780,33 @@ def main():
     solr.commit()
     learn()
     passes = 0
-    last_run = settle(serve, args.quiet, crawl_end)
+    settle(serve, args.quiet)
     while passes < 6:
         passes += 1
         changes = crawler.full_pass()
         solr.commit()
         log('rest pass %d: %d index changes' % (passes, changes))
-        last_run = settle(serve, args.quiet, time.time())
+        settle(serve, args.quiet)
         if changes == 0:
             break
     monitor.once()
     monitor.finish()
+    if args.break_at_rest:
+        # The checks' own test: serve stopped, a representative with copies deleted, so that the
+        # invariants must fail (exit 1).
+        serve.stop()
+        rep = solr.select(q='exact_signature_copycount_i:[2 TO *]', fq='exact_signature_unique_b:true',
+                          fl='id', rows=1)['response']['docs']
+        if rep:
+            solr.update({'delete': [rep[0]['id']]}, commit='true', commitWithin='0')
+            log('--break-at-rest: serve stopped, representative %s deleted' % rep[0]['id'])
     results = invariants(args, solr, web, crawler, serve, binary)
     status, runs = serve.api('GET', '/api/runs?limit=1000')
-    by_state = {}
+    by_state, durations = {}, []
     for r in (runs or {}).get('runs', []):
         by_state[r['state']] = by_state.get(r['state'], 0) + 1
+        if r['state'] == 'succeeded' and r.get('ended'):
+            durations.append(r['ended'] - r['started'])
     ok = all(r[1] for r in results) and not monitor.unresolved_hidden
     for name, good, detail in results:
         log('%-46s %s  %s' % (name, 'ok' if good else 'BROKEN', detail))
@@ -794,14 +815,16 @@ def main():
     faults_n = sum(v for k, v in stats.items() if k.startswith('fault_'))
     print('soak %s: %s, %.1f min (crawl %.1f, rest %d passes), %d docs at rest; fetched %d, indexed %d, '
           're-indexed %d, deleted %d, skipped on prediction %d; runs %s; faults %d (%s); '
-          'hidden after a representative was deleted: %s (unresolved %d); predictions to a deleted '
-          'page: %s (unresolved %d); invariants %d/%d%s; work %s'
+          'longest run %.1fs; hidden after a representative was deleted: %s, from the index quiet: %s '
+          '(unresolved %d); predictions to a deleted page: %s, from the index quiet: %s '
+          '(unresolved %d); invariants %d/%d%s; work %s'
           % ('PASS' if ok else 'FAIL', mode, (time.time() - started) / 60,
              (crawl_end - started) / 60, passes, solr.count(), stats['fetched'], stats['indexed'],
              stats['reindexed'], stats['deleted'], stats['skipped_on_prediction'],
              json.dumps(by_state, sort_keys=True), faults_n,
              ', '.join('%s %d' % (k[6:], v) for k, v in stats.items() if k.startswith('fault_')),
-             fmt(monitor.hidden), len(monitor.unresolved_hidden), fmt(monitor.staleness),
+             max(durations, default=0), fmt(monitor.hidden), fmt(monitor.hidden_quiet),
+             len(monitor.unresolved_hidden), fmt(monitor.staleness), fmt(monitor.staleness_quiet),
              len(monitor.unresolved_stale), sum(1 for r in results if r[1]), len(results),
              '' if ok else ' (' + ', '.join(r[0] for r in results if not r[1]) + ')', WORK),
           flush=True)
