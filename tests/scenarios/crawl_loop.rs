@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::harness::{assert_settled, solr_test, Target};
+use crate::support::fake_solr::{Fault, FaultRule};
 use crate::support::serve::Served;
 
 const TEXT: &str =
@@ -211,3 +212,52 @@ solr_test!(
         }
     }
 );
+
+/// A representative deleted while a run goes, after the run's scan, in a group the run does not
+/// decide: the run cannot repair it, so its end must not mark the index as seen, and the next quiet
+/// period starts the run that does. Without that, the copies stayed hidden until the crawl changed
+/// something again. The fake's hook deletes it just before the run's first write.
+#[test]
+fn a_representative_deleted_during_a_run_is_repaired_by_the_next_quiet_run() {
+    let t = Target::fake("rep-deleted-during-run");
+    let dir = tempfile::tempdir().unwrap();
+    t.load(&pages());
+    let mut cmd = t.command(&["serve", "--listen", "127.0.0.1:0", "--after-quiet", "1s"]);
+    cmd.arg("--state-dir").arg(dir.path().join("state"));
+    let server = Served::spawn(cmd);
+    let first = nth_run(&server, 1);
+    assert_eq!(first["state"], "succeeded", "{first}");
+
+    // A new page: the next quiet run writes its flags, and just before that write, the
+    // representative of the bakery's pages goes.
+    t.load(&[json!({"id": "new", "sku": "https://news.example/today",
+                    "text_t": "A new page about the harbour and its boats.",
+                    "title": ["Harbour"], "description_txt": ["Boats"]})]);
+    let rep = t.id("rep");
+    t.fake_solr().fault(FaultRule::once(
+        "/update",
+        Fault::Hook(Box::new(move |core| {
+            core.delete(&rep);
+            core.commit();
+        })),
+    ));
+    let second = nth_run(&server, 2);
+    assert_eq!(second["state"], "succeeded", "{second}");
+    assert!(!t.docs().contains_key("rep"), "deleted during the run");
+    // Nothing the run decided changed under it: only the count of pages tells.
+    let d = &second["report"]["documents"];
+    assert_eq!(
+        (&d["conflicts"], &d["changed_during_run"]),
+        (&json!(0), &json!(0)),
+        "{second}"
+    );
+
+    let third = nth_run(&server, 3);
+    assert_eq!(third["state"], "succeeded", "{third}");
+    assert_eq!(third["trigger"], "after-quiet", "{third}");
+    let after = t.docs();
+    for (f, ids) in CONTENT_FLAGS.iter().zip(trues(&after, &["c1", "c2", "c3"])) {
+        assert_eq!(ids.len(), 1, "{f}: {ids:?}");
+    }
+    assert_settled(&t, dir.path());
+}
