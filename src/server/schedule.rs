@@ -8,8 +8,9 @@
 //! changes one of them once it is committed and visible), on a file its size and modification
 //! time. The quiet period starts over at every new mark. The mark read just after a run ends (its
 //! own writes committed) is kept with the run, so the run's own writes never count as a change; a
-//! write that lands while a run goes counts as seen by that run, so the next change after it is
-//! needed to start another (the next run takes up such documents anyway). The server's start counts
+//! page added or deleted while a run goes, or changed under it, keeps the run from marking the index
+//! as seen (`runs::saw_everything`), so the next quiet period starts another run (a representative
+//! deleted after the run's scan is repaired then). The server's start counts
 //! as a change of unknown time: the first run waits one full quiet period. While a run goes the
 //! mark is not read.
 

@@ -8,6 +8,7 @@ pub mod harness;
 
 mod bad_input;
 mod chrome;
+mod crawl_loop;
 mod e2e;
 mod hand_worked;
 mod near;

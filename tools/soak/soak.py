@@ -1,0 +1,858 @@
+#!/usr/bin/env python3
+"""The soak of the crawl loop (issue 30): a real Solr, a simulated web (web.py), a crawler that asks
+`solr-dedup serve` for predictions before it fetches, `serve --after-quiet --rules` with the rules
+learnt again now and then, and faults on a schedule; at rest, the invariants. Run through run.sh.
+
+    soak.py --minutes N [--cloud] [--seed S] [--pages P] [--quiet SECONDS]
+
+Exit 0 only when every invariant holds; the last line is a one-line summary.
+
+Every process it starts is its child: stopped when it ends, however it ends (a signal, an error,
+SIGKILL of this process: serve gets SIGTERM through PR_SET_PDEATHSIG, Solr's launcher stops when its
+standard input closes).
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from html import unescape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import quote, urlencode
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import web as webmod  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+CHILDREN = []
+TEMP = []
+
+
+def log(*args):
+    line = '[soak %s] %s' % (time.strftime('%H:%M:%S'), ' '.join(str(a) for a in args))
+    print(line, file=sys.stderr, flush=True)
+
+
+def die_with_parent():
+    """In a child, before exec: SIGTERM when the soak dies."""
+    try:
+        ctypes.CDLL('libc.so.6').prctl(1, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def spawn(args, **kw):
+    p = subprocess.Popen(args, preexec_fn=die_with_parent, **kw)
+    CHILDREN.append(p)
+    return p
+
+
+def stop_children():
+    for p in CHILDREN:
+        if p.poll() is None:
+            try:
+                if p.stdin:
+                    p.stdin.close()
+                p.terminate()
+            except OSError:
+                pass
+    deadline = time.time() + 30
+    for p in CHILDREN:
+        try:
+            p.wait(max(0.1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+# ---------------------------------------------------------------------------------------- HTTP
+
+def http(method, url, body=None, headers=None, timeout=60):
+    """(status, bytes)."""
+    data = None
+    hdrs = dict(headers or {})
+    if body is not None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        hdrs.setdefault('Content-Type', 'application/json')
+    req = urllib.request.Request(url, data=data, method=method, headers=hdrs)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def jget(url, timeout=60):
+    status, data = http('GET', url, timeout=timeout)
+    if status != 200:
+        raise RuntimeError('GET %s: %s %s' % (url, status, data[:300]))
+    return json.loads(data)
+
+
+class Solr:
+    def __init__(self, core):
+        self.core = core
+
+    def select(self, **params):
+        params.setdefault('wt', 'json')
+        return jget(self.core + '/select?' + urlencode(params, doseq=True))
+
+    def count(self, q='*:*', fq=None):
+        p = {'q': q, 'rows': 0}
+        if fq:
+            p['fq'] = fq
+        return self.select(**p)['response']['numFound']
+
+    def update(self, body, **params):
+        params.setdefault('commitWithin', '1000')
+        status, data = http('POST', self.core + '/update?' + urlencode(params), body)
+        if status != 200:
+            raise RuntimeError('update: %s %s' % (status, data[:300]))
+
+    def commit(self):
+        self.update([], commit='true', commitWithin='0')
+
+    def get(self, ids, fl):
+        if not ids:
+            return []
+        # `ids` (not `id`): the answer is a list also for one id. No URL of the web has a comma.
+        p = [('ids', ','.join(ids)), ('fl', fl), ('wt', 'json')]
+        status, data = http('POST', self.core + '/get', urlencode(p).encode(),
+                            {'Content-Type': 'application/x-www-form-urlencoded'})
+        if status != 200:
+            raise RuntimeError('get: %s' % status)
+        return json.loads(data)['response']['docs']
+
+    def all_docs(self, fl):
+        out, mark = [], '*'
+        while True:
+            r = self.select(q='*:*', fl=fl, rows=1000, sort='id asc', cursorMark=mark)
+            out += r['response']['docs']
+            if r['nextCursorMark'] == mark:
+                return out
+            mark = r['nextCursorMark']
+
+
+# ---------------------------------------------------------------------------------------- Solr
+
+def start_solr(cloud):
+    target = os.path.join(REPO, 'tests/solr/target')
+    with open(os.path.join(target, 'classpath.txt')) as f:
+        cp = os.path.join(target, 'classes') + ':' + f.read().strip()
+    java = os.path.join(os.environ['JAVA_HOME'], 'bin/java') if os.environ.get('JAVA_HOME') \
+        else 'java'
+    which = 'cloud' if cloud else 'standalone'
+    logf = open(os.path.join(WORK, 'solr.log'), 'w')
+    p = spawn([java, '-Xmx1g', '-XX:+UseSerialGC', '-Djava.net.preferIPv4Stack=true', '-cp', cp,
+               'SolrLauncher', os.path.join(REPO, 'schema'), which],
+              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logf)
+    line = p.stdout.readline().decode()
+    if not line.strip():
+        raise RuntimeError('the Solr launcher printed nothing; see %s/solr.log' % WORK)
+    return json.loads(line)[which]
+
+
+class Proxy:
+    """Forwards to Solr; answers 503 while `down`. serve reaches Solr only through it."""
+
+    def __init__(self, upstream):
+        self.upstream = upstream.split('/solr/')[0]
+        self.down = False
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def forward(self):
+                n = int(self.headers.get('Content-Length') or 0)
+                body = self.rfile.read(n) if n else None
+                if proxy.down:
+                    status, data, ctype = 503, b'{"error":"soak: Solr is down"}', 'application/json'
+                else:
+                    hdrs = {k: v for k, v in self.headers.items()
+                            if k.lower() in ('content-type', 'authorization', 'accept')}
+                    req = urllib.request.Request(proxy.upstream + self.path, data=body,
+                                                 method=self.command, headers=hdrs)
+                    try:
+                        with urllib.request.urlopen(req, timeout=300) as r:
+                            status, data, ctype = r.status, r.read(), r.headers.get('Content-Type')
+                    except urllib.error.HTTPError as e:
+                        status, data, ctype = e.code, e.read(), e.headers.get('Content-Type')
+                    except OSError as e:
+                        status, data, ctype = 502, str(e).encode(), 'text/plain'
+                try:
+                    self.send_response(status)
+                    self.send_header('Content-Type', ctype or 'application/octet-stream')
+                    self.send_header('Content-Length', str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # serve was killed while it waited (a fault)
+
+            do_GET = do_POST = forward
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.core = 'http://127.0.0.1:%d/solr/%s' % (self.server.server_port,
+                                                      upstream.split('/solr/')[1])
+
+
+# ---------------------------------------------------------------------------------------- serve
+
+class Serve:
+    def __init__(self, binary, core, rules, quiet):
+        self.binary, self.core, self.rules, self.quiet = binary, core, rules, quiet
+        self.state = os.path.join(WORK, 'serve-state')
+        self.proc = None
+        self.base = None
+        self.starts = 0
+        self.log = open(os.path.join(WORK, 'serve.log'), 'a')
+
+    def start(self):
+        self.proc = spawn([self.binary, 'serve', '--solr', self.core, '--listen', '127.0.0.1:0',
+                           '--after-quiet', '%gs' % self.quiet, '--rules', self.rules,
+                           '--state-dir', self.state, '--retries', '2'],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE,
+                          env={k: v for k, v in os.environ.items() if k != 'SOLR_DEDUP_TOKEN'})
+        self.starts += 1
+        while True:
+            line = self.proc.stderr.readline().decode()
+            if not line:
+                raise RuntimeError('serve ended before listening; see %s/serve.log' % WORK)
+            self.log.write(line)
+            self.log.flush()
+            m = re.search(r'serving on (\S+)', line)
+            if m:
+                self.base = m.group(1).rstrip('/')
+                if not self.base.startswith('http'):
+                    self.base = 'http://' + self.base
+                break
+        proc, out = self.proc, self.log
+
+        def drain():
+            for l in iter(proc.stderr.readline, b''):
+                out.write(l.decode(errors='replace'))
+                out.flush()
+        threading.Thread(target=drain, daemon=True).start()
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(60)
+        self.base = None
+
+    def api(self, method, path, body=None, timeout=30):
+        if not self.base:
+            return None, None
+        try:
+            status, data = http(method, self.base + path, body, timeout=timeout)
+            return status, json.loads(data) if data else None
+        except (OSError, ValueError):
+            return None, None
+
+    def predict(self, urls):
+        """{url: answer} or None when serve cannot answer (the crawler fails open then)."""
+        out = {}
+        for i in range(0, len(urls), 1000):
+            status, answer = self.api('POST', '/api/urls/predict', {'urls': urls[i:i + 1000]})
+            if status != 200:
+                return None
+            for a in answer['answers']:
+                out[a['url']] = a
+        return out
+
+
+# ---------------------------------------------------------------------------------------- crawler
+
+LINK = re.compile(r'<a href="([^"]*)">')
+TITLE = re.compile(r'<title>(.*?)</title>')
+DESC = re.compile(r'<meta name="description" content="([^"]*)">')
+TAGS = re.compile(r'<[^>]+>')
+
+
+class Crawler:
+    """Fetches from the simulated web, indexes into Solr (directly: the crawler is not behind the
+    proxy), re-indexes what changed, deletes what went, and skips what serve predicts to be a
+    duplicate, as the Scrapy middleware would."""
+
+    def __init__(self, web_port, solr, serve, stats, threshold):
+        self.web_port, self.solr, self.serve, self.stats = web_port, solr, serve, stats
+        self.threshold = threshold
+        self.known = {}        # url -> 'new' | 'indexed' | 'skipped' | 'gone'
+        self.text_of = {}      # url -> the text indexed
+        self.skipped = {}      # url -> the URL it was predicted to duplicate
+        self.pointing = {}     # indexed url -> urls whose last prediction pointed at it
+        self.visited = {}      # url -> when last fetched or asked
+        self.deleted_at = {}   # url -> when it was deleted from the index
+        self.events = []       # (deleted url, exact signature, time): deleted representatives
+        self.stale = []        # (deleted url, time, urls that pointed at it)
+        self.last_write = 0.0  # when the crawler last changed the index
+        self.lock = threading.Lock()
+
+    def fetch(self, url):
+        status, data = http('GET', 'http://127.0.0.1:%d/fetch?url=%s' % (self.web_port, quote(url)))
+        return status, data.decode()
+
+    def discover(self, html_text):
+        for href in LINK.findall(html_text):
+            url = unescape(href)
+            if url not in self.known:
+                self.known[url] = 'new'
+
+    def pick(self, n):
+        """New URLs first, then the skipped (asked again), then the oldest visited."""
+        new = [u for u, s in self.known.items() if s == 'new']
+        rest = sorted((u for u, s in self.known.items() if s in ('indexed', 'skipped')),
+                      key=lambda u: self.visited.get(u, 0))
+        half = max(n // 2, n - len(rest))
+        return new[:half] + rest[:n - min(half, len(new))]
+
+    def step(self, urls):
+        """Visits `urls`; how many index changes it made."""
+        ask = [u for u in urls if self.known.get(u) in ('new', 'skipped')]
+        answers = self.serve.predict(ask) if ask else {}
+        if answers is None:
+            self.stats['predict_unanswered'] += len(ask)
+            answers = {}
+        adds, deletes = [], []
+        for url in urls:
+            self.visited[url] = time.time()
+            a = answers.get(url)
+            dup = a and a.get('duplicate_of')
+            if dup and a['probability'] >= self.threshold and dup['url'] != url:
+                self.known[url] = 'skipped'
+                self.skipped[url] = dup['url']
+                self.pointing.setdefault(dup['url'], set()).add(url)
+                self.stats['skipped_on_prediction'] += 1
+                continue
+            if self.known.get(url) == 'skipped':
+                self.stats['unskipped'] += 1
+            self.skipped.pop(url, None)
+            status, page = self.fetch(url)
+            self.stats['fetched'] += 1
+            if status != 200:
+                if url in self.text_of:
+                    deletes.append(url)
+                else:
+                    self.known[url] = 'gone'
+                continue
+            self.discover(page)
+            text = ' '.join(TAGS.sub(' ', page.split('<body>')[1]).split())
+            title = unescape(TITLE.search(page).group(1))
+            desc = unescape(DESC.search(page).group(1))
+            if self.text_of.get(url) != text:
+                adds.append({'id': url, 'sku': url, 'text_t': text, 'title': [title],
+                             'description_txt': [desc]})
+            else:
+                self.known[url] = 'indexed'
+        if adds:
+            # What Solr refused stays as it was: the next visit tries again.
+            self.solr.update(adds)
+            self.last_write = time.time()
+            for d in adds:
+                self.stats['reindexed' if d['id'] in self.text_of else 'indexed'] += 1
+                self.text_of[d['id']] = d['text_t']
+                self.known[d['id']] = 'indexed'
+        if deletes:
+            self.delete(deletes)
+        return len(adds) + len(deletes)
+
+    def delete(self, urls):
+        # Was it a representative with copies? Then its content is hidden until a run repairs it.
+        stored = {d['id']: d for d in self.solr.get(urls, 'id,exact_signature_l,exact_signature_unique_b')}
+        self.solr.update({'delete': urls})
+        now = self.last_write = time.time()
+        with self.lock:
+            for u in urls:
+                del self.text_of[u]
+                self.known[u] = 'gone'
+                self.deleted_at[u] = now
+                self.stats['deleted'] += 1
+                d = stored.get(u, {})
+                if d.get('exact_signature_unique_b') is True and 'exact_signature_l' in d:
+                    self.events.append((u, d['exact_signature_l'], now))
+                if self.pointing.get(u):
+                    self.stale.append((u, now, sorted(self.pointing.pop(u))))
+
+    def full_pass(self):
+        """Visits every URL it knows (the rest phase); index changes made."""
+        changes = 0
+        urls = [u for u, s in self.known.items() if s != 'gone']
+        for i in range(0, len(urls), 200):
+            changes += self.step(urls[i:i + 200])
+        return changes
+
+
+# ---------------------------------------------------------------------------------------- monitor
+
+class Monitor:
+    """Measures, while the soak runs, how long a content stays hidden after its representative is
+    deleted (until one of its copies is `exact_signature_unique_b:true` again) and how long serve's
+    predictions point at a deleted page."""
+
+    def __init__(self, crawler, solr):
+        self.crawler, self.solr = crawler, solr
+        self.hidden, self.staleness = [], []
+        # The same, counted from when the index went quiet (the crawler's last write before the
+        # copy was shown again, or the delete): what the schedule's bound, the quiet period plus one
+        # run, is about.
+        self.hidden_quiet, self.staleness_quiet = [], []
+        self.unresolved_hidden, self.unresolved_stale = [], []
+        self.stop = threading.Event()
+        self.pending_h, self.pending_s = [], []
+
+    def loop(self):
+        while not self.stop.wait(1.0):
+            try:
+                self.once()
+            except Exception as e:  # Solr answering 503 for the crawler too, say
+                log('monitor:', e)
+
+    def once(self):
+        with self.crawler.lock:
+            self.pending_h += self.crawler.events
+            self.crawler.events = []
+            self.pending_s += self.crawler.stale
+            self.crawler.stale = []
+        now = time.time()
+        keep = []
+        for (url, sig, t) in self.pending_h:
+            if self.solr.count('{!term f=id}' + url) > 0:
+                keep.append((url, sig, t))  # the delete is not visible yet
+                continue
+            q = 'exact_signature_l:"%d"' % sig
+            if self.solr.count(q, 'exact_signature_unique_b:true') > 0:
+                self.hidden.append(now - t)
+                self.hidden_quiet.append(now - max(t, self.crawler.last_write))
+            elif self.solr.count(q) > 0:
+                keep.append((url, sig, t))
+        self.pending_h = keep
+        keep = []
+        for (url, t, urls) in self.pending_s:
+            answers = self.crawler.serve.predict(urls)
+            if answers is None:
+                keep.append((url, t, urls))
+                continue
+            if any((answers[u].get('duplicate_of') or {}).get('url') == url for u in urls):
+                keep.append((url, t, urls))
+            else:
+                self.staleness.append(now - t)
+                self.staleness_quiet.append(now - max(t, self.crawler.last_write))
+        self.pending_s = keep
+
+    def finish(self):
+        self.stop.set()
+        now = time.time()
+        self.unresolved_hidden = [now - t for (_, _, t) in self.pending_h]
+        self.unresolved_stale = [now - t for (_, t, _) in self.pending_s]
+
+
+# ---------------------------------------------------------------------------------------- faults
+
+class Faults:
+    """One fault at a time, in turn, every `every` seconds: a run cancelled (serve's API), a run
+    killed with serve (SIGKILL, then serve started again), serve restarted (SIGTERM), Solr answering
+    503 through the proxy for a while."""
+
+    KINDS = ['solr_503', 'cancel_run', 'kill_serve_in_run', 'restart_serve']
+
+    def __init__(self, serve, proxy, every, stats):
+        self.serve, self.proxy, self.every, self.stats = serve, proxy, every, stats
+        self.stop = threading.Event()
+        self.lock = threading.Lock()  # held while serve is down on purpose
+
+    def running_run(self, wait):
+        deadline = time.time() + wait
+        while time.time() < deadline and not self.stop.is_set():
+            status, r = self.serve.api('GET', '/api/runs/current')
+            if status == 200 and r and r.get('run'):
+                return r['run']['id']
+            time.sleep(0.1)
+        return None
+
+    def loop(self):
+        i = 0
+        while not self.stop.wait(self.every):
+            kind = self.KINDS[i % len(self.KINDS)]
+            i += 1
+            try:
+                done = getattr(self, kind)()
+            except Exception as e:
+                log('fault %s: %s' % (kind, e))
+                done = False
+            if done:
+                self.stats['fault_' + kind] += 1
+                log('fault:', kind)
+        # PR_SET_PDEATHSIG fires when the thread that started a child ends, not the process: this
+        # thread may have started serve, so it lives as long as the soak (a daemon thread).
+        threading.Event().wait()
+
+    def cancel_run(self):
+        run = self.running_run(self.every)
+        if run is None:
+            return False
+        status, _ = self.serve.api('POST', '/api/runs/%d/cancel' % run)
+        return status in (200, 202)
+
+    def kill_serve_in_run(self):
+        if self.running_run(self.every) is None:
+            return False
+        with self.lock:
+            self.serve.stop(signal.SIGKILL)
+            time.sleep(1)
+            self.serve.start()
+        return True
+
+    def restart_serve(self):
+        with self.lock:
+            self.serve.stop(signal.SIGTERM)
+            self.serve.start()
+        return True
+
+    def solr_503(self):
+        self.proxy.down = True
+        self.stop.wait(min(10, self.every / 2))
+        self.proxy.down = False
+        return True
+
+
+# ---------------------------------------------------------------------------------------- rest
+
+def settle(serve, quiet):
+    """Waits until serve runs nothing and has started nothing for two quiet periods (the schedule
+    starts a run within one quiet period and a poll of a change), and the prediction index was
+    rebuilt after the last run; the last run's record."""
+    last, calm_since = None, time.time()
+    deadline = time.time() + 900
+    while True:
+        if time.time() > deadline:
+            raise RuntimeError('serve did not settle within 15 minutes; see %s/serve.log' % WORK)
+        if serve.proc.poll() is not None:
+            log('serve is not running (exit %s): starting it' % serve.proc.returncode)
+            serve.start()
+        status, runs = serve.api('GET', '/api/runs?limit=5')
+        if status != 200:
+            time.sleep(1)
+            continue
+        runs = runs['runs']
+        busy = any(r['state'] == 'running' for r in runs)
+        newest = runs[0] if runs else None
+        if busy or (newest and newest['id'] != (last or {}).get('id')):
+            last = newest
+            calm_since = time.time()
+        elif time.time() - calm_since > 2 * quiet + 1:
+            # A change starts a run within the quiet period and one poll (a fifth of it).
+            break
+        time.sleep(0.5)
+    if last and last.get('ended'):
+        while True:
+            if time.time() > deadline:
+                raise RuntimeError('the prediction index was not rebuilt after the last run')
+            status, s = serve.api('GET', '/api/status')
+            p = (s or {}).get('prediction_index') or {}
+            if status == 200 and p.get('loaded_at', 0) >= last['ended'] and not p.get('reloading'):
+                break
+            time.sleep(0.5)
+    return last
+
+
+def dimension_groups(docs):
+    """Per dimension, the groups of the index as the stored values and URLs make them."""
+    def no_www(u):
+        return re.sub(r'^(https?://)www\.', r'\1', u)
+
+    def no_scheme(u):
+        return re.sub(r'^https?:', '', u)
+    keys = {
+        'exact_signature_unique_b': lambda d: d.get('exact_signature_l'),
+        'fuzzy_signature_unique_b': lambda d: d.get('fuzzy_signature_l'),
+        'title_unique_b': lambda d: d.get('title_exact_signature_l'),
+        'description_unique_b': lambda d: d.get('description_exact_signature_l'),
+        'near_unique_b': lambda d: d.get('near_group_s'),
+        'www_unique_b': lambda d: no_www(d['sku']),
+        'http_unique_b': lambda d: no_scheme(d['sku']),
+    }
+    out = {}
+    for flag, key in keys.items():
+        groups = {}
+        for d in docs:
+            groups.setdefault(key(d), []).append(d)
+        out[flag] = groups
+    return out
+
+
+def invariants(args, solr, web, crawler, serve, binary):
+    """[(name, ok, detail)]."""
+    out = []
+    fl = ('id,sku,exact_signature_l,fuzzy_signature_l,title_exact_signature_l,'
+          'description_exact_signature_l,near_group_s,exact_signature_unique_b,'
+          'fuzzy_signature_unique_b,title_unique_b,description_unique_b,near_unique_b,'
+          'www_unique_b,http_unique_b')
+    docs = solr.all_docs(fl)
+    ids = {d['id'] for d in docs}
+
+    # 1. Exactly one representative per content (the web's truth), and per group of every other
+    # dimension; the near representative is the page its group is named after.
+    bad = []
+    by_content = {}
+    for d in docs:
+        by_content.setdefault(web.content(d['sku']), []).append(d)
+    for content, members in by_content.items():
+        if content is None:
+            bad.append('exact: %s is indexed but no longer served' % members[0]['id'])
+            continue
+        trues = [m['id'] for m in members if m.get('exact_signature_unique_b') is True]
+        if len(trues) != 1:
+            bad.append('exact: content %s has %d representatives among %d pages (%s)'
+                       % (content, len(trues), len(members), members[0]['id']))
+        if len({m.get('exact_signature_l') for m in members}) != 1:
+            bad.append('exact: content %s has several signatures' % (content,))
+    for flag, groups in dimension_groups(docs).items():
+        for key, members in groups.items():
+            if key is None:
+                bad.append('%s: %d pages without the value grouped on' % (flag, len(members)))
+                continue
+            trues = [m['id'] for m in members if m.get(flag) is True]
+            if len(trues) != 1:
+                bad.append('%s: %d representatives among %d pages (%s)'
+                           % (flag, len(trues), len(members), members[0]['id']))
+            if flag == 'near_unique_b' and (key not in ids or trues != [key]):
+                bad.append('near: group %s is not named after its representative' % key)
+    out.append(('one_representative_per_content_and_group', not bad,
+                '%d pages, %d contents; %s' % (len(docs), len(by_content), '; '.join(bad[:5]))))
+
+    # 2. `check` exits 0; `run --full --dry-run` would write nothing.
+    c = subprocess.run([binary, 'check', '--solr', solr.core, '--quiet'], capture_output=True)
+    out.append(('check_exits_0', c.returncode == 0,
+                'exit %s %s' % (c.returncode, c.stderr.decode()[-300:].strip())))
+    report = os.path.join(WORK, 'full-dry-run.json')
+    c = subprocess.run([binary, 'run', '--solr', solr.core, '--full', '--dry-run', '--quiet',
+                        '--report', report], capture_output=True)
+    written = json.load(open(report))['documents']['written'] if c.returncode == 0 else None
+    out.append(('full_dry_run_writes_nothing', written == 0,
+                'exit %s, would write %s' % (c.returncode, written)))
+
+    # 3. No content the web still serves is missing because a prediction skipped its URL.
+    indexed_contents = {web.content(d['sku']) for d in docs}
+    missing = [u for u in crawler.skipped
+               if web.content(u) is not None and web.content(u) not in indexed_contents]
+    out.append(('no_served_content_lost_to_a_prediction', not missing,
+                '%d URLs skipped at rest; missing: %s' % (len(crawler.skipped), missing[:5])))
+
+    # 4. Every prediction points at a page that exists.
+    urls = sorted(crawler.known)
+    answers = serve.predict(urls) or {}
+    dangling = [(u, a['duplicate_of']['id']) for u, a in answers.items()
+                if a.get('duplicate_of') and a['duplicate_of']['id'] not in ids]
+    out.append(('every_prediction_points_at_an_existing_page',
+                len(answers) == len(urls) and not dangling,
+                '%d of %d URLs answered, %d predicted duplicates; dangling: %s'
+                % (len(answers), len(urls),
+                   sum(1 for a in answers.values() if a.get('duplicate_of')), dangling[:5])))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- main
+
+def binary_path():
+    for b in (os.environ.get('SOLR_DEDUP'), os.path.join(REPO, 'target/release/solr-dedup'),
+              os.path.join(REPO, 'target/debug/solr-dedup')):
+        if b and os.access(b, os.X_OK):
+            return b
+    raise RuntimeError('no solr-dedup binary: set SOLR_DEDUP or build one (cargo build)')
+
+
+def fmt(xs):
+    if not xs:
+        return 'n=0'
+    return 'n=%d worst=%.1fs median=%.1fs' % (len(xs), max(xs), statistics.median(xs))
+
+
+def main():
+    global WORK
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--minutes', type=float, required=True)
+    ap.add_argument('--cloud', action='store_true')
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--sites', type=int, default=4)
+    ap.add_argument('--pages', type=int, default=60, help='pages per site at the start')
+    ap.add_argument('--quiet', type=float, default=3.0, help="serve's --after-quiet, seconds")
+    ap.add_argument('--rate', type=float, default=40.0, help='URLs visited a second')
+    ap.add_argument('--burst', type=float, default=20.0, help='seconds of crawling between pauses')
+    ap.add_argument('--threshold', type=float, default=0.9,
+                    help="skip a URL predicted a duplicate at this probability (the middleware's "
+                         "SOLR_DEDUP_THRESHOLD)")
+    ap.add_argument('--churn', type=float, default=0.02,
+                    help='share of pages that change (and lose a URL, and half as many go) a pause')
+    ap.add_argument('--fault-every', type=float, default=25.0)
+    ap.add_argument('--learn-every', type=float, default=60.0)
+    ap.add_argument('--break-at-rest', action='store_true',
+                    help='test of the checks: at rest stop serve and delete a representative with '
+                         'copies; the soak must then FAIL')
+    ap.add_argument('--work', help='folder for logs and state (default: a temporary one)')
+    args = ap.parse_args()
+    WORK = args.work or tempfile.mkdtemp(prefix='solr-dedup-soak-')
+    if not args.work:
+        TEMP.append(WORK)
+    os.makedirs(WORK, exist_ok=True)
+    binary = binary_path()
+    mode = 'cloud' if args.cloud else 'standalone'
+    stats = {k: 0 for k in ('fetched', 'indexed', 'reindexed', 'deleted', 'skipped_on_prediction',
+                            'unskipped', 'predict_unanswered', 'learned', 'fault_cancel_run',
+                            'fault_kill_serve_in_run', 'fault_restart_serve', 'fault_solr_503')}
+    started = time.time()
+    log('work folder', WORK, '; binary', binary, '; mode', mode)
+    core = start_solr(args.cloud)
+    log('solr', core)
+    solr = Solr(core)
+    proxy = Proxy(core)
+    web = webmod.Web(args.seed, args.sites, args.pages)
+    web_server = webmod.serve(web)
+    rules = os.path.join(WORK, 'rules.json')
+    serve = Serve(binary, proxy.core, rules, args.quiet)
+    serve.start()
+    started = time.time()  # the crawl's minutes start now, Solr up
+    crawler = Crawler(web_server.server_port, solr, serve, stats, args.threshold)
+    for h in web.homes():
+        crawler.known[h] = 'new'
+    monitor = Monitor(crawler, solr)
+    faults = Faults(serve, proxy, args.fault_every, stats)
+    threads = [threading.Thread(target=monitor.loop, daemon=True),
+               threading.Thread(target=faults.loop, daemon=True)]
+    for t in threads:
+        t.start()
+
+    def learn():
+        c = subprocess.run([binary, 'urls', 'learn', '--solr', core, '--out', rules, '--quiet'],
+                           capture_output=True)
+        if c.returncode == 0:
+            stats['learned'] += 1
+        else:
+            log('urls learn failed:', c.stderr.decode()[-300:])
+
+    # The crawl: bursts of crawling with pauses longer than the quiet period, the web changing.
+    end = started + args.minutes * 60
+    last_learn = time.time()
+    burst_start = time.time()
+    while time.time() < end:
+        if time.time() - burst_start > args.burst:
+            web.tick(changed=args.churn, removed=args.churn / 2, urls_gone=args.churn,
+                     added=args.churn)
+            time.sleep(args.quiet * 2.5)
+            burst_start = time.time()
+        if time.time() - last_learn > args.learn_every or (stats['learned'] == 0 and
+                                                           stats['indexed'] > 200):
+            learn()
+            last_learn = time.time()
+        t0 = time.time()
+        urls = crawler.pick(20)
+        if not urls:
+            time.sleep(0.5)
+            continue
+        try:
+            crawler.step(urls)
+        except Exception as e:  # Solr refused the crawler's update: it tries again later
+            log('crawler:', e)
+        time.sleep(max(0, len(urls) / args.rate - (time.time() - t0)))
+    crawl_end = time.time()
+    log('crawl stopped:', json.dumps(stats))
+
+    # At rest: no more faults; serve up; passes over every known URL until one changes nothing.
+    faults.stop.set()
+    with faults.lock:
+        proxy.down = False
+        if serve.proc is None or serve.proc.poll() is not None:
+            serve.start()
+    solr.commit()
+    learn()
+    passes = 0
+    settle(serve, args.quiet)
+    while passes < 6:
+        passes += 1
+        changes = crawler.full_pass()
+        solr.commit()
+        log('rest pass %d: %d index changes' % (passes, changes))
+        settle(serve, args.quiet)
+        if changes == 0:
+            break
+    monitor.once()
+    monitor.finish()
+    if args.break_at_rest:
+        # The checks' own test: serve stopped, a representative with copies deleted, so that the
+        # invariants must fail (exit 1).
+        serve.stop()
+        rep = solr.select(q='exact_signature_copycount_i:[2 TO *]', fq='exact_signature_unique_b:true',
+                          fl='id', rows=1)['response']['docs']
+        if rep:
+            solr.update({'delete': [rep[0]['id']]}, commit='true', commitWithin='0')
+            log('--break-at-rest: serve stopped, representative %s deleted' % rep[0]['id'])
+    results = invariants(args, solr, web, crawler, serve, binary)
+    status, runs = serve.api('GET', '/api/runs?limit=1000')
+    by_state, durations = {}, []
+    for r in (runs or {}).get('runs', []):
+        by_state[r['state']] = by_state.get(r['state'], 0) + 1
+        if r['state'] == 'succeeded' and r.get('ended'):
+            durations.append(r['ended'] - r['started'])
+    ok = all(r[1] for r in results) and not monitor.unresolved_hidden
+    for name, good, detail in results:
+        log('%-46s %s  %s' % (name, 'ok' if good else 'BROKEN', detail))
+    if monitor.unresolved_hidden:
+        log('hidden at rest: %d contents' % len(monitor.unresolved_hidden))
+    faults_n = sum(v for k, v in stats.items() if k.startswith('fault_'))
+    print('soak %s: %s, %.1f min (crawl %.1f, rest %d passes), %d docs at rest; fetched %d, indexed %d, '
+          're-indexed %d, deleted %d, skipped on prediction %d; runs %s; faults %d (%s); '
+          'longest run %.1fs; hidden after a representative was deleted: %s, from the index quiet: %s '
+          '(unresolved %d); predictions to a deleted page: %s, from the index quiet: %s '
+          '(unresolved %d); invariants %d/%d%s; work %s'
+          % ('PASS' if ok else 'FAIL', mode, (time.time() - started) / 60,
+             (crawl_end - started) / 60, passes, solr.count(), stats['fetched'], stats['indexed'],
+             stats['reindexed'], stats['deleted'], stats['skipped_on_prediction'],
+             json.dumps(by_state, sort_keys=True), faults_n,
+             ', '.join('%s %d' % (k[6:], v) for k, v in stats.items() if k.startswith('fault_')),
+             max(durations, default=0), fmt(monitor.hidden), fmt(monitor.hidden_quiet),
+             len(monitor.unresolved_hidden), fmt(monitor.staleness), fmt(monitor.staleness_quiet),
+             len(monitor.unresolved_stale), sum(1 for r in results if r[1]), len(results),
+             '' if ok else ' (' + ', '.join(r[0] for r in results if not r[1]) + ')', WORK),
+          flush=True)
+    if ok:
+        # A passing soak leaves nothing behind; a failing one keeps its logs in the work folder.
+        for folder in TEMP:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0 if ok else 1
+
+
+def on_signal(sig, _frame):
+    raise SystemExit(128 + sig)
+
+
+if __name__ == '__main__':
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    code = 1
+    try:
+        code = main()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except Exception as e:
+        log('error:', repr(e))
+        import traceback
+        traceback.print_exc()
+        print('soak FAIL: %s' % e, flush=True)
+        code = 1
+    finally:
+        stop_children()
+    sys.exit(code)
