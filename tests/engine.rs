@@ -5,15 +5,18 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use solr_dedup::engine::{self, Dimension, EngineConfig, Preference, Report, Scope};
+use solr_dedup::engine::{self, Dimension, EngineConfig, Order, Preference, Report, Scope};
 use solr_dedup::store::file::{FileStore, Output, OutputFormat};
 use solr_dedup::store::{
     AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
     StoreError, UpdateOutcome,
 };
+use solr_dedup::urlrules::rank::Spelling;
+use solr_dedup::urlrules::{Evidence, ParamRule, Rules, SiteRules};
 
 type Docs = BTreeMap<String, Value>;
 
@@ -283,6 +286,7 @@ fn a_page_at_four_url_variants_keeps_exactly_one_copy() {
         preference: Preference {
             prefer_https: false,
             prefer_www: false,
+            ..Preference::default()
         },
         ..EngineConfig::default()
     };
@@ -396,11 +400,24 @@ fn odd_urls_are_normalised_before_comparing() {
         page("o1", "HTTP://WWW.Example.ORG:80/Path#frag", "odd one"),
         page("o2", "http://www.example.org/Path", "odd two"),
     ];
-    let (_, out) = run(&docs);
-    // The same normalised URL: one www group and one http group. Equal URLs, so the id decides.
+    // The same normalised URL: one www group and one http group. Under YaCy's order the URLs are
+    // equal, so the id decides.
+    let yacy = EngineConfig {
+        preference: Preference {
+            order: Order::Yacy,
+            ..Preference::default()
+        },
+        ..EngineConfig::default()
+    };
+    let (_, out) = run_with(&docs, &yacy);
     assert_eq!(flag(&out, "o1", "www_unique_b"), json!(true));
     assert_eq!(flag(&out, "o2", "www_unique_b"), json!(false));
     assert_eq!(flag(&out, "o2", "http_unique_b"), json!(false));
+    // Canonical first: the host written in upper case is clutter, so o2 stays.
+    let (_, out) = run(&docs);
+    assert_eq!(flag(&out, "o2", "www_unique_b"), json!(true));
+    assert_eq!(flag(&out, "o1", "www_unique_b"), json!(false));
+    assert_eq!(flag(&out, "o1", "http_unique_b"), json!(false));
 }
 
 #[test]
@@ -584,6 +601,7 @@ fn incremental_runs_decide_exactly_the_groups_that_changed() {
         preference: Preference {
             prefer_https: false,
             prefer_www: true,
+            ..Preference::default()
         },
         ..EngineConfig::default()
     };
@@ -600,6 +618,76 @@ fn incremental_runs_decide_exactly_the_groups_that_changed() {
 
 /// After a small crawl change, the ranking and writing passes look up only the documents of the
 /// groups that changed, and the result is a full run's.
+/// Issue 27: the copy that stays is the one a searcher should see. Worked out by hand from the
+/// order (`src/engine/url_key.rs`): YaCy's is https, www., shorter; canonical first counts session,
+/// tracking and host case as clutter; with rules, the site's majority spelling picks the scheme and
+/// www. An incremental run after the order changed ends where a full run does.
+#[test]
+fn the_canonical_order_keeps_the_clean_url_and_incremental_runs_follow_it() {
+    let a = page("a", "https://www.example.org/x?sid=abc", TEXT);
+    let b = page("b", "http://example.org/x", TEXT);
+    let c = page("c", "https://EXAMPLE.org/x", TEXT);
+    let d = page("d", "https://www.example.org/x?utm_source=feed", TEXT);
+    let e = page("e", "https://www.example.org/x", TEXT);
+    let yacy = EngineConfig {
+        preference: Preference {
+            order: Order::Yacy,
+            ..Preference::default()
+        },
+        ..EngineConfig::default()
+    };
+    let rules = EngineConfig {
+        url_rules: Some(Arc::new(site_rules("example.org"))),
+        ..EngineConfig::default()
+    };
+    let rep = |out: &Docs| -> Vec<String> {
+        out.iter()
+            .filter(|(_, d)| d["exact_signature_unique_b"] == json!(true))
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    let four = [a.clone(), b.clone(), c.clone(), d.clone()];
+    // YaCy: https (a, c, d), then www. (a, d), then the shorter URL: a.
+    let (_, by_yacy) = run_with(&four, &yacy);
+    assert_eq!(rep(&by_yacy), ["a"]);
+    // Canonical: a has a session id, c an upper-case host, d a tracking parameter: b.
+    let (_, by_canonical) = run(&four);
+    assert_eq!(rep(&by_canonical), ["b"]);
+    assert_eq!(by_canonical["b"]["exact_signature_copycount_i"], json!(4));
+    // From the index YaCy's order left, an incremental run ends where a full one does.
+    let settled: Vec<Value> = by_yacy.values().cloned().collect();
+    let (r, incremental) = run_with(&settled, &EngineConfig::default());
+    assert!(r.documents.written > 0);
+    let (_, full) = run_with(
+        &settled,
+        &EngineConfig {
+            full: true,
+            ..EngineConfig::default()
+        },
+    );
+    assert_eq!(outputs(&incremental), outputs(&full));
+    assert_eq!(rep(&incremental), ["b"]);
+
+    // e is as clean as b: without rules --prefer-https picks e; with rules saying most of the
+    // site's pages are under http and the bare host, b.
+    let five = [a, b, c, d, e];
+    let (_, no_rules) = run(&five);
+    assert_eq!(rep(&no_rules), ["e"]);
+    let (_, with_rules) = run_with(&five, &rules);
+    assert_eq!(rep(&with_rules), ["b"]);
+    let settled: Vec<Value> = no_rules.values().cloned().collect();
+    let (_, incremental) = run_with(&settled, &rules);
+    let (_, full) = run_with(
+        &settled,
+        &EngineConfig {
+            full: true,
+            ..rules.clone()
+        },
+    );
+    assert_eq!(outputs(&incremental), outputs(&full));
+    assert_eq!(rep(&incremental), ["b"]);
+}
+
 #[test]
 fn a_small_change_is_decided_from_lookups_alone() {
     let (_, first) = run(&crate::truth::generated(2000, 5, 0.5));
@@ -988,8 +1076,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => (0u8..6, 0u8..8).prop_map(|(t, u)| Op::Add(t, u)),
-        2 => (any::<u8>(), 0u8..6, 0u8..8).prop_map(|(s, t, u)| Op::Replace(s, t, u)),
+        3 => (0u8..6, 0u8..40).prop_map(|(t, u)| Op::Add(t, u)),
+        2 => (any::<u8>(), 0u8..6, 0u8..40).prop_map(|(s, t, u)| Op::Replace(s, t, u)),
         2 => any::<u8>().prop_map(Op::Delete),
         2 => Just(Op::Run),
         1 => any::<u8>().prop_map(Op::Interrupted),
@@ -1010,7 +1098,10 @@ fn make_doc(id: &str, text: u8, url: u8, version: i64) -> Value {
         "https://a.org",
         "http://www.a.org",
         "https://www.a.org",
+        "https://WWW.A.org",
     ];
+    // What the canonical order ranks by: clutter a searcher should not see.
+    let clutter = ["", "?sid=9", "?utm_source=feed", "/index.html"];
     let titles = [
         json!(["Home"]),
         json!(["Home"]),
@@ -1019,7 +1110,12 @@ fn make_doc(id: &str, text: u8, url: u8, version: i64) -> Value {
     ];
     let mut d = json!({
         "id": id,
-        "sku": format!("{}/{}", hosts[(url % 4) as usize], url / 4),
+        "sku": format!(
+            "{}/{}{}",
+            hosts[(url % 5) as usize],
+            (url / 5) % 2,
+            clutter[(url / 10) as usize % 4]
+        ),
         "text_t": texts[text as usize % texts.len()],
         "title": titles[(text as usize + url as usize) % titles.len()],
         "_version_": version,
@@ -1037,11 +1133,25 @@ proptest! {
     /// state equals one `--full` run on the final documents, and a run interrupted before its output
     /// was committed changes nothing.
     #[test]
-    fn incremental_runs_end_where_a_full_run_does(ops in proptest::collection::vec(op(), 1..25)) {
+    fn incremental_runs_end_where_a_full_run_does(
+        ops in proptest::collection::vec(op(), 1..25),
+        order in 0u8..3,
+    ) {
         let mut docs: BTreeMap<String, Value> = BTreeMap::new();
         let mut version = 1_800_000_000_000_000_000i64;
         let mut next_id = 0u32;
-        let cfg = EngineConfig::default();
+        // YaCy's order, canonical first without rules, and with rules.
+        let cfg = match order {
+            0 => EngineConfig {
+                preference: Preference { order: Order::Yacy, ..Preference::default() },
+                ..EngineConfig::default()
+            },
+            1 => EngineConfig::default(),
+            _ => EngineConfig {
+                url_rules: Some(Arc::new(a_org_rules())),
+                ..EngineConfig::default()
+            },
+        };
         for op in ops {
             version += 1;
             match op {
@@ -1094,6 +1204,32 @@ proptest! {
         let settled: Vec<Value> = incremental.values().cloned().collect();
         prop_assert!(updates_with(&settled, &cfg).is_empty());
     }
+}
+
+/// Rules for the proptest's site: `sid` does not matter, most pages are under http and the bare
+/// host.
+fn a_org_rules() -> Rules {
+    site_rules("a.org")
+}
+
+/// [`a_org_rules`] for `site`.
+fn site_rules(name: &str) -> Rules {
+    let mut site = SiteRules {
+        pages: 50,
+        spelling: Spelling {
+            http: 40,
+            https: 10,
+            bare: 30,
+            www: 20,
+            params: vec![],
+        },
+        ..SiteRules::default()
+    };
+    site.params
+        .push(ParamRule::irrelevant("sid", "/", Evidence::new(30, 0)));
+    let mut rules = Rules::default();
+    rules.sites.insert(name.into(), site);
+    rules
 }
 
 /// The near-duplicate texts of the next proptest: a chain a - b - c (b bridges a and c), a copy of

@@ -429,7 +429,18 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         .into());
     }
     // Read now, not at every run: the --near-* parameters and the --chrome model.
-    let job = ready(&c.job)?;
+    // and the rules the representatives are ranked by, when they are there (a rules file that
+    // appears later is for the URL endpoints until serve starts again).
+    let job = match &c.job.rules {
+        Some(path) if !path.exists() => {
+            warn!(rules = %path.display(), "no rules yet: runs rank representatives without them");
+            ready(&JobConfig {
+                rules: None,
+                ..c.job.clone()
+            })?
+        }
+        _ => ready(&c.job)?,
+    };
     // What would make every run fail is refused now, with the line `run` would print (the core's
     // URL and credentials: `IndexBackend::open`).
     refuse_output(&job)?;

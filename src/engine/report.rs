@@ -68,6 +68,12 @@ pub struct DimensionReport {
     /// instead. Absent for the other dimensions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lookup_fallbacks: Option<u64>,
+    /// Per rule of the preference order (`canonical`, `clutter`, `host`, `scheme`, `www`,
+    /// `param order`, `shorter`, `smaller url`, `id`): in how many of the groups this run decided
+    /// it was the first rule that separated the representative from the runner-up.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[schema(value_type = BTreeMap<String, u64>)]
+    pub decided_by: BTreeMap<Name, u64>,
 }
 
 /// The whole report.
