@@ -654,8 +654,27 @@ fn the_canonical_order_keeps_the_clean_url_and_incremental_runs_follow_it() {
     let (_, by_canonical) = run(&four);
     assert_eq!(rep(&by_canonical), ["b"]);
     assert_eq!(by_canonical["b"]["exact_signature_copycount_i"], json!(4));
-    // From the index YaCy's order left, an incremental run ends where a full one does.
+    // From the index YaCy's order left, `check` previews the flips before anything is written:
+    // a and b turn over in exact, fuzzy and near (one group of all four each), and in http
+    // ({b, c}: YaCy kept c for https, canonical keeps b, c's host being upper case).
     let settled: Vec<Value> = by_yacy.values().cloned().collect();
+    let preview = check(&settled);
+    assert!(preview.check_failed());
+    for (dim, ids) in [
+        ("exact", ["a", "b"]),
+        ("fuzzy", ["a", "b"]),
+        ("near", ["a", "b"]),
+        ("http", ["b", "c"]),
+    ] {
+        let r = &preview.dimensions[dim];
+        assert_eq!(r.flips, 2, "{dim}: {r:?}");
+        let mut got = r.flip_examples.clone();
+        got.sort();
+        assert_eq!(got, ids, "{dim}");
+    }
+    assert_eq!(preview.dimensions["www"].flips, 0);
+    assert!(preview.summary().contains("2 unique flags would turn over"));
+    // From there, an incremental run ends where a full one does.
     let (r, incremental) = run_with(&settled, &EngineConfig::default());
     assert!(r.documents.written > 0);
     let (_, full) = run_with(
