@@ -28,7 +28,7 @@ use super::urls::index_of;
 use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Progress};
-use crate::groups::{biggest_groups, lookup, on_host, Found, GroupView};
+use crate::groups::{biggest_groups, explain, lookup, on_host, Found, GroupView};
 use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
@@ -357,7 +357,7 @@ impl Backend for IndexBackend {
         let store = self.store()?;
         let fields = &self.job.engine.fields;
         let within = host.map(|h| on_host(&fields.url, h));
-        Ok(biggest_groups(
+        let mut groups = biggest_groups(
             &store,
             fields,
             &self.filter,
@@ -366,7 +366,16 @@ impl Backend for IndexBackend {
             members,
             within.as_ref(),
         )
-        .await?)
+        .await?;
+        // Each member's rank and the rule that put the representative first, as runs decide.
+        for g in groups.iter_mut().flatten() {
+            explain(
+                g,
+                self.job.engine.preference,
+                self.job.engine.url_rules.as_deref(),
+            );
+        }
+        Ok(groups)
     }
 }
 
