@@ -15,10 +15,9 @@ use solr_dedup::store::{
     AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
     StoreError, UpdateOutcome,
 };
-use solr_dedup::urlrules::rank::Spelling;
-use solr_dedup::urlrules::{Evidence, ParamRule, Rules, SiteRules};
+use solr_dedup::urlrules::Rules;
 
-type Docs = BTreeMap<String, Value>;
+pub(crate) type Docs = BTreeMap<String, Value>;
 
 pub(crate) fn write_jsonl(path: &Path, docs: &[Value]) {
     let text: String = docs.iter().map(|d| format!("{d}\n")).collect();
@@ -144,7 +143,7 @@ fn run_docs(
 }
 
 /// Runs the engine on `docs` and returns the report and the annotated documents by id.
-fn run_with(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
+pub(crate) fn run_with(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
     let (report, lines) = run_docs(docs, cfg, OutputFormat::Docs, false);
     (report, by_id(lines))
 }
@@ -157,7 +156,7 @@ pub(crate) fn by_id(lines: Vec<Value>) -> Docs {
         .collect()
 }
 
-fn run(docs: &[Value]) -> (Report, Docs) {
+pub(crate) fn run(docs: &[Value]) -> (Report, Docs) {
     run_with(docs, &EngineConfig::default())
 }
 
@@ -170,11 +169,12 @@ fn flag(docs: &Docs, id: &str, field: &str) -> Value {
     docs[id].get(field).cloned().unwrap_or(Value::Null)
 }
 
-fn page(id: &str, url: &str, text: &str) -> Value {
+pub(crate) fn page(id: &str, url: &str, text: &str) -> Value {
     json!({"id": id, "sku": url, "text_t": text, "_version_": 1_800_000_000_000_000_000i64})
 }
 
-const TEXT: &str = "The same article text, served at several addresses on one site and another.";
+pub(crate) const TEXT: &str =
+    "The same article text, served at several addresses on one site and another.";
 
 #[test]
 fn exact_group_counts_and_one_representative_by_preference() {
@@ -618,95 +618,6 @@ fn incremental_runs_decide_exactly_the_groups_that_changed() {
 
 /// After a small crawl change, the ranking and writing passes look up only the documents of the
 /// groups that changed, and the result is a full run's.
-/// Issue 27: the copy that stays is the one a searcher should see. Worked out by hand from the
-/// order (`src/engine/url_key.rs`): YaCy's is https, www., shorter; canonical first counts session,
-/// tracking and host case as clutter; with rules, the site's majority spelling picks the scheme and
-/// www. An incremental run after the order changed ends where a full run does.
-#[test]
-fn the_canonical_order_keeps_the_clean_url_and_incremental_runs_follow_it() {
-    let a = page("a", "https://www.example.org/x?sid=abc", TEXT);
-    let b = page("b", "http://example.org/x", TEXT);
-    let c = page("c", "https://EXAMPLE.org/x", TEXT);
-    let d = page("d", "https://www.example.org/x?utm_source=feed", TEXT);
-    let e = page("e", "https://www.example.org/x", TEXT);
-    let yacy = EngineConfig {
-        preference: Preference {
-            order: Order::Yacy,
-            ..Preference::default()
-        },
-        ..EngineConfig::default()
-    };
-    let rules = EngineConfig {
-        url_rules: Some(Arc::new(site_rules("example.org"))),
-        ..EngineConfig::default()
-    };
-    let rep = |out: &Docs| -> Vec<String> {
-        out.iter()
-            .filter(|(_, d)| d["exact_signature_unique_b"] == json!(true))
-            .map(|(id, _)| id.clone())
-            .collect()
-    };
-    let four = [a.clone(), b.clone(), c.clone(), d.clone()];
-    // YaCy: https (a, c, d), then www. (a, d), then the shorter URL: a.
-    let (_, by_yacy) = run_with(&four, &yacy);
-    assert_eq!(rep(&by_yacy), ["a"]);
-    // Canonical: a has a session id, c an upper-case host, d a tracking parameter: b.
-    let (_, by_canonical) = run(&four);
-    assert_eq!(rep(&by_canonical), ["b"]);
-    assert_eq!(by_canonical["b"]["exact_signature_copycount_i"], json!(4));
-    // From the index YaCy's order left, `check` previews the flips before anything is written:
-    // a and b turn over in exact, fuzzy and near (one group of all four each), and in http
-    // ({b, c}: YaCy kept c for https, canonical keeps b, c's host being upper case).
-    let settled: Vec<Value> = by_yacy.values().cloned().collect();
-    let preview = check(&settled);
-    assert!(preview.check_failed());
-    for (dim, ids) in [
-        ("exact", ["a", "b"]),
-        ("fuzzy", ["a", "b"]),
-        ("near", ["a", "b"]),
-        ("http", ["b", "c"]),
-    ] {
-        let r = &preview.dimensions[dim];
-        assert_eq!(r.flips, 2, "{dim}: {r:?}");
-        let mut got = r.flip_examples.clone();
-        got.sort();
-        assert_eq!(got, ids, "{dim}");
-    }
-    assert_eq!(preview.dimensions["www"].flips, 0);
-    assert!(preview.summary().contains("2 unique flags would turn over"));
-    // From there, an incremental run ends where a full one does.
-    let (r, incremental) = run_with(&settled, &EngineConfig::default());
-    assert!(r.documents.written > 0);
-    let (_, full) = run_with(
-        &settled,
-        &EngineConfig {
-            full: true,
-            ..EngineConfig::default()
-        },
-    );
-    assert_eq!(outputs(&incremental), outputs(&full));
-    assert_eq!(rep(&incremental), ["b"]);
-
-    // e is as clean as b: without rules --prefer-https picks e; with rules saying most of the
-    // site's pages are under http and the bare host, b.
-    let five = [a, b, c, d, e];
-    let (_, no_rules) = run(&five);
-    assert_eq!(rep(&no_rules), ["e"]);
-    let (_, with_rules) = run_with(&five, &rules);
-    assert_eq!(rep(&with_rules), ["b"]);
-    let settled: Vec<Value> = no_rules.values().cloned().collect();
-    let (_, incremental) = run_with(&settled, &rules);
-    let (_, full) = run_with(
-        &settled,
-        &EngineConfig {
-            full: true,
-            ..rules.clone()
-        },
-    );
-    assert_eq!(outputs(&incremental), outputs(&full));
-    assert_eq!(rep(&incremental), ["b"]);
-}
-
 #[test]
 fn a_small_change_is_decided_from_lookups_alone() {
     let (_, first) = run(&crate::truth::generated(2000, 5, 0.5));
@@ -953,7 +864,7 @@ fn a_twin_stored_under_an_odd_spelling_is_still_found() {
     assert!(d.reread > d.read, "the miss led to a full read: {d:?}");
 }
 
-fn check(docs: &[Value]) -> Report {
+pub(crate) fn check(docs: &[Value]) -> Report {
     run_docs(docs, &EngineConfig::default(), OutputFormat::Updates, true).0
 }
 
@@ -1063,7 +974,7 @@ fn reindexed(doc: &Value) -> Value {
     Value::Object(d)
 }
 
-fn outputs(docs: &Docs) -> BTreeMap<String, Vec<(String, Value)>> {
+pub(crate) fn outputs(docs: &Docs) -> BTreeMap<String, Vec<(String, Value)>> {
     docs.iter()
         .map(|(id, d)| {
             let mut fields: Vec<(String, Value)> = d
@@ -1228,27 +1139,7 @@ proptest! {
 /// Rules for the proptest's site: `sid` does not matter, most pages are under http and the bare
 /// host.
 fn a_org_rules() -> Rules {
-    site_rules("a.org")
-}
-
-/// [`a_org_rules`] for `site`.
-fn site_rules(name: &str) -> Rules {
-    let mut site = SiteRules {
-        pages: 50,
-        spelling: Spelling {
-            http: 40,
-            https: 10,
-            bare: 30,
-            www: 20,
-            params: vec![],
-        },
-        ..SiteRules::default()
-    };
-    site.params
-        .push(ParamRule::irrelevant("sid", "/", Evidence::new(30, 0)));
-    let mut rules = Rules::default();
-    rules.sites.insert(name.into(), site);
-    rules
+    super::preference::site_rules("a.org")
 }
 
 /// The near-duplicate texts of the next proptest: a chain a - b - c (b bridges a and c), a copy of
