@@ -227,6 +227,8 @@ pub struct JobConfig {
     pub allow_lossy: bool,
     /// `--chrome`: the chrome model file the near signatures leave the host's chrome out by.
     pub chrome: Option<PathBuf>,
+    /// `--rules`: the URL rules the representative is chosen by (and serve's predictions).
+    pub rules: Option<PathBuf>,
     /// `near` is on by default, not asked for: a core without its fields runs the other dimensions
     /// (with a note on how to add them) instead of refusing.
     pub near_optional: bool,

@@ -17,9 +17,11 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::engine::{deciding_rule, Preference, RankPrefix, UrlKeys};
 use crate::model::Dimension;
 use crate::model::FieldNames;
 use crate::store::{Doc, FacetQuery, Filter, ReadQuery, Store, StoreError};
+use crate::urlrules::Rules;
 
 /// One group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -43,6 +45,43 @@ pub struct Member {
     pub url: Option<String>,
     /// Its stored flag in the dimension.
     pub unique: Option<bool>,
+    /// Its rank under the run's preference order ([`explain`]), smaller first: rewrites to the
+    /// canonical form, clutter, host, scheme, www, parameter order, URL length. Empty when not
+    /// explained.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank: Vec<u32>,
+    /// For a member that is not the representative: the first rule of the order on which the
+    /// stored representative and it differ, the rule that separated them (a representative stored
+    /// under other settings may lose on it) (`canonical`, `clutter`, `host`, `scheme`, `www`, `param order`,
+    /// `shorter`, `smaller url`, `id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separated_by: Option<String>,
+}
+
+/// Fills each member's [`Member::rank`] and [`Member::separated_by`] under a preference order
+/// (the one runs decide with) and its rules. Pure.
+pub fn explain(view: &mut GroupView, pref: Preference, rules: Option<&Rules>) {
+    let key = |m: &Member| {
+        let keys = UrlKeys::new(m.url.as_deref());
+        let prefix = RankPrefix::new(m.url.as_deref(), &keys, pref, rules);
+        (prefix, keys.normalized)
+    };
+    let rep = view.representative.as_ref().map(|r| (key(r), r.id.clone()));
+    let members = view.members.iter_mut().chain(view.representative.as_mut());
+    for m in members {
+        let ((prefix, normalized), id) = (key(m), m.id.clone());
+        m.rank = prefix.parts().to_vec();
+        m.separated_by = rep.as_ref().and_then(|((rp, rn), rid)| {
+            (*rid != id).then(|| {
+                deciding_rule(
+                    (*rp, rn.as_deref(), rid),
+                    (prefix, normalized.as_deref(), &id),
+                )
+                .name()
+                .to_owned()
+            })
+        });
+    }
 }
 
 /// The field a dimension's groups share, when it has one.
@@ -111,6 +150,8 @@ pub async fn biggest_groups<S: Store>(
         id: doc.get(&fields.id).map(text).unwrap_or_default(),
         url: doc.get(&fields.url).map(text),
         unique: doc.get(flag).and_then(Value::as_bool),
+        rank: Vec::new(),
+        separated_by: None,
     };
     let mut out = Vec::with_capacity(buckets.len());
     for b in buckets {
@@ -309,6 +350,8 @@ async fn group_of<S: Store>(
         id: doc.get(&fields.id).map(text).unwrap_or_default(),
         url: doc.get(&fields.url).map(text),
         unique: doc.get(flag).and_then(Value::as_bool),
+        rank: Vec::new(),
+        separated_by: None,
     };
     let mut list: Vec<Member> = store
         .sample(&ReadQuery {
@@ -330,4 +373,57 @@ async fn group_of<S: Store>(
         representative,
         members: list,
     }))
+}
+
+#[cfg(test)]
+mod explain_tests {
+    use super::*;
+    use crate::engine::Order;
+
+    fn m(id: &str, url: &str, unique: bool) -> Member {
+        Member {
+            id: id.into(),
+            url: Some(url.into()),
+            unique: Some(unique),
+            rank: Vec::new(),
+            separated_by: None,
+        }
+    }
+
+    #[test]
+    fn each_member_gets_its_rank_and_the_rule_that_put_the_representative_first() {
+        let rep = m("b", "http://example.org/x", true);
+        let mut g = GroupView {
+            key: "1".into(),
+            size: 4,
+            representative: Some(rep.clone()),
+            members: vec![
+                rep,
+                m("c", "https://EXAMPLE.org/x", false),
+                m("a", "https://www.example.org/x?sid=abc", false),
+                m("z", "http://example.org/x", false),
+            ],
+        };
+        explain(&mut g, Preference::default(), None);
+        let why: Vec<Option<&str>> = g
+            .members
+            .iter()
+            .map(|m| m.separated_by.as_deref())
+            .collect();
+        // c: an upper-case host; a: a session id (clutter before scheme); z: the same URL, so
+        // the id.
+        assert_eq!(why, [None, Some("clutter"), Some("clutter"), Some("id")]);
+        // rewrites, clutter (host case in the high byte), host, scheme, www, order, length.
+        assert_eq!(g.members[0].rank, [0, 0, 0, 1, 1, 0, 20]);
+        assert_eq!(g.members[1].rank, [0, 256, 0, 0, 1, 0, 21]);
+        // Under YaCy's order the first rule on which b and c differ is the scheme (there c would
+        // be the better one: the view names the rule, not who wins it).
+        let yacy = Preference {
+            order: Order::Yacy,
+            ..Preference::default()
+        };
+        explain(&mut g, yacy, None);
+        assert_eq!(g.members[1].separated_by.as_deref(), Some("scheme"));
+        assert_eq!(g.members[0].rank, [0, 0, 0, 1, 1, 0, 20]);
+    }
 }

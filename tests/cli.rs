@@ -944,8 +944,19 @@ fn urls_learn_counts_the_evidence_of_a_hand_made_corpus() {
     let shop = rules["sites"]["shop.example"].as_object().unwrap();
     let mut keys: Vec<&str> = shop.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["pages", "params", "scheme", "www"], "{text}");
+    assert_eq!(
+        keys,
+        ["pages", "params", "scheme", "spelling", "www"],
+        "{text}"
+    );
     assert_eq!(shop["pages"], 30);
+    // Per product: https for all but pI-http, the bare host for all but pI-www; one pair at most
+    // in a query, so no parameter order.
+    assert_eq!(
+        shop["spelling"],
+        serde_json::json!({"https": 25, "http": 5, "www": 5, "bare": 25}),
+        "{text}"
+    );
     for part in ["scheme", "www"] {
         assert_eq!(shop[part]["support"], 5, "{part}: {text}");
         assert_eq!(shop[part]["against"], 0, "{part}: {text}");

@@ -5,17 +5,19 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use solr_dedup::engine::{self, Dimension, EngineConfig, Preference, Report, Scope};
+use solr_dedup::engine::{self, Dimension, EngineConfig, Order, Preference, Report, Scope};
 use solr_dedup::store::file::{FileStore, Output, OutputFormat};
 use solr_dedup::store::{
     AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
     StoreError, UpdateOutcome,
 };
+use solr_dedup::urlrules::Rules;
 
-type Docs = BTreeMap<String, Value>;
+pub(crate) type Docs = BTreeMap<String, Value>;
 
 pub(crate) fn write_jsonl(path: &Path, docs: &[Value]) {
     let text: String = docs.iter().map(|d| format!("{d}\n")).collect();
@@ -141,7 +143,7 @@ fn run_docs(
 }
 
 /// Runs the engine on `docs` and returns the report and the annotated documents by id.
-fn run_with(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
+pub(crate) fn run_with(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
     let (report, lines) = run_docs(docs, cfg, OutputFormat::Docs, false);
     (report, by_id(lines))
 }
@@ -154,7 +156,7 @@ pub(crate) fn by_id(lines: Vec<Value>) -> Docs {
         .collect()
 }
 
-fn run(docs: &[Value]) -> (Report, Docs) {
+pub(crate) fn run(docs: &[Value]) -> (Report, Docs) {
     run_with(docs, &EngineConfig::default())
 }
 
@@ -167,11 +169,12 @@ fn flag(docs: &Docs, id: &str, field: &str) -> Value {
     docs[id].get(field).cloned().unwrap_or(Value::Null)
 }
 
-fn page(id: &str, url: &str, text: &str) -> Value {
+pub(crate) fn page(id: &str, url: &str, text: &str) -> Value {
     json!({"id": id, "sku": url, "text_t": text, "_version_": 1_800_000_000_000_000_000i64})
 }
 
-const TEXT: &str = "The same article text, served at several addresses on one site and another.";
+pub(crate) const TEXT: &str =
+    "The same article text, served at several addresses on one site and another.";
 
 #[test]
 fn exact_group_counts_and_one_representative_by_preference() {
@@ -283,6 +286,7 @@ fn a_page_at_four_url_variants_keeps_exactly_one_copy() {
         preference: Preference {
             prefer_https: false,
             prefer_www: false,
+            ..Preference::default()
         },
         ..EngineConfig::default()
     };
@@ -396,11 +400,24 @@ fn odd_urls_are_normalised_before_comparing() {
         page("o1", "HTTP://WWW.Example.ORG:80/Path#frag", "odd one"),
         page("o2", "http://www.example.org/Path", "odd two"),
     ];
-    let (_, out) = run(&docs);
-    // The same normalised URL: one www group and one http group. Equal URLs, so the id decides.
+    // The same normalised URL: one www group and one http group. Under YaCy's order the URLs are
+    // equal, so the id decides.
+    let yacy = EngineConfig {
+        preference: Preference {
+            order: Order::Yacy,
+            ..Preference::default()
+        },
+        ..EngineConfig::default()
+    };
+    let (_, out) = run_with(&docs, &yacy);
     assert_eq!(flag(&out, "o1", "www_unique_b"), json!(true));
     assert_eq!(flag(&out, "o2", "www_unique_b"), json!(false));
     assert_eq!(flag(&out, "o2", "http_unique_b"), json!(false));
+    // Canonical first: the host written in upper case is clutter, so o2 stays.
+    let (_, out) = run(&docs);
+    assert_eq!(flag(&out, "o2", "www_unique_b"), json!(true));
+    assert_eq!(flag(&out, "o1", "www_unique_b"), json!(false));
+    assert_eq!(flag(&out, "o1", "http_unique_b"), json!(false));
 }
 
 #[test]
@@ -584,6 +601,7 @@ fn incremental_runs_decide_exactly_the_groups_that_changed() {
         preference: Preference {
             prefer_https: false,
             prefer_www: true,
+            ..Preference::default()
         },
         ..EngineConfig::default()
     };
@@ -846,7 +864,7 @@ fn a_twin_stored_under_an_odd_spelling_is_still_found() {
     assert!(d.reread > d.read, "the miss led to a full read: {d:?}");
 }
 
-fn check(docs: &[Value]) -> Report {
+pub(crate) fn check(docs: &[Value]) -> Report {
     run_docs(docs, &EngineConfig::default(), OutputFormat::Updates, true).0
 }
 
@@ -956,7 +974,7 @@ fn reindexed(doc: &Value) -> Value {
     Value::Object(d)
 }
 
-fn outputs(docs: &Docs) -> BTreeMap<String, Vec<(String, Value)>> {
+pub(crate) fn outputs(docs: &Docs) -> BTreeMap<String, Vec<(String, Value)>> {
     docs.iter()
         .map(|(id, d)| {
             let mut fields: Vec<(String, Value)> = d
@@ -988,8 +1006,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => (0u8..6, 0u8..8).prop_map(|(t, u)| Op::Add(t, u)),
-        2 => (any::<u8>(), 0u8..6, 0u8..8).prop_map(|(s, t, u)| Op::Replace(s, t, u)),
+        3 => (0u8..6, 0u8..40).prop_map(|(t, u)| Op::Add(t, u)),
+        2 => (any::<u8>(), 0u8..6, 0u8..40).prop_map(|(s, t, u)| Op::Replace(s, t, u)),
         2 => any::<u8>().prop_map(Op::Delete),
         2 => Just(Op::Run),
         1 => any::<u8>().prop_map(Op::Interrupted),
@@ -1010,7 +1028,10 @@ fn make_doc(id: &str, text: u8, url: u8, version: i64) -> Value {
         "https://a.org",
         "http://www.a.org",
         "https://www.a.org",
+        "https://WWW.A.org",
     ];
+    // What the canonical order ranks by: clutter a searcher should not see.
+    let clutter = ["", "?sid=9", "?utm_source=feed", "/index.html"];
     let titles = [
         json!(["Home"]),
         json!(["Home"]),
@@ -1019,7 +1040,12 @@ fn make_doc(id: &str, text: u8, url: u8, version: i64) -> Value {
     ];
     let mut d = json!({
         "id": id,
-        "sku": format!("{}/{}", hosts[(url % 4) as usize], url / 4),
+        "sku": format!(
+            "{}/{}{}",
+            hosts[(url % 5) as usize],
+            (url / 5) % 2,
+            clutter[(url / 10) as usize % 4]
+        ),
         "text_t": texts[text as usize % texts.len()],
         "title": titles[(text as usize + url as usize) % titles.len()],
         "_version_": version,
@@ -1037,11 +1063,25 @@ proptest! {
     /// state equals one `--full` run on the final documents, and a run interrupted before its output
     /// was committed changes nothing.
     #[test]
-    fn incremental_runs_end_where_a_full_run_does(ops in proptest::collection::vec(op(), 1..25)) {
+    fn incremental_runs_end_where_a_full_run_does(
+        ops in proptest::collection::vec(op(), 1..25),
+        order in 0u8..3,
+    ) {
         let mut docs: BTreeMap<String, Value> = BTreeMap::new();
         let mut version = 1_800_000_000_000_000_000i64;
         let mut next_id = 0u32;
-        let cfg = EngineConfig::default();
+        // YaCy's order, canonical first without rules, and with rules.
+        let cfg = match order {
+            0 => EngineConfig {
+                preference: Preference { order: Order::Yacy, ..Preference::default() },
+                ..EngineConfig::default()
+            },
+            1 => EngineConfig::default(),
+            _ => EngineConfig {
+                url_rules: Some(Arc::new(a_org_rules())),
+                ..EngineConfig::default()
+            },
+        };
         for op in ops {
             version += 1;
             match op {
@@ -1094,6 +1134,12 @@ proptest! {
         let settled: Vec<Value> = incremental.values().cloned().collect();
         prop_assert!(updates_with(&settled, &cfg).is_empty());
     }
+}
+
+/// Rules for the proptest's site: `sid` does not matter, most pages are under http and the bare
+/// host.
+fn a_org_rules() -> Rules {
+    super::preference::site_rules("a.org")
 }
 
 /// The near-duplicate texts of the next proptest: a chain a - b - c (b bridges a and c), a copy of

@@ -270,9 +270,12 @@ Dimensions (--dimensions, all by default):
                                                                  for fq={!collapse field=near_group_s}),
                                                                  near_trials_ls, near_keys_ls, near_version_s
 
-In each group exactly one document is unique (true), chosen by one order shared by all dimensions: https \
-before http (--prefer-https), www. before bare host (--prefer-www), then the shorter normalised URL, the \
-smaller URL, the smaller id. So `exact_signature_unique_b:true AND http_unique_b:true AND www_unique_b:true` \
+In each group exactly one document is unique (true), chosen by one order shared by all dimensions \
+(--prefer canonical): the URL that is its canonical form under --rules, then the fewest session, tracking, \
+print, default-value and host-case parts, then (with --rules) the host with more pages, https before http \
+(--prefer-https) and www. before bare host (--prefer-www) or, with --rules, as most of the site's pages, \
+then (with --rules) the site's parameter order, the shorter normalised URL, the smaller URL, the smaller id. \
+--prefer yacy (or --compat yacy) is YaCy's order: https, www., shorter, smaller, id. So `exact_signature_unique_b:true AND http_unique_b:true AND www_unique_b:true` \
 keeps one copy of a page served at four URL variants. Documents that cannot take part (empty text, empty \
 profile, no title, no description, no or unparseable URL, a non-http URL for http, no word for near) are unique with a count \
 of 1, and counted in the report.
@@ -478,6 +481,25 @@ pub struct JobArgs {
           num_args = 0..=1, default_missing_value = "true")]
     pub prefer_www: bool,
 
+    /// Which member of a group stays: `canonical` (the URL a searcher should see: its canonical form
+    /// under --rules, then the fewest session, tracking, print and default-value parts, then
+    /// --prefer-https/--prefer-www, shorter, smaller, id) or `yacy` (YaCy's order: https, www.,
+    /// shorter, smaller, id) [default: canonical]
+    #[arg(long, value_enum, value_name = "ORDER", conflicts_with = "compat")]
+    pub prefer: Option<PreferArg>,
+
+    /// Decide as YaCy does: YaCy's preference order (--prefer yacy) and fuzzy groups of any
+    /// profile size
+    #[arg(long, value_enum, value_name = "SYSTEM")]
+    pub compat: Option<CompatArg>,
+
+    /// URL rules learned by `solr-dedup urls learn`: the representative is the member whose URL is
+    /// its canonical form, and the scheme, www. and parameter order most of its site's pages use.
+    /// serve also answers URL predictions from it (read again after every run; while it is not there
+    /// the URL endpoints answer 503)
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+
     /// Only documents matching this filter take part; others are untouched. Solr gets it as an fq,
     /// unchanged, and a filter Solr refuses ends the run before anything is written. File mode reads
     /// Solr's standard syntax for *:*, field:value, field:"v", field:[a TO b], field:*, one -x / !x /
@@ -540,6 +562,22 @@ pub struct RunCommandArgs {
     /// Its report.
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+/// The `--prefer` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PreferArg {
+    /// The URL a searcher should see first (issue 27)
+    Canonical,
+    /// YaCy's order: https, www., shorter, smaller, id
+    Yacy,
+}
+
+/// The `--compat` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompatArg {
+    /// YaCy's semantics
+    Yacy,
 }
 
 /// The `--scope` values.

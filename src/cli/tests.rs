@@ -203,3 +203,36 @@ fn unknown_schemes_are_refused() {
     let err = parse(&["signature", "--scheme", "sha1", "x"]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidValue);
 }
+
+#[test]
+fn the_preference_order_and_yacy_compatibility() {
+    let order = |args: &[&str]| {
+        let mut all = vec!["run", "--input", "d.jsonl"];
+        all.extend_from_slice(args);
+        crate::config::JobConfig::from(run_args(&all))
+            .engine
+            .preference
+            .order
+    };
+    use crate::engine::Order;
+    assert_eq!(order(&[]), Order::Canonical);
+    assert_eq!(order(&["--prefer", "canonical"]), Order::Canonical);
+    assert_eq!(order(&["--prefer", "yacy"]), Order::Yacy);
+    assert_eq!(order(&["--compat", "yacy"]), Order::Yacy);
+    let a = run_args(&["run", "--input", "d.jsonl", "--rules", "r.json"]);
+    assert_eq!(a.job.rules, Some(PathBuf::from("r.json")));
+    // One or the other: --compat decides the order itself.
+    let err = parse(&[
+        "run",
+        "--input",
+        "d",
+        "--compat",
+        "yacy",
+        "--prefer",
+        "canonical",
+    ])
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ArgumentConflict);
+    let err = parse(&["run", "--input", "d", "--compat", "solr"]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidValue);
+}

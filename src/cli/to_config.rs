@@ -4,16 +4,16 @@
 use std::time::Duration;
 
 use super::{
-    CheckArgs, ChromeCommand, Cli, Command, CommitArg, JobArgs, NearCommand, OutputFormatArg,
-    ReportArgs, RunArgs, RunCommandArgs, SchemaAction, SchemaArgs, SchemeArg, ScopeArg,
-    SignatureArgs, SignatureOptions, SolrArgs, UrlsCommand,
+    CheckArgs, ChromeCommand, Cli, Command, CommitArg, CompatArg, JobArgs, NearCommand,
+    OutputFormatArg, PreferArg, ReportArgs, RunArgs, RunCommandArgs, SchemaAction, SchemaArgs,
+    SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs, UrlsCommand,
 };
 use crate::config::ServeConfig;
 use crate::config::{
     ChromeLearnConfig, Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig,
     SolrConfig, Source, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
-use crate::engine::{EngineConfig, Preference, Scope};
+use crate::engine::{EngineConfig, Order, Preference, Scope};
 use crate::model::{Dimension, FieldNames};
 use crate::signature::near::NearParams;
 use crate::signature::{ProfileParams, Scheme, Signer};
@@ -90,8 +90,8 @@ impl From<Cli> for Config {
             Command::Serve(args) => {
                 let verbosity = args.run.job.verbose;
                 Config::Serve(Box::new(ServeConfig {
+                    rules: args.run.job.rules.clone(),
                     job: JobConfig::from(args.run),
-                    rules: args.rules,
                     listen: args.listen,
                     token_file: args.token_file,
                     state_dir: args.state_dir.unwrap_or_else(default_state_dir),
@@ -251,6 +251,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         allow_lossy: false,
         near_optional: args.dimensions.is_none(),
         chrome: args.chrome.clone(),
+        rules: args.rules.clone(),
         output: None,
         output_format: OutputFormat::Updates,
         report: None,
@@ -276,6 +277,10 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
             preference: Preference {
                 prefer_https: args.prefer_https,
                 prefer_www: args.prefer_www,
+                order: match (args.prefer, args.compat) {
+                    (Some(PreferArg::Yacy), _) | (_, Some(CompatArg::Yacy)) => Order::Yacy,
+                    (Some(PreferArg::Canonical) | None, None) => Order::Canonical,
+                },
             },
             batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
             memory: args.memory,

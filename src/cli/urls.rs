@@ -89,11 +89,6 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub run: super::RunArgs,
 
-    /// The rules file (`urls learn --out`), read again after every run; while it is not there the URL
-    /// endpoints answer 503 (and it is loaded within 5 s of appearing)
-    #[arg(long, value_name = "FILE")]
-    pub rules: Option<PathBuf>,
-
     /// Address and port to listen on; any address but loopback needs a token
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8987")]
     pub listen: std::net::SocketAddr,

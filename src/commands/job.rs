@@ -7,14 +7,14 @@ use std::path::Path;
 use anyhow::{anyhow, Context};
 
 use super::common::failure::engine_failure;
-use super::common::load::load_chrome;
+use super::common::load::{load_chrome, load_rules};
 use super::common::open::{open, Index, Purpose};
 use super::common::{init_logging, runtime, Threads};
 use super::interrupt::{Interrupt, Stoppable};
 use super::progress::Spinner;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, Source};
-use crate::engine::{self, Dimension, EngineError, Mode, Progress, Report};
+use crate::engine::{self, Dimension, EngineError, Mode, Order, Progress, Report};
 use crate::store::file::target::{is_char_device, same_file, write_whole, Target};
 use crate::store::file::Output;
 
@@ -83,6 +83,18 @@ pub(crate) fn ready(c: &JobConfig) -> Result<JobConfig, Failure> {
             .into());
         }
         ready.engine.chrome = Some(load_chrome(path)?);
+    }
+    // The rules rank representatives under the canonical order only (YaCy's ignores them).
+    if let Some(path) = &c.rules {
+        if c.engine.preference.order == Order::Canonical {
+            let mut rules = load_rules(path)?;
+            rules.recompute();
+            tracing::info!(
+                sites = rules.sites.len(),
+                "URL rules read for the representatives"
+            );
+            ready.engine.url_rules = Some(std::sync::Arc::new(rules));
+        }
     }
     Ok(ready)
 }

@@ -28,7 +28,7 @@ use super::urls::index_of;
 use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Progress};
-use crate::groups::{biggest_groups, lookup, on_host, Found, GroupView};
+use crate::groups::{biggest_groups, explain, lookup, on_host, Found, GroupView};
 use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
@@ -357,7 +357,7 @@ impl Backend for IndexBackend {
         let store = self.store()?;
         let fields = &self.job.engine.fields;
         let within = host.map(|h| on_host(&fields.url, h));
-        Ok(biggest_groups(
+        let mut groups = biggest_groups(
             &store,
             fields,
             &self.filter,
@@ -366,7 +366,16 @@ impl Backend for IndexBackend {
             members,
             within.as_ref(),
         )
-        .await?)
+        .await?;
+        // Each member's rank and the rule that put the representative first, as runs decide.
+        for g in groups.iter_mut().flatten() {
+            explain(
+                g,
+                self.job.engine.preference,
+                self.job.engine.url_rules.as_deref(),
+            );
+        }
+        Ok(groups)
     }
 }
 
@@ -429,7 +438,18 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         .into());
     }
     // Read now, not at every run: the --near-* parameters and the --chrome model.
-    let job = ready(&c.job)?;
+    // and the rules the representatives are ranked by, when they are there (a rules file that
+    // appears later is for the URL endpoints until serve starts again).
+    let job = match &c.job.rules {
+        Some(path) if !path.exists() => {
+            warn!(rules = %path.display(), "no rules yet: runs rank representatives without them");
+            ready(&JobConfig {
+                rules: None,
+                ..c.job.clone()
+            })?
+        }
+        _ => ready(&c.job)?,
+    };
     // What would make every run fail is refused now, with the line `run` would print (the core's
     // URL and credentials: `IndexBackend::open`).
     refuse_output(&job)?;

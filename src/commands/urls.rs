@@ -85,7 +85,11 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         "url rules: {} pages of {} sites, {} pairs compared, {} candidates; rules that apply / written: {}; \
          content by near cluster {}, by exact signature {}, signed now {}; {} URLs left out (not http(s)); written to {where_to}",
         summary.pages,
-        rules.sites.keys().filter(|s| *s != "*").count(),
+        rules
+            .sites
+            .iter()
+            .filter(|(s, r)| *s != "*" && r.has_rules())
+            .count(),
         summary.pairs,
         summary.candidates,
         if kinds.is_empty() { "none".to_owned() } else { kinds.join(", ") },

@@ -110,9 +110,18 @@ impl<S: Store> Round<'_, S> {
                             changed = true;
                         }
                     }
-                    if get_bool(doc, f.unique(d)) != Some(unique) {
+                    let stored = get_bool(doc, f.unique(d));
+                    if stored != Some(unique) {
                         set.push((f.unique(d).to_owned(), Value::Bool(unique)));
                         changed = true;
+                    }
+                    if stored == Some(!unique) {
+                        // A flag that was set and turns over: what a new order or setting changes.
+                        let r = report.dimensions.entry(d.name().into()).or_default();
+                        r.flips += 1;
+                        if !self.plan.writes() && r.flip_examples.len() < 5 {
+                            r.flip_examples.push(id.clone().into_owned());
+                        }
                     }
                     if let Some(cf) = f.count(d) {
                         if get_i64(doc, cf) != Some(i64::from(count)) {

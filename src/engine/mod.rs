@@ -102,7 +102,7 @@ pub use progress::{Progress, Silent};
 use rank::Ranked;
 pub use report::{DimensionReport, DocumentCounts, MemoryReport, Name, Report};
 pub use spill::DEFAULT_MEMORY;
-pub use url_key::{compare_full, Preference, RankPrefix, UrlKeys};
+pub use url_key::{compare_full, deciding_rule, Order, Preference, RankPrefix, Rule, UrlKeys};
 pub use work::SolrWork;
 
 /// Where a content group may span.
@@ -136,8 +136,10 @@ pub struct EngineConfig {
     pub dimensions: Vec<Dimension>,
     /// Global or per-host content groups.
     pub scope: Scope,
-    /// The preference order's two switches.
+    /// The preference order's switches.
     pub preference: Preference,
+    /// The URL rules the canonical order ranks by (`--rules`).
+    pub url_rules: Option<std::sync::Arc<crate::urlrules::Rules>>,
     /// Which documents take part at all.
     pub filter: Filter,
     /// Recompute every signature from the text, not only the missing ones.
@@ -171,6 +173,7 @@ impl Default for EngineConfig {
             dimensions: Dimension::ALL.to_vec(),
             scope: Scope::Global,
             preference: Preference::default(),
+            url_rules: None,
             filter: Filter::All,
             full: false,
             dry_run: false,
@@ -445,6 +448,8 @@ struct Best {
     prefix: RankPrefix,
     url: Option<Box<str>>,
     id: Box<str>,
+    /// The second best member so far: prefix, normalised URL, id (for the report's `decided_by`).
+    runner_up: Option<(RankPrefix, Option<Box<str>>, Box<str>)>,
     /// The exact key material of the group, to prove that no two keys shared a hash.
     check: Box<str>,
 }
@@ -779,6 +784,7 @@ impl<S: Store> Round<'_, S> {
                 .await?;
         }
         let Ranked { best, stash, .. } = best;
+        rank::count_deciding_rules(&best, report);
         *report.phases_ms.entry("rank".into()).or_default() += t.elapsed().as_millis() as u64;
 
         let t = Instant::now();

@@ -10,8 +10,8 @@ use super::doc::{get_i64, get_str};
 use super::group::Groups;
 use super::pages::Rereads;
 use super::{
-    compare_full, Best, Dimension, EngineError, Plan, RankInput, Rec, Report, Round, Scope, Todo,
-    UrlKeys,
+    compare_full, deciding_rule, Best, Dimension, EngineError, Plan, RankInput, Rec, Report, Round,
+    Scope, Todo, UrlKeys,
 };
 use crate::store::{id_hash, Doc, Store};
 
@@ -117,6 +117,7 @@ impl<S: Store> Round<'_, S> {
                     }
                     let check = self.plan.key_material(d, &url);
                     let slot = &mut best[d.index()][gi as usize];
+                    let me = (rec.prefix, url.normalized.as_deref(), id.as_ref());
                     let better = match slot {
                         None => true,
                         Some(b) => {
@@ -127,20 +128,27 @@ impl<S: Store> Round<'_, S> {
                                     second: check.to_string(),
                                 });
                             }
-                            compare_full(
-                                (rec.prefix, url.normalized.as_deref(), &id),
-                                (b.prefix, b.url.as_deref(), &b.id),
-                            )
-                            .is_lt()
+                            compare_full(me, (b.prefix, b.url.as_deref(), &b.id)).is_lt()
                         }
                     };
+                    let owned = || (me.0, me.1.map(Into::into), me.2.into());
                     if better {
+                        let runner_up = slot.take().map(|b| (b.prefix, b.url, b.id));
                         *slot = Some(Best {
                             prefix: rec.prefix,
                             url: url.normalized.as_deref().map(Into::into),
                             id: id.as_ref().into(),
+                            runner_up,
                             check: check.into(),
                         });
+                    } else if let Some(b) = slot {
+                        let second = match &b.runner_up {
+                            None => true,
+                            Some((p, u, i)) => compare_full(me, (*p, u.as_deref(), i)).is_lt(),
+                        };
+                        if second {
+                            b.runner_up = Some(owned());
+                        }
                     }
                 }
             }
@@ -157,6 +165,21 @@ impl<S: Store> Round<'_, S> {
             missed,
             stash,
         })
+    }
+}
+
+/// Per dimension, the first rule of the order that separated each decided group's representative
+/// from its runner-up (the report's `decided_by`).
+pub(super) fn count_deciding_rules(best: &[Vec<Option<Best>>], report: &mut Report) {
+    for d in Dimension::ALL {
+        for b in best[d.index()].iter().flatten() {
+            let Some((p, u, i)) = &b.runner_up else {
+                continue;
+            };
+            let rule = deciding_rule((b.prefix, b.url.as_deref(), &b.id), (*p, u.as_deref(), i));
+            let r = report.dimensions.entry(d.name().into()).or_default();
+            *r.decided_by.entry(rule.name().into()).or_default() += 1;
+        }
     }
 }
 

@@ -68,6 +68,20 @@ pub struct DimensionReport {
     /// instead. Absent for the other dimensions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lookup_fallbacks: Option<u64>,
+    /// Per rule of the preference order (`canonical`, `clutter`, `host`, `scheme`, `www`,
+    /// `param order`, `shorter`, `smaller url`, `id`): in how many of the groups this run decided
+    /// it was the first rule that separated the representative from the runner-up.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[schema(value_type = BTreeMap<String, u64>)]
+    pub decided_by: BTreeMap<Name, u64>,
+    /// Documents whose stored `*_unique_b` was (with `check` or `--dry-run`: would be) turned
+    /// over, true to false or false to true (a missing flag is not counted): what a change of the
+    /// preference order or of a setting does to a settled index. Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub flips: u64,
+    /// With `check` or `--dry-run`: up to five ids of [`DimensionReport::flips`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flip_examples: Vec<String>,
 }
 
 /// The whole report.
@@ -191,6 +205,24 @@ impl Report {
             );
             if !r.examples.is_empty() {
                 let _ = writeln!(s, "  {:<12} e.g. {}", "", r.examples.join(", "));
+            }
+            if r.flips > 0 {
+                let _ = writeln!(
+                    s,
+                    "  {:<12} {} unique flags {} over{}",
+                    "",
+                    r.flips,
+                    if self.mode == "check" || self.dry_run {
+                        "would turn"
+                    } else {
+                        "turned"
+                    },
+                    if r.flip_examples.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", e.g. {}", r.flip_examples.join(", "))
+                    }
+                );
             }
         }
         if d.missing_signatures > 0 {

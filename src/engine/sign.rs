@@ -339,7 +339,12 @@ impl Plan<'_> {
         let mut rec = Rec {
             id_hash,
             read_version,
-            prefix: RankPrefix::new(&url, self.cfg.preference),
+            prefix: RankPrefix::new(
+                get_str(doc, &f.url),
+                &url,
+                self.cfg.preference,
+                self.cfg.url_rules.as_deref(),
+            ),
             keys: [0; 6],
             near_group: 0,
             mask: 0,

@@ -120,13 +120,39 @@ impl UrlKeys {
     }
 }
 
-/// The two switches of the preference order.
+/// Which preference order picks a group's representative (`--prefer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Canonical first (issue 27): with rules, the URL that is its canonical form (up to its
+    /// spelling); then the fewest built-in clutter ([`crate::urlrules::clean`]); with rules, the
+    /// site with more indexed pages; then the scheme and `www.` (with rules, as most of the site's
+    /// pages spell them); with rules, the site's usual parameter order; then as YaCy.
+    #[default]
+    Canonical,
+    /// YaCy's order: https, `www.`, the shorter normalised URL, the smaller URL, the smaller id.
+    Yacy,
+}
+
+impl Order {
+    /// The option's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Canonical => "canonical",
+            Order::Yacy => "yacy",
+        }
+    }
+}
+
+/// The switches of the preference order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Preference {
-    /// https before http (YaCy's `preferhttps`).
+    /// https before http (YaCy's `preferhttps`); with rules, only where the site's pages are split
+    /// evenly.
     pub prefer_https: bool,
-    /// `www.` host before bare host (YaCy's `preferwwwprefix`).
+    /// `www.` host before bare host (YaCy's `preferwwwprefix`); with rules, the same.
     pub prefer_www: bool,
+    /// Canonical first, or YaCy's order.
+    pub order: Order,
 }
 
 impl Default for Preference {
@@ -134,34 +160,122 @@ impl Default for Preference {
         Preference {
             prefer_https: true,
             prefer_www: true,
+            order: Order::Canonical,
         }
     }
 }
 
-/// The fixed-size part of a document's rank: scheme, `www.`, URL length. Smaller is better. Ties on it are
-/// broken by [`compare_full`], which needs the URL and id strings.
+/// The fixed-size part of a document's rank (12 bytes), in the order's sequence: rewrites to the
+/// canonical form, clutter, the site's pages, scheme, `www.`, parameter order, URL length. Smaller
+/// is better. Under [`Order::Yacy`] (and without rules for the rule-based parts) the added parts are
+/// 0. Ties on it are broken by [`compare_full`], which needs the URL and id strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RankPrefix {
+    rewrites: u8,
+    clutter: u16,
+    host: u16,
     scheme: SchemeRank,
     www_penalty: bool,
+    order: u8,
     url_len: u32,
 }
 
+/// A rule of the preference order: the one that separated two members ([`deciding_rule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    /// The URL is its canonical form under the rules (up to its spelling).
+    Canonical,
+    /// Less built-in clutter.
+    Clutter,
+    /// The site with more indexed pages (rules).
+    Host,
+    /// The preferred scheme.
+    Scheme,
+    /// The preferred `www.` or bare host.
+    Www,
+    /// The site's usual parameter order (rules).
+    ParamOrder,
+    /// The shorter normalised URL.
+    Shorter,
+    /// The smaller normalised URL.
+    SmallerUrl,
+    /// The smaller id.
+    Id,
+    /// Nothing: the same member.
+    Same,
+}
+
+impl Rule {
+    /// Its name in reports and views.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Canonical => "canonical",
+            Rule::Clutter => "clutter",
+            Rule::Host => "host",
+            Rule::Scheme => "scheme",
+            Rule::Www => "www",
+            Rule::ParamOrder => "param order",
+            Rule::Shorter => "shorter",
+            Rule::SmallerUrl => "smaller url",
+            Rule::Id => "id",
+            Rule::Same => "same",
+        }
+    }
+}
+
 impl RankPrefix {
-    /// The rank prefix of a URL under a preference.
-    pub fn new(keys: &UrlKeys, pref: Preference) -> Self {
+    /// The rank prefix of a URL (`raw` as stored, `keys` its parsed form) under a preference and,
+    /// for [`Order::Canonical`], the rules if any.
+    pub fn new(
+        raw: Option<&str>,
+        keys: &UrlKeys,
+        pref: Preference,
+        rules: Option<&crate::urlrules::Rules>,
+    ) -> Self {
+        let (mut prefer_https, mut prefer_www) = (pref.prefer_https, pref.prefer_www);
+        let (mut rewrites, mut clutter, mut host, mut order) = (0, 0, 0, 0);
+        if pref.order == Order::Canonical {
+            let raw = raw.unwrap_or("");
+            clutter = crate::urlrules::clean::key(raw);
+            if let Some(rules) = rules {
+                let r = crate::urlrules::rank::rank(raw, rules);
+                rewrites = r.rewrites;
+                host = r.host;
+                order = r.order;
+                prefer_https = r.https.unwrap_or(prefer_https);
+                prefer_www = r.www.unwrap_or(prefer_www);
+            }
+        }
         let www_penalty = match keys.normalized {
             None => false,
-            Some(_) => keys.has_www != pref.prefer_www,
+            Some(_) => keys.has_www != prefer_www,
         };
         RankPrefix {
-            scheme: keys.scheme_rank(pref.prefer_https),
+            rewrites,
+            clutter,
+            host,
+            scheme: keys.scheme_rank(prefer_https),
             www_penalty,
+            order,
             url_len: keys
                 .normalized
                 .as_ref()
                 .map_or(0, |u| u32::try_from(u.len()).unwrap_or(u32::MAX)),
         }
+    }
+
+    /// The parts as numbers, in the order's sequence (for views): rewrites, clutter, host,
+    /// scheme, www, parameter order, URL length.
+    pub fn parts(&self) -> [u32; 7] {
+        [
+            u32::from(self.rewrites),
+            u32::from(self.clutter),
+            u32::from(self.host),
+            self.scheme as u32,
+            u32::from(self.www_penalty),
+            u32::from(self.order),
+            self.url_len,
+        ]
     }
 }
 
@@ -174,6 +288,35 @@ pub fn compare_full(
     a.0.cmp(&b.0)
         .then_with(|| a.1.unwrap_or("").cmp(b.1.unwrap_or("")))
         .then_with(|| a.2.cmp(b.2))
+}
+
+/// The first rule of the order on which `a` and `b` differ (the one [`compare_full`] decides by).
+pub fn deciding_rule(
+    a: (RankPrefix, Option<&str>, &str),
+    b: (RankPrefix, Option<&str>, &str),
+) -> Rule {
+    let (x, y) = (a.0, b.0);
+    if x.rewrites != y.rewrites {
+        Rule::Canonical
+    } else if x.clutter != y.clutter {
+        Rule::Clutter
+    } else if x.host != y.host {
+        Rule::Host
+    } else if x.scheme != y.scheme {
+        Rule::Scheme
+    } else if x.www_penalty != y.www_penalty {
+        Rule::Www
+    } else if x.order != y.order {
+        Rule::ParamOrder
+    } else if x.url_len != y.url_len {
+        Rule::Shorter
+    } else if a.1 != b.1 {
+        Rule::SmallerUrl
+    } else if a.2 != b.2 {
+        Rule::Id
+    } else {
+        Rule::Same
+    }
 }
 
 /// The URL as stored and the normalised spellings of every URL that shares its www or http key:
@@ -263,8 +406,16 @@ mod tests {
             v.sort_by(|a, b| {
                 let (ka, kb) = (UrlKeys::new(Some(a)), UrlKeys::new(Some(b)));
                 compare_full(
-                    (RankPrefix::new(&ka, pref), ka.normalized.as_deref(), a),
-                    (RankPrefix::new(&kb, pref), kb.normalized.as_deref(), b),
+                    (
+                        RankPrefix::new(Some(a), &ka, pref, None),
+                        ka.normalized.as_deref(),
+                        a,
+                    ),
+                    (
+                        RankPrefix::new(Some(b), &kb, pref, None),
+                        kb.normalized.as_deref(),
+                        b,
+                    ),
                 )
             });
             v
@@ -281,6 +432,7 @@ mod tests {
         let opposite = Preference {
             prefer_https: false,
             prefer_www: false,
+            order: Order::Yacy,
         };
         assert_eq!(rank(opposite)[0], "http://example.org/p");
     }

@@ -288,6 +288,8 @@ struct MemberRow {
     unique: bool,
     /// When the index has a web interface: the document's link there, if the page may link to it.
     in_index: Option<Option<String>>,
+    /// Its rank under the runs' order and the rule that put the representative before it.
+    why: Option<String>,
 }
 
 /// The biggest groups of a dimension, or why not.
@@ -348,7 +350,18 @@ pub(super) async fn groups(
 /// A member as the page lists it, with its links.
 fn member_row(backend: Option<&Arc<dyn super::Backend>>, m: Member) -> MemberRow {
     let url = m.url.unwrap_or_default();
+    let rank = (!m.rank.is_empty()).then(|| {
+        let parts: Vec<String> = m.rank.iter().map(u32::to_string).collect();
+        format!("rank {}", parts.join("·"))
+    });
+    let why = match (rank, m.separated_by) {
+        (Some(r), Some(rule)) => Some(format!("{r}, behind the representative on {rule}")),
+        (Some(r), None) => Some(r),
+        (None, Some(rule)) => Some(format!("behind the representative on {rule}")),
+        (None, None) => None,
+    };
     MemberRow {
+        why,
         href: web(&url).map(str::to_owned),
         text: if url.is_empty() { m.id.clone() } else { url },
         unique: m.unique == Some(true),
@@ -488,6 +501,7 @@ mod tests {
                     href: web("http://e.org/?q=\"><script>").map(str::to_owned),
                     unique: true,
                     in_index: Some(None),
+                    why: Some("rank 0·0·0·0·0·0·19".into()),
                 }],
                 more: 2,
             }],

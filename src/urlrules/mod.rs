@@ -49,6 +49,7 @@ pub mod learn;
 pub mod nutch;
 mod parts;
 pub mod predict;
+pub mod rank;
 
 use std::collections::BTreeMap;
 
@@ -113,9 +114,14 @@ impl Rules {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SiteRules {
-    /// Indexed pages of the site (for the reader; not used by the rules).
+    /// Indexed pages of the site (not used by the rules; the representative's order prefers the
+    /// site with more pages, [`rank`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pages: u64,
+    /// How the site's pages are spelled (scheme, `www.`, parameter order), for the
+    /// representative's order ([`rank`]); not used by the rules.
+    #[serde(default, skip_serializing_if = "rank::Spelling::is_empty")]
+    pub spelling: rank::Spelling,
     /// `http` and `https` serve the same pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheme: Option<Evidence>,
@@ -134,6 +140,18 @@ pub struct SiteRules {
     /// Query parameters that do not matter, or not at one value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub params: Vec<ParamRule>,
+}
+
+impl SiteRules {
+    /// Whether it holds any rule (an entry may hold only its pages and spelling).
+    pub fn has_rules(&self) -> bool {
+        self.scheme.is_some()
+            || self.www.is_some()
+            || self.param_order.is_some()
+            || !self.path_params.is_empty()
+            || !self.default_documents.is_empty()
+            || !self.params.is_empty()
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

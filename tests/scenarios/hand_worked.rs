@@ -4,7 +4,8 @@
 //! counts every document must get were worked out by hand from `spec/postprocessing.md` (groups, the
 //! one preference order, exclusions). Nothing below computes an expectation with project code.
 //!
-//! The preference order (defaults): https, then http, then any other scheme, then no URL; then a
+//! The preference order is YaCy's (`--compat yacy`: these expectations are YaCy's semantics; the
+//! canonical order is worked by hand in `tests/engine.rs`): https, then http, then any other scheme, then no URL; then a
 //! `www.` host; then the shorter normalised URL; then the smaller normalised URL; then the smaller id.
 //! Normalised: scheme and host lower-cased, default port and fragment dropped.
 
@@ -360,7 +361,7 @@ solr_test!(
     |t: &Target| {
         let dir = tempfile::tempdir().unwrap();
         t.load(&documents());
-        let first = t.run_ok(&["run"], dir.path());
+        let first = t.run_ok(&["run", "--compat", "yacy"], dir.path());
         assert_eq!(first["documents"]["read"], 15, "{first}");
 
         let docs = t.docs();
@@ -388,7 +389,7 @@ solr_test!(
             }
         }
 
-        let second = t.run_ok(&["run"], dir.path());
+        let second = t.run_ok(&["run", "--compat", "yacy"], dir.path());
         assert_eq!(second["documents"]["written"], 0, "{second}");
         eprintln!(
             "checked {} flags and counts, {} signature fields and the report by hand",

@@ -166,6 +166,37 @@ solr_test!(
                 listed_members[0]["id"], rep["id"],
                 "the representative first"
             );
+            // Issue 27: each member's rank under the order the run decided with, and the rule that
+            // put the representative first; a run just decided, so no member ranks before it.
+            let rank = |m: &Value| -> Vec<u64> {
+                m["rank"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .collect()
+            };
+            assert!(rep.get("separated_by").is_none(), "{rep}");
+            for m in &listed_members[1..] {
+                assert_eq!(rank(m).len(), 7, "{m}");
+                assert!(rank(rep) <= rank(m), "{rep} {m}");
+                let rule = m["separated_by"].as_str().unwrap();
+                assert!(
+                    [
+                        "canonical",
+                        "clutter",
+                        "host",
+                        "scheme",
+                        "www",
+                        "param order",
+                        "shorter",
+                        "smaller url",
+                        "id"
+                    ]
+                    .contains(&rule),
+                    "{m}"
+                );
+            }
             for m in listed_members {
                 assert!(members.iter().any(|d| d["id"] == m["id"]), "{m}");
                 assert!(

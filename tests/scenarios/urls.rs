@@ -25,6 +25,9 @@
 //!   and under `/list/`; `sort=asc` 5 of 5, `sort=desc` 0 of 5.
 //! - dropping the last segment never gives an indexed URL: no default document.
 //!
+//! The spelling the representative's order follows: 6 pages under http (`itIh`, `x7`), 30 under
+//! https; 6 under `www.` (`itIw`, `x7`), 30 under the bare host.
+//!
 //! Wilson's lower bound at 95 % (z² = 3.8415): 5 of 5 gives 5 / 8.8415 = 0.56552; 5 of 10 gives
 //! (0.5 + 0.19207 − 1.96 · √(0.025 + 0.0096)) / 1.38415 = 0.23659. Rules written:
 //! - scheme and www: 5 of 5, apply;
@@ -142,8 +145,18 @@ fn assert_hand_worked(text: &str) -> usize {
     let shop = rules["sites"]["shop.example"].as_object().unwrap();
     let mut keys: Vec<&str> = shop.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["pages", "params", "scheme", "www"], "{text}");
+    assert_eq!(
+        keys,
+        ["pages", "params", "scheme", "spelling", "www"],
+        "{text}"
+    );
     assert_eq!(shop["pages"], 36, "{text}");
+    // http: `itIh` and `x7`; `www.`: `itIw` and `x7`; no URL with two pairs, so no order.
+    assert_eq!(
+        shop["spelling"],
+        serde_json::json!({"https": 30, "http": 6, "www": 6, "bare": 30}),
+        "{text}"
+    );
     for part in ["scheme", "www"] {
         assert_eq!(shop[part]["support"], 5, "{part}: {text}");
         assert_eq!(shop[part]["against"], 0, "{part}: {text}");

@@ -51,12 +51,31 @@ step() {  # step NAME COMMAND...: run and time
   awk -v n="$name" -v a="$t0" -v b="$t1" 'BEGIN { printf "   (%s: %.1f s)\n", n, b - a }'
 }
 
+decided_by() {  # decided_by REPORT: the report's per-dimension count of the deciding rule
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for name, d in sorted(r.get('dimensions', {}).items()):
+    by = d.get('decided_by') or {}
+    if by:
+        print('   decided_by %-6s %s' % (name, ', '.join('%s %d' % kv for kv in sorted(by.items(), key=lambda kv: (-kv[1], kv[0])))))
+PY
+}
+
 echo "binary: $bin ($("$bin" --version 2>/dev/null || echo '?'))"
 step "simulate --truth-urls" python3 "$root/tools/urls-eval/simulate.py" --seed "$seed" --scale "$scale" \
   --out "$data" --truth-urls --no-checks
-step "solr-dedup run (today's order)" "$bin" run --input "$data/crawl.jsonl" --output-format docs \
+if "$bin" run --help 2>/dev/null | grep -q -- '--prefer'; then
+  # YaCy's order, as before issue 27 (score.py's replay checks it rule by rule).
+  step "solr-dedup run --prefer yacy" "$bin" run --input "$data/crawl.jsonl" --output-format docs \
+    --prefer yacy --output "$data/out-yacy.jsonl" --report "$data/report-yacy.json" -q "${dim_args[@]}"
+  step "score (YaCy's order)" python3 "$here/score.py" "$data" "$data/out-yacy.jsonl" --name yacy
+  decided_by "$data/report-yacy.json"
+fi
+step "solr-dedup run (default order)" "$bin" run --input "$data/crawl.jsonl" --output-format docs \
   --output "$data/out-default.jsonl" --report "$data/report-default.json" -q "${dim_args[@]}"
-step "score (today's order)" python3 "$here/score.py" "$data" "$data/out-default.jsonl" --name default
+step "score (default order)" python3 "$here/score.py" "$data" "$data/out-default.jsonl" --name default
+decided_by "$data/report-default.json"
 
 if "$bin" run --help 2>/dev/null | grep -q -- '--rules'; then
   step "solr-dedup urls learn" "$bin" urls learn --input "$data/out-default.jsonl" --out "$data/rules.json"
@@ -64,6 +83,7 @@ if "$bin" run --help 2>/dev/null | grep -q -- '--rules'; then
     --rules "$data/rules.json" --output "$data/out-rules.jsonl" --report "$data/report-rules.json" -q \
     "${dim_args[@]}"
   step "score (with rules)" python3 "$here/score.py" "$data" "$data/out-rules.jsonl" --name rules
+  decided_by "$data/report-rules.json"
 else
   echo "run.sh: $bin has no 'run --rules' yet: scored today's order only" >&2
 fi

@@ -31,7 +31,8 @@ mod rules;
 mod tests;
 
 use super::parts::{parse, Parts, Segment};
-use super::{Rules, UrlError};
+use super::rank::Spelling;
+use super::{Rules, UrlError, MIN_OBSERVATIONS};
 
 type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
@@ -40,6 +41,9 @@ const MAX_SET_PARAMS: usize = 5;
 
 /// URLs with more query pairs than this take no part in the parameter rules.
 const MAX_PAIRS: usize = 64;
+
+/// A site's usual parameter order names at most this many parameters (the first by position).
+const MAX_SPELLED_PARAMS: usize = 64;
 
 /// What a candidate rule rewrites.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -88,6 +92,9 @@ struct Sibling {
     content: u64,
 }
 
+/// Per query parameter name: the sum of its relative positions (0 first, 1 last) and the URLs.
+type Positions = FxHashMap<Box<str>, (f64, u64)>;
+
 /// What a learn saw, for the summary.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -122,6 +129,9 @@ pub struct Learner {
     sibling_ids: FxHashMap<(Key, Key), u32>,
     summary: Summary,
     buf: String,
+    /// Per site id: how its pages are spelled, and per query parameter name the sum of its relative
+    /// positions and the URLs it was seen in (URLs with two or more pairs).
+    spelling: Vec<(Spelling, Positions)>,
 }
 
 fn hash_str(s: &str) -> u64 {
@@ -144,6 +154,8 @@ impl Learner {
             std::collections::hash_map::Entry::Occupied(_) => self.summary.repeated_urls += 1,
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(content);
+                let site = self.site(p.site()) as usize;
+                self.spell(site, &p);
             }
         }
         self.summary.pages += 1;
@@ -419,6 +431,36 @@ impl Learner {
         }
     }
 
+    /// Counts how a page of site `site` is spelled (scheme, `www.`, where its parameters stand).
+    fn spell(&mut self, site: usize, p: &Parts) {
+        let (s, positions) = &mut self.spelling[site];
+        *if p.scheme == "https" {
+            &mut s.https
+        } else {
+            &mut s.http
+        } += 1;
+        *if p.host != p.site() {
+            &mut s.www
+        } else {
+            &mut s.bare
+        } += 1;
+        let n = p.pairs.len();
+        if (2..=MAX_PAIRS).contains(&n) {
+            for (i, (name, _)) in p.pairs.iter().enumerate() {
+                let at = i as f64 / (n - 1) as f64;
+                match positions.get_mut(*name) {
+                    Some(e) => {
+                        e.0 += at;
+                        e.1 += 1;
+                    }
+                    None => {
+                        positions.insert((*name).into(), (at, 1));
+                    }
+                }
+            }
+        }
+    }
+
     fn form(&mut self, p: &Parts) -> u64 {
         p.write(&mut self.buf);
         xxh3_64(self.buf.as_bytes())
@@ -430,6 +472,7 @@ impl Learner {
         }
         let id = self.sites.len() as u32;
         self.sites.push((site.into(), 0));
+        self.spelling.push(Default::default());
         self.site_ids.insert(site.into(), id);
         id
     }
@@ -458,12 +501,32 @@ impl Learner {
         self.candidates.retain(|_, c| c.support + c.against > 0);
         self.summary.candidates = self.candidates.len() as u64;
 
-        let rules = rules::choose(
+        let mut rules = rules::choose(
             self.candidates,
             &self.sites,
             &mut self.summary,
             min_estimate,
         );
+        // Every site with enough pages gets its spelling (and its page count), rules or not.
+        for ((site, pages), (mut spelling, positions)) in self.sites.iter().zip(self.spelling) {
+            if *pages < MIN_OBSERVATIONS {
+                continue;
+            }
+            let mut names: Vec<(f64, Box<str>)> = positions
+                .into_iter()
+                .filter(|(_, (_, n))| *n >= 2)
+                .map(|(name, (sum, n))| (sum / n as f64, name))
+                .collect();
+            names.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+            spelling.params = names
+                .into_iter()
+                .take(MAX_SPELLED_PARAMS)
+                .map(|(_, n)| n.into())
+                .collect();
+            let r = rules.sites.entry(site.to_string()).or_default();
+            r.pages = *pages;
+            r.spelling = spelling;
+        }
         (rules, self.summary)
     }
 }

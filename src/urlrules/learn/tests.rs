@@ -275,8 +275,10 @@ fn a_url_is_never_paired_with_itself() {
     }
     let refs: Vec<(&str, u64)> = pages.iter().map(|(u, c)| (u.as_str(), *c)).collect();
     let (rules, summary) = learn(&refs);
-    assert!(!rules.sites.contains_key("e.example"), "{rules:?}");
-    assert!(!rules.sites.contains_key("d.example"), "{rules:?}");
+    // Their entries (five pages each) hold their spelling only.
+    assert!(!rules.sites["e.example"].has_rules(), "{rules:?}");
+    assert!(!rules.sites["d.example"].has_rules(), "{rules:?}");
+    assert_eq!(rules.sites["e.example"].spelling.https, 5);
     let g = &rules.sites["g.example"];
     assert!(!g.params.iter().any(|p| p.param == "sid"), "{g:?}");
     assert_eq!(g.param_order, Some(ev(5, 0)));
@@ -345,4 +347,25 @@ fn bad_urls_are_counted_and_left_out() {
     assert_eq!(summary.repeated_urls, 1);
     assert_eq!(summary.pages, 2);
     assert!(rules.sites.is_empty());
+}
+
+#[test]
+fn each_site_gets_its_spelling() {
+    let mut pages: Vec<(String, u64)> = Vec::new();
+    for i in 0..8u64 {
+        pages.push((format!("http://f.example/v?t={i}&p=2&sid=x{i}"), i));
+    }
+    // Two the other way round, one under www. and https: the usual order and spelling stay.
+    pages.push(("https://www.f.example/v?p=2&t=1".into(), 1));
+    pages.push(("http://f.example/v?sid=y&p=2&t=2".into(), 2));
+    // Too few pages for a spelling of its own.
+    pages.push(("https://small.example/a?b=1&a=2".into(), 50));
+    let refs: Vec<(&str, u64)> = pages.iter().map(|(u, c)| (u.as_str(), *c)).collect();
+    let (rules, _) = learn(&refs);
+    let s = &rules.sites["f.example"].spelling;
+    assert_eq!((s.http, s.https, s.bare, s.www), (9, 1, 9, 1));
+    assert_eq!(s.params, ["t", "p", "sid"]);
+    assert_eq!((s.https(), s.www()), (Some(false), Some(false)));
+    assert_eq!(rules.sites["f.example"].pages, 10);
+    assert!(!rules.sites.contains_key("small.example"));
 }
