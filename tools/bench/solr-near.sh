@@ -8,7 +8,7 @@
 # CORE_URL: an empty core with the schema of schema/ (e.g. tests/solr's launcher, standalone);
 # CORPUS: JSON Lines from gen_corpus. Deletes everything in the core first, unless LOADED=1 says the
 # core holds CORPUS already, loaded by this script's `load` and never run on (to load a large corpus
-# while the worker builds).
+# while the worker builds). QUIET=1: see quiet() below.
 set -euo pipefail
 worker=$1 core=$2 corpus=$3 out=$4
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,8 +22,21 @@ load() {
     done
     curl -sf "$core/update?commit=true" > /dev/null
 }
+# With QUIET=1, each step waits (up to 5 minutes) until the machine is idle (90 % of both cores idle
+# over 2 s), so that Solr's background merges after a load do not land in the worker's time.
+quiet() {
+    [ "${QUIET:-0}" = 1 ] || return 0
+    local i a b
+    for i in $(seq 150); do
+        a=($(head -1 /proc/stat)); sleep 2; b=($(head -1 /proc/stat))
+        local idle=$(( b[4] - a[4] )) total=0 k
+        for k in 1 2 3 4 5 6 7 8; do total=$(( total + b[k] - a[k] )); done
+        [ $(( idle * 100 )) -ge $(( total * 90 )) ] && return 0
+    done
+}
 step() {
     local name=$1; shift
+    quiet
     local t0 t1 code=0
     t0=$(date +%s.%N)
     "$worker" "$@" --solr "$core" --report "$out/$name.json" -q || code=$?
