@@ -363,8 +363,11 @@ solr_test!(
     |t: &Target| {
         let docs = corpus(80, 47);
         t.load(&docs[..40]);
-        let quiet = 1.5;
-        let server = serve(t, &["--after-quiet", "1500ms", "--batch-size", "20"]);
+        // Each load below commits; on a loaded machine (CI's two cores running the whole suite) one
+        // can take well over a second, so the quiet period is long enough that the crawl's writes
+        // always come closer together than it (1.5 s was not: a run started between two writes).
+        let quiet = 4.0;
+        let server = serve(t, &["--after-quiet", "4s", "--batch-size", "20"]);
 
         // The crawl: a page every 0.3 s, each committed, for about 4 s.
         let mut last_write = 0.0;
@@ -398,8 +401,8 @@ solr_test!(
         let ran = server.wait_run(run["id"].as_u64().unwrap(), LONG);
         assert_eq!(ran["state"], "succeeded", "{ran}");
         assert_eq!(ran["report"]["documents"]["read"], 80);
-        // Its own writes do not count as a change: two more quiet periods, and no second run.
-        std::thread::sleep(Duration::from_secs_f64(2.0 * quiet + 1.0));
+        // Its own writes do not count as a change: a quiet period and more, and no second run.
+        std::thread::sleep(Duration::from_secs_f64(quiet + 2.0));
         assert_eq!(
             server.json("/api/runs")["runs"].as_array().unwrap().len(),
             1
