@@ -649,9 +649,12 @@ class Faults:
 
     def stop_node(self):
         # With one replica a shard, the node's shard is gone meanwhile: the crawler's writes and
-        # serve's runs fail. The rest phase waits (the lock) until it is back, cut short.
-        n = self.cluster.next_node()
+        # serve's runs fail. The rest phase waits (the lock) until it is back, cut short; once the
+        # crawl has stopped (`stop`, set before the rest phase takes the lock) no node is stopped.
         with self.lock:
+            if self.stop.is_set():
+                return False
+            n = self.cluster.next_node()
             self.cluster.stop(n)
             log('fault: node %d stopped for %gs' % (n, self.node_down))
             self.stop.wait(self.node_down)
