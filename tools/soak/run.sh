@@ -5,7 +5,11 @@
 # a one-line summary.
 #
 #   tools/soak/run.sh --minutes N [--cloud] [--seed S] [--sites N] [--pages P] [--quiet SECONDS]
-#                     [--rate URLS_A_SECOND] [--work DIR]
+#                     [--rate URLS_A_SECOND] [--fault-every SECONDS] [--node-down SECONDS]
+#                     [--break-at-rest] [--work DIR]
+#
+# --cloud adds a fault: a SolrCloud node stopped (through the launcher's standard input) for
+# --node-down seconds (15), then started again, the two nodes in turn.
 #
 # Binary: $SOLR_DEDUP, else target/release/solr-dedup, else target/debug/solr-dedup. Needs Java 17 and
 # the launcher built (`mvn -f tests/solr/pom.xml compile dependency:build-classpath

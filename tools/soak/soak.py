@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The soak of the crawl loop (issue 30): a real Solr, a simulated web (web.py), a crawler that asks
 `solr-dedup serve` for predictions before it fetches, `serve --after-quiet --rules` with the rules
-learnt again now and then, and faults on a schedule; at rest, the invariants. Run through run.sh.
+learnt again now and then, and faults on a schedule (with --cloud, a Solr node stopped and started
+among them); at rest, the invariants. Run through run.sh.
 
-    soak.py --minutes N [--cloud] [--seed S] [--pages P] [--quiet SECONDS]
+    soak.py --minutes N [--cloud] [--seed S] [--pages P] [--quiet SECONDS] [--node-down SECONDS]
 
 Exit 0 only when every invariant holds; the last line is a one-line summary.
 
@@ -15,6 +16,7 @@ import argparse
 import ctypes
 import json
 import os
+import queue
 import re
 import shutil
 import signal
@@ -98,13 +100,38 @@ def jget(url, timeout=60):
     return json.loads(data)
 
 
+def refused(e):
+    """Whether `e` is a connection refused: nothing was sent, another node can be asked."""
+    return isinstance(e, urllib.error.URLError) and not isinstance(e, urllib.error.HTTPError) \
+        and isinstance(e.reason, ConnectionRefusedError)
+
+
 class Solr:
-    def __init__(self, core):
+    """The collection, asked on its first node that takes the connection (the others are tried only
+    when one refuses it, as a client that knows the cluster would): with a node stopped, what fails
+    is what its shard holds, in Solr's answer. `core` (the first node's) is what the binary gets."""
+
+    def __init__(self, core, nodes=None):
         self.core = core
+        path = '/' + core.split('/solr/', 1)[1]
+        self.cores = [core] + [n + path for n in (nodes or []) if n + path != core]
+
+    def http(self, method, path, body=None, headers=None):
+        for i, core in enumerate(self.cores):
+            try:
+                return http(method, core + path, body, headers)
+            except urllib.error.URLError as e:
+                if not refused(e) or i == len(self.cores) - 1:
+                    raise
+        raise AssertionError('unreachable')
 
     def select(self, **params):
         params.setdefault('wt', 'json')
-        return jget(self.core + '/select?' + urlencode(params, doseq=True))
+        path = '/select?' + urlencode(params, doseq=True)
+        status, data = self.http('GET', path)
+        if status != 200:
+            raise RuntimeError('GET %s: %s %s' % (path, status, data[:300]))
+        return json.loads(data)
 
     def count(self, q='*:*', fq=None):
         p = {'q': q, 'rows': 0}
@@ -114,7 +141,7 @@ class Solr:
 
     def update(self, body, **params):
         params.setdefault('commitWithin', '1000')
-        status, data = http('POST', self.core + '/update?' + urlencode(params), body)
+        status, data = self.http('POST', '/update?' + urlencode(params), body)
         if status != 200:
             raise RuntimeError('update: %s %s' % (status, data[:300]))
 
@@ -126,8 +153,8 @@ class Solr:
             return []
         # `ids` (not `id`): the answer is a list also for one id. No URL of the web has a comma.
         p = [('ids', ','.join(ids)), ('fl', fl), ('wt', 'json')]
-        status, data = http('POST', self.core + '/get', urlencode(p).encode(),
-                            {'Content-Type': 'application/x-www-form-urlencoded'})
+        status, data = self.http('POST', '/get', urlencode(p).encode(),
+                                 {'Content-Type': 'application/x-www-form-urlencoded'})
         if status != 200:
             raise RuntimeError('get: %s' % status)
         return json.loads(data)['response']['docs']
@@ -145,6 +172,8 @@ class Solr:
 # ---------------------------------------------------------------------------------------- Solr
 
 def start_solr(cloud):
+    """(collection URL, node base URLs, the launcher); its stdout's later lines are left to
+    Cluster."""
     target = os.path.join(REPO, 'tests/solr/target')
     with open(os.path.join(target, 'classpath.txt')) as f:
         cp = os.path.join(target, 'classes') + ':' + f.read().strip()
@@ -158,14 +187,63 @@ def start_solr(cloud):
     line = p.stdout.readline().decode()
     if not line.strip():
         raise RuntimeError('the Solr launcher printed nothing; see %s/solr.log' % WORK)
-    return json.loads(line)[which]
+    urls = json.loads(line)
+    return urls[which], urls.get('nodes', []), p
+
+
+class Cluster:
+    """The SolrCloud's nodes, stopped and started through the launcher's standard input (`stop N`,
+    answered `stopped N` once it is down; `start N`, answered `started N` once every replica of the
+    collection is active again)."""
+
+    def __init__(self, launcher, nodes):
+        self.launcher, self.nodes = launcher, nodes
+        self.answers = queue.Queue()
+        self.down = None      # the node stopped on purpose, if any
+        self.back_at = 0.0    # when the last stopped node was whole again (its replicas active)
+        self.turn = 0
+
+        def read():
+            for line in iter(launcher.stdout.readline, b''):
+                self.answers.put(line.decode().strip())
+            self.answers.put(None)
+        threading.Thread(target=read, daemon=True).start()
+
+    def command(self, line, want, timeout=300):
+        self.launcher.stdin.write((line + '\n').encode())
+        self.launcher.stdin.flush()
+        try:
+            answer = self.answers.get(timeout=timeout)
+        except queue.Empty:
+            answer = 'no answer within %d s' % timeout
+        if answer != want:
+            raise RuntimeError('%s: the launcher answered %r; see %s/solr.log' % (line, answer, WORK))
+
+    def next_node(self):
+        """Not the first node first (its shard goes, the entry point stays), then in turn."""
+        n = (self.turn + 1) % len(self.nodes)
+        self.turn += 1
+        return n
+
+    def stop(self, n):
+        self.down = n
+        self.command('stop %d' % n, 'stopped %d' % n)
+
+    def start(self, n):
+        self.command('start %d' % n, 'started %d' % n)
+        self.down = None
+        self.back_at = time.time()
 
 
 class Proxy:
     """Forwards to Solr; answers 503 while `down`. serve reaches Solr only through it."""
 
-    def __init__(self, upstream):
-        self.upstream = upstream.split('/solr/')[0]
+    def __init__(self, upstream, nodes=None):
+        # Each node's root (`http://127.0.0.1:P`), the upstream's first: a node that refuses the
+        # connection (stopped) passes the request to the next one, as a load balancer would.
+        first = upstream.split('/solr/')[0]
+        self.upstreams = [first] + [n.rsplit('/solr', 1)[0] for n in (nodes or [])
+                                    if n.rsplit('/solr', 1)[0] != first]
         self.down = False
         proxy = self
 
@@ -180,15 +258,20 @@ class Proxy:
                 else:
                     hdrs = {k: v for k, v in self.headers.items()
                             if k.lower() in ('content-type', 'authorization', 'accept')}
-                    req = urllib.request.Request(proxy.upstream + self.path, data=body,
-                                                 method=self.command, headers=hdrs)
-                    try:
-                        with urllib.request.urlopen(req, timeout=300) as r:
-                            status, data, ctype = r.status, r.read(), r.headers.get('Content-Type')
-                    except urllib.error.HTTPError as e:
-                        status, data, ctype = e.code, e.read(), e.headers.get('Content-Type')
-                    except OSError as e:
-                        status, data, ctype = 502, str(e).encode(), 'text/plain'
+                    for upstream in proxy.upstreams:
+                        req = urllib.request.Request(upstream + self.path, data=body,
+                                                     method=self.command, headers=hdrs)
+                        try:
+                            with urllib.request.urlopen(req, timeout=300) as r:
+                                status, data, ctype = (r.status, r.read(),
+                                                       r.headers.get('Content-Type'))
+                        except urllib.error.HTTPError as e:
+                            status, data, ctype = e.code, e.read(), e.headers.get('Content-Type')
+                        except OSError as e:
+                            status, data, ctype = 502, str(e).encode(), 'text/plain'
+                            if refused(e):
+                                continue
+                        break
                 try:
                     self.send_response(status)
                     self.send_header('Content-Type', ctype or 'application/octet-stream')
@@ -301,6 +384,7 @@ class Crawler:
         self.events = []       # (deleted url, exact signature, time): deleted representatives
         self.stale = []        # (deleted url, time, urls that pointed at it)
         self.last_write = 0.0  # when the crawler last changed the index
+        self.deleting = {}     # url -> (its stored fields, first try) while Solr refuses its delete
         self.lock = threading.Lock()
 
     def fetch(self, url):
@@ -360,10 +444,17 @@ class Crawler:
             else:
                 self.known[url] = 'indexed'
         if adds:
-            # What Solr refused stays as it was: the next visit tries again.
-            self.solr.update(adds)
+            # What Solr refused stays as it was: the next visit tries again (a page not counted as
+            # indexed, a gone page still to delete). A node stopped in SolrCloud refuses the batch
+            # although the other shard's pages went in: sending them again changes nothing.
+            try:
+                self.solr.update(adds)
+            except Exception:
+                self.stats['writes_refused'] += 1
+                raise
             self.last_write = time.time()
             for d in adds:
+                self.deleting.pop(d['id'], None)
                 self.stats['reindexed' if d['id'] in self.text_of else 'indexed'] += 1
                 self.text_of[d['id']] = d['text_t']
                 self.known[d['id']] = 'indexed'
@@ -373,20 +464,30 @@ class Crawler:
 
     def delete(self, urls):
         # Was it a representative with copies? Then its content is hidden until a run repairs it.
-        stored = {d['id']: d for d in self.solr.get(urls, 'id,exact_signature_l,exact_signature_unique_b')}
-        self.solr.update({'delete': urls})
-        now = self.last_write = time.time()
+        # A delete Solr refused may have gone through in part (a shard down): what was stored, and
+        # when it was first tried, are kept from the first try (the hidden time counts from it,
+        # the longer reading).
+        now = time.time()
+        try:
+            got = self.solr.get(urls, 'id,exact_signature_l,exact_signature_unique_b')
+            for d in got:
+                self.deleting.setdefault(d['id'], (d, now))
+            self.solr.update({'delete': urls})
+        except Exception:
+            self.stats['writes_refused'] += 1
+            raise
+        self.last_write = time.time()
         with self.lock:
             for u in urls:
+                d, first = self.deleting.pop(u, ({}, now))
                 del self.text_of[u]
                 self.known[u] = 'gone'
-                self.deleted_at[u] = now
+                self.deleted_at[u] = first
                 self.stats['deleted'] += 1
-                d = stored.get(u, {})
                 if d.get('exact_signature_unique_b') is True and 'exact_signature_l' in d:
-                    self.events.append((u, d['exact_signature_l'], now))
+                    self.events.append((u, d['exact_signature_l'], first))
                 if self.pointing.get(u):
-                    self.stale.append((u, now, sorted(self.pointing.pop(u))))
+                    self.stale.append((u, first, sorted(self.pointing.pop(u))))
 
     def full_pass(self):
         """Visits every URL it knows (the rest phase); index changes made."""
@@ -404,12 +505,13 @@ class Monitor:
     deleted (until one of its copies is `exact_signature_unique_b:true` again) and how long serve's
     predictions point at a deleted page."""
 
-    def __init__(self, crawler, solr):
-        self.crawler, self.solr = crawler, solr
+    def __init__(self, crawler, solr, cluster=None):
+        self.crawler, self.solr, self.cluster = crawler, solr, cluster
         self.hidden, self.staleness = [], []
         # The same, counted from when the index went quiet (the crawler's last write before the
-        # copy was shown again, or the delete): what the schedule's bound, the quiet period plus one
-        # run, is about.
+        # copy was shown again, or the delete), or, later, from when a node stopped by the soak was
+        # whole again (no run can finish while a shard is down): what the schedule's bound, the
+        # quiet period plus one run, is about.
         self.hidden_quiet, self.staleness_quiet = [], []
         self.unresolved_hidden, self.unresolved_stale = [], []
         self.stop = threading.Event()
@@ -422,24 +524,35 @@ class Monitor:
             except Exception as e:  # Solr answering 503 for the crawler too, say
                 log('monitor:', e)
 
+    def quiet_since(self, t):
+        back = self.cluster.back_at if self.cluster else 0.0
+        return max(t, self.crawler.last_write, back)
+
     def once(self):
         with self.crawler.lock:
             self.pending_h += self.crawler.events
             self.crawler.events = []
             self.pending_s += self.crawler.stale
             self.crawler.stale = []
+        if self.cluster and self.cluster.down is not None:
+            return  # a shard is down: Solr answers nothing about the collection
         now = time.time()
         keep = []
-        for (url, sig, t) in self.pending_h:
-            if self.solr.count('{!term f=id}' + url) > 0:
-                keep.append((url, sig, t))  # the delete is not visible yet
-                continue
-            q = 'exact_signature_l:"%d"' % sig
-            if self.solr.count(q, 'exact_signature_unique_b:true') > 0:
-                self.hidden.append(now - t)
-                self.hidden_quiet.append(now - max(t, self.crawler.last_write))
-            elif self.solr.count(q) > 0:
-                keep.append((url, sig, t))
+        for i, (url, sig, t) in enumerate(self.pending_h):
+            try:
+                if self.solr.count('{!term f=id}' + url) > 0:
+                    keep.append((url, sig, t))  # the delete is not visible yet
+                    continue
+                q = 'exact_signature_l:"%d"' % sig
+                if self.solr.count(q, 'exact_signature_unique_b:true') > 0:
+                    self.hidden.append(now - t)
+                    self.hidden_quiet.append(now - self.quiet_since(t))
+                elif self.solr.count(q) > 0:
+                    keep.append((url, sig, t))
+            except Exception as e:  # each case is measured once: the rest wait for the next poll
+                log('monitor:', e)
+                keep += self.pending_h[i:]
+                break
         self.pending_h = keep
         keep = []
         for (url, t, urls) in self.pending_s:
@@ -451,7 +564,7 @@ class Monitor:
                 keep.append((url, t, urls))
             else:
                 self.staleness.append(now - t)
-                self.staleness_quiet.append(now - max(t, self.crawler.last_write))
+                self.staleness_quiet.append(now - self.quiet_since(t))
         self.pending_s = keep
 
     def finish(self):
@@ -466,14 +579,19 @@ class Monitor:
 class Faults:
     """One fault at a time, in turn, every `every` seconds: a run cancelled (serve's API), a run
     killed with serve (SIGKILL, then serve started again), serve restarted (SIGTERM), Solr answering
-    503 through the proxy for a while."""
+    503 through the proxy for a while; on SolrCloud also a node stopped for `node_down` seconds and
+    started again (the two nodes in turn)."""
 
     KINDS = ['solr_503', 'cancel_run', 'kill_serve_in_run', 'restart_serve']
+    # Second, so that the one-minute soak of .ci/run stops a node too.
+    CLOUD_KINDS = ['solr_503', 'stop_node', 'cancel_run', 'kill_serve_in_run', 'restart_serve']
 
-    def __init__(self, serve, proxy, every, stats):
+    def __init__(self, serve, proxy, every, stats, cluster=None, node_down=15.0):
         self.serve, self.proxy, self.every, self.stats = serve, proxy, every, stats
+        self.cluster, self.node_down = cluster, node_down
+        self.kinds = self.CLOUD_KINDS if cluster else self.KINDS
         self.stop = threading.Event()
-        self.lock = threading.Lock()  # held while serve is down on purpose
+        self.lock = threading.Lock()  # held while serve or a Solr node is down on purpose
 
     def running_run(self, wait):
         deadline = time.time() + wait
@@ -487,7 +605,7 @@ class Faults:
     def loop(self):
         i = 0
         while not self.stop.wait(self.every):
-            kind = self.KINDS[i % len(self.KINDS)]
+            kind = self.kinds[i % len(self.kinds)]
             i += 1
             try:
                 done = getattr(self, kind)()
@@ -527,6 +645,20 @@ class Faults:
         self.proxy.down = True
         self.stop.wait(min(10, self.every / 2))
         self.proxy.down = False
+        return True
+
+    def stop_node(self):
+        # With one replica a shard, the node's shard is gone meanwhile: the crawler's writes and
+        # serve's runs fail. The rest phase waits (the lock) until it is back, cut short; once the
+        # crawl has stopped (`stop`, set before the rest phase takes the lock) no node is stopped.
+        with self.lock:
+            if self.stop.is_set():
+                return False
+            n = self.cluster.next_node()
+            self.cluster.stop(n)
+            log('fault: node %d stopped for %gs' % (n, self.node_down))
+            self.stop.wait(self.node_down)
+            self.cluster.start(n)
         return True
 
 
@@ -699,6 +831,9 @@ def main():
     ap.add_argument('--churn', type=float, default=0.02,
                     help='share of pages that change (and lose a URL, and half as many go) a pause')
     ap.add_argument('--fault-every', type=float, default=25.0)
+    ap.add_argument('--node-down', type=float, default=15.0,
+                    help='--cloud: seconds a stopped Solr node stays down before it is started '
+                         'again (the start, until its replicas are active, comes on top)')
     ap.add_argument('--learn-every', type=float, default=60.0)
     ap.add_argument('--break-at-rest', action='store_true',
                     help='test of the checks: at rest stop serve and delete a representative with '
@@ -712,14 +847,18 @@ def main():
     binary = binary_path()
     mode = 'cloud' if args.cloud else 'standalone'
     stats = {k: 0 for k in ('fetched', 'indexed', 'reindexed', 'deleted', 'skipped_on_prediction',
-                            'unskipped', 'predict_unanswered', 'learned', 'fault_cancel_run',
-                            'fault_kill_serve_in_run', 'fault_restart_serve', 'fault_solr_503')}
+                            'unskipped', 'predict_unanswered', 'writes_refused', 'learned',
+                            'fault_cancel_run', 'fault_kill_serve_in_run', 'fault_restart_serve',
+                            'fault_solr_503')}
+    if args.cloud:
+        stats['fault_stop_node'] = 0
     started = time.time()
     log('work folder', WORK, '; binary', binary, '; mode', mode)
-    core = start_solr(args.cloud)
-    log('solr', core)
-    solr = Solr(core)
-    proxy = Proxy(core)
+    core, nodes, launcher = start_solr(args.cloud)
+    log('solr', core, 'nodes', nodes)
+    cluster = Cluster(launcher, nodes) if args.cloud else None
+    solr = Solr(core, nodes)
+    proxy = Proxy(core, nodes)
     web = webmod.Web(args.seed, args.sites, args.pages)
     web_server = webmod.serve(web)
     rules = os.path.join(WORK, 'rules.json')
@@ -729,8 +868,8 @@ def main():
     crawler = Crawler(web_server.server_port, solr, serve, stats, args.threshold)
     for h in web.homes():
         crawler.known[h] = 'new'
-    monitor = Monitor(crawler, solr)
-    faults = Faults(serve, proxy, args.fault_every, stats)
+    monitor = Monitor(crawler, solr, cluster)
+    faults = Faults(serve, proxy, args.fault_every, stats, cluster, args.node_down)
     threads = [threading.Thread(target=monitor.loop, daemon=True),
                threading.Thread(target=faults.loop, daemon=True)]
     for t in threads:
@@ -775,6 +914,9 @@ def main():
     faults.stop.set()
     with faults.lock:
         proxy.down = False
+        if cluster and cluster.down is not None:
+            raise RuntimeError('Solr node %d, stopped by the soak, did not start again; see %s/solr.log'
+                               % (cluster.down, WORK))
         if serve.proc is None or serve.proc.poll() is not None:
             serve.start()
     solr.commit()
@@ -814,14 +956,15 @@ def main():
         log('hidden at rest: %d contents' % len(monitor.unresolved_hidden))
     faults_n = sum(v for k, v in stats.items() if k.startswith('fault_'))
     print('soak %s: %s, %.1f min (crawl %.1f, rest %d passes), %d docs at rest; fetched %d, indexed %d, '
-          're-indexed %d, deleted %d, skipped on prediction %d; runs %s; faults %d (%s); '
+          're-indexed %d, deleted %d, skipped on prediction %d, writes refused %d (tried again); '
+          'runs %s; faults %d (%s); '
           'longest run %.1fs; hidden after a representative was deleted: %s, from the index quiet: %s '
           '(unresolved %d); predictions to a deleted page: %s, from the index quiet: %s '
           '(unresolved %d); invariants %d/%d%s; work %s'
           % ('PASS' if ok else 'FAIL', mode, (time.time() - started) / 60,
              (crawl_end - started) / 60, passes, solr.count(), stats['fetched'], stats['indexed'],
              stats['reindexed'], stats['deleted'], stats['skipped_on_prediction'],
-             json.dumps(by_state, sort_keys=True), faults_n,
+             stats['writes_refused'], json.dumps(by_state, sort_keys=True), faults_n,
              ', '.join('%s %d' % (k[6:], v) for k, v in stats.items() if k.startswith('fault_')),
              max(durations, default=0), fmt(monitor.hidden), fmt(monitor.hidden_quiet),
              len(monitor.unresolved_hidden), fmt(monitor.staleness), fmt(monitor.staleness_quiet),

@@ -27,22 +27,26 @@ import org.apache.solr.embedded.JettySolrRunner;
  * end.
  *
  * <p>When both are ready it prints one JSON line on standard output:
- * {@code {"standalone":"http://127.0.0.1:P/solr/collection1","cloud":"http://127.0.0.1:Q/solr/collection1"}}.
- * It stops when its standard input closes, so that a test process that ends, however it ends,
- * leaves no JVM behind.
+ * {@code {"standalone":"http://127.0.0.1:P/solr/collection1","cloud":"http://127.0.0.1:Q/solr/collection1","nodes":["http://127.0.0.1:Q/solr",…]}}
+ * ({@code nodes}: each cloud node's base URL, the collection URL's node first). It stops when its
+ * standard input closes, so that a test process that ends, however it ends, leaves no JVM behind.
  *
  * <p>{@code cloud4x2} starts, alone, a SolrCloud of four nodes with a collection {@code
  * collection1} of four shards with two NRT replicas each, and prints {@code
- * {"cloud":"…/solr/collection1","nodes":["http://127.0.0.1:P/solr",…]}}. Its nodes can then be
+ * {"cloud":"…/solr/collection1","nodes":["http://127.0.0.1:P/solr",…]}}.
+ *
+ * <p>In every mode with a cloud ({@code cloud}, {@code both}, {@code cloud4x2}) its nodes can be
  * stopped and started again (on the same port) by lines on standard input, each answered by one
  * line on standard output:
  *
  * <pre>
  * stop N    stops node N (0-based, as listed), answers "stopped N" once it is down
- * start N   starts it again, answers "started N" once all eight replicas are active
+ * start N   starts it again, answers "started N" once every replica of the collection is active
+ *           (two in the two-shard collection, eight in cloud4x2)
  * </pre>
  *
- * A command that fails answers {@code error …}.
+ * A command that fails answers {@code error …}. A reader that never writes (the tests' real Solr)
+ * sees no difference: only the end of input counts then. {@code standalone} reads no commands.
  *
  * <p>Usage: {@code java -cp CLASSPATH SolrLauncher CONFIGSET_DIR [standalone|cloud|both|cloud4x2]},
  * where CONFIGSET_DIR holds {@code conf/solrconfig.xml} and {@code conf/managed-schema.xml}.
@@ -76,14 +80,12 @@ public final class SolrLauncher {
         cluster = startCloud(configset, work.resolve("cloud4x2"), 4, 4, 2);
         List<JettySolrRunner> nodes = new ArrayList<>(cluster.getJettySolrRunners());
         StringBuilder line = new StringBuilder("{\"cloud\":\"");
-        line.append(nodes.get(0).getBaseUrl()).append('/').append(CORE).append("\",\"nodes\":[");
-        for (int i = 0; i < nodes.size(); i++) {
-          line.append(i > 0 ? "," : "").append('"').append(nodes.get(i).getBaseUrl()).append('"');
-        }
-        line.append("]}");
+        line.append(nodes.get(0).getBaseUrl()).append('/').append(CORE).append("\",");
+        appendNodes(line, nodes);
+        line.append('}');
         System.out.println(line);
         System.out.flush();
-        serveCommands(System.in, cluster, nodes);
+        serveCommands(System.in, cluster, nodes, 4, 2);
       } else {
         startBoth(configset, work, what);
       }
@@ -108,13 +110,15 @@ public final class SolrLauncher {
     try {
       String standaloneUrl = null;
       String cloudUrl = null;
+      List<JettySolrRunner> nodes = null;
       if (!what.equals("cloud")) {
         node = startStandalone(configset, work.resolve("standalone"));
         standaloneUrl = node.getBaseUrl() + "/" + CORE;
       }
       if (!what.equals("standalone")) {
         cluster = startCloud(configset, work.resolve("cloud"), 2, 2, 1);
-        cloudUrl = cluster.getJettySolrRunner(0).getBaseUrl() + "/" + CORE;
+        nodes = new ArrayList<>(cluster.getJettySolrRunners());
+        cloudUrl = nodes.get(0).getBaseUrl() + "/" + CORE;
       }
       StringBuilder line = new StringBuilder("{");
       if (standaloneUrl != null) {
@@ -124,12 +128,17 @@ public final class SolrLauncher {
         if (line.length() > 1) {
           line.append(',');
         }
-        line.append("\"cloud\":\"").append(cloudUrl).append('"');
+        line.append("\"cloud\":\"").append(cloudUrl).append("\",");
+        appendNodes(line, nodes);
       }
       line.append('}');
       System.out.println(line);
       System.out.flush();
-      waitForEndOfInput(System.in);
+      if (cluster != null) {
+        serveCommands(System.in, cluster, nodes, 2, 1);
+      } else {
+        waitForEndOfInput(System.in);
+      }
     } finally {
       if (cluster != null) {
         try {
@@ -177,12 +186,26 @@ public final class SolrLauncher {
     return cluster;
   }
 
+  /** {@code "nodes":["…/solr",…]}, in the order that node numbers refer to. */
+  private static void appendNodes(StringBuilder line, List<JettySolrRunner> nodes) {
+    line.append("\"nodes\":[");
+    for (int i = 0; i < nodes.size(); i++) {
+      line.append(i > 0 ? "," : "").append('"').append(nodes.get(i).getBaseUrl()).append('"');
+    }
+    line.append(']');
+  }
+
   /**
    * Stops and starts nodes as standard input asks, one answer line each, until the input ends.
-   * A node is started again on its port, so that its replicas come back as they were.
+   * A node is started again on its port, so that its replicas come back as they were; "started"
+   * waits until all {@code shards * replicas} replicas of the collection are active.
    */
   private static void serveCommands(
-      InputStream in, MiniSolrCloudCluster cluster, List<JettySolrRunner> nodes) {
+      InputStream in,
+      MiniSolrCloudCluster cluster,
+      List<JettySolrRunner> nodes,
+      int shards,
+      int replicas) {
     BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
     try {
       String line;
@@ -202,7 +225,7 @@ public final class SolrLauncher {
           } else if (words[0].equals("start")) {
             cluster.startJettySolrRunner(node, true);
             cluster.waitForNode(node, 120);
-            cluster.waitForActiveCollection(CORE, 120, TimeUnit.SECONDS, 4, 8);
+            cluster.waitForActiveCollection(CORE, 120, TimeUnit.SECONDS, shards, shards * replicas);
             answer = "started " + n;
           } else {
             throw new IllegalArgumentException("expected 'stop N' or 'start N'");
