@@ -29,7 +29,7 @@ import time
 import urllib.error
 import urllib.request
 from html import unescape
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer as _ThreadingHTTPServer
 from urllib.parse import quote, urlencode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -38,6 +38,16 @@ import web as webmod  # noqa: E402
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 CHILDREN = []
 TEMP = []
+
+
+class ThreadingHTTPServer(_ThreadingHTTPServer):
+    """The standard server, without a traceback on stderr when a client hangs up mid-request (the
+    crawler, serve and the faults do that all the time; it is not an error of the soak)."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 def log(*args):
