@@ -489,9 +489,19 @@ pub struct JobArgs {
     pub prefer: Option<PreferArg>,
 
     /// Decide as YaCy does: YaCy's preference order (--prefer yacy) and fuzzy groups of any
-    /// profile size
+    /// profile size (--fuzzy-min-words 0)
     #[arg(long, value_enum, value_name = "SYSTEM")]
     pub compat: Option<CompatArg>,
+
+    /// The fewest words (`(token-cnt-qcnt)` entries of the text profile) a fuzzy signature needs to
+    /// take part in the fuzzy dimension; a page below it is unique with a count of 1 (the report's
+    /// `weak_profile`). 0 groups profiles of any size, as YaCy does. The default 4: on the simulated
+    /// crawl of tools/repr-eval every fuzzy group that joined distinct pages had a profile of 1 to 3
+    /// words (1-word profiles alone hid 2,560 of 2,593 pages). Needs fuzzy_signature_words_i on a
+    /// core; after changing it, run --full once [default: 4]
+    #[arg(long, value_name = "N", conflicts_with = "compat",
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub fuzzy_min_words: Option<u32>,
 
     /// URL rules learned by `solr-dedup urls learn`: the representative is the member whose URL is
     /// its canonical form, and the scheme, www. and parameter order most of its site's pages use.

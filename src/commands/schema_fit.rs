@@ -53,6 +53,11 @@ pub struct SchemaReport {
     pub unique_key: Option<(String, String)>,
     /// `fuzzy_signature_text_t` (or its rename) exists, so it can be written.
     pub has_fuzzy_text: bool,
+    /// `fuzzy_signature_words_i` (or its rename) exists, so it can be written.
+    pub has_fuzzy_words: bool,
+    /// The word-count field when the run needs it (`--fuzzy-min-words` above 0): its absence gets
+    /// the advice to turn the minimum off.
+    pub words_needed: Option<String>,
 }
 
 impl SchemaReport {
@@ -72,7 +77,14 @@ impl SchemaReport {
             ));
         }
         for n in self.missing_required() {
-            if n.written {
+            if n.written && self.words_needed.as_deref() == Some(n.name.as_str()) {
+                out.push(format!(
+                    "missing output field {} ({:?}), which --fuzzy-min-words needs on runs that read no text: \
+                     add it with solr-dedup schema apply --solr {core_url}, or group fuzzy profiles of any size \
+                     with --fuzzy-min-words 0 (or --compat yacy)",
+                    n.name, n.kind
+                ));
+            } else if n.written {
                 out.push(format!(
                     "missing output field {} ({:?}): add it with solr-dedup schema apply --solr {core_url}",
                     n.name, n.kind
@@ -111,6 +123,11 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
         report.unique_key = Some((cfg.fields.id.clone(), schema.unique_key.clone()));
     }
     report.has_fuzzy_text = schema.find(&cfg.fields.fuzzy_signature_text).is_some();
+    report.has_fuzzy_words = schema.find(&cfg.fields.fuzzy_signature_words).is_some();
+    report.words_needed = needs(cfg)
+        .into_iter()
+        .find(|n| n.name == cfg.fields.fuzzy_signature_words && !n.optional)
+        .map(|n| n.name);
     for need in needs(cfg) {
         match schema.find(&need.name) {
             None => report.missing.push(need),
@@ -211,6 +228,14 @@ pub(crate) fn prepare(
             "the core has no such field; it is not written"
         );
         engine.write_fuzzy_text = false;
+    }
+    if engine.write_fuzzy_words && !report.has_fuzzy_words {
+        // Only when the run can do without it (--fuzzy-min-words 0): else a problem above.
+        info!(
+            field = %engine.fields.fuzzy_signature_words,
+            "the core has no such field; it is not written"
+        );
+        engine.write_fuzzy_words = false;
     }
     Ok(())
 }
