@@ -282,6 +282,62 @@ mod tests {
     }
 
     #[test]
+    fn the_word_count_field_is_needed_only_with_a_minimum() {
+        // A core with the six dimensions' fields but nothing that holds fuzzy_signature_words_i.
+        let mut s = yacy_like();
+        s.dynamic.retain(|d| d.name != "*_i");
+        s.fields.push(field("title", "text_general", true, false));
+        for count in ["exact_signature_copycount_i", "fuzzy_signature_copycount_i"] {
+            s.fields.push(field(count, "pint", true, true));
+        }
+        // The default minimum (4) needs it: the run stops, saying how to add it or do without.
+        let mut cfg = six();
+        assert_eq!(cfg.fuzzy_min_words, 4);
+        let report = inspect(&s, &cfg);
+        assert!(!report.has_fuzzy_words);
+        let problems = report.problems("http://solr/core", false);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("missing output field fuzzy_signature_words_i")
+                && problems[0].contains("schema apply --solr http://solr/core")
+                && problems[0].contains("--fuzzy-min-words 0 (or --compat yacy)"),
+            "{problems:?}"
+        );
+        let err = prepare(&s, &mut cfg, true, false, false, "http://solr/core").unwrap_err();
+        assert!(format!("{err:?}").contains("--fuzzy-min-words 0"), "{err:?}");
+        // `schema apply` adds it, as a pint with docValues (the light scan reads it).
+        let cmds = add_commands(&s, &report.missing_required());
+        assert_eq!(
+            cmds["add-field"],
+            json!([{"name": "fuzzy_signature_words_i", "type": "pint", "indexed": true,
+                    "stored": true, "multiValued": false, "docValues": true}])
+        );
+        // Without a minimum (YaCy's semantics) the run goes on and leaves the field out.
+        let mut cfg = EngineConfig {
+            fuzzy_min_words: 0,
+            ..six()
+        };
+        assert!(inspect(&s, &cfg)
+            .problems("http://solr/core", false)
+            .is_empty());
+        prepare(&s, &mut cfg, true, false, false, "http://solr/core").unwrap();
+        assert!(!cfg.write_fuzzy_words);
+        // Where the core has it, it is written either way.
+        let mut cfg = EngineConfig {
+            fuzzy_min_words: 0,
+            ..six()
+        };
+        prepare(&yacy_like_with_title(), &mut cfg, true, false, false, "u").unwrap();
+        assert!(cfg.write_fuzzy_words);
+    }
+
+    fn yacy_like_with_title() -> SchemaInfo {
+        let mut s = yacy_like();
+        s.fields.push(field("title", "text_general", true, false));
+        s
+    }
+
+    #[test]
     fn missing_output_fields_are_added_with_the_right_types() {
         let mut s = yacy_like();
         s.dynamic.retain(|d| d.name != "*_b" && d.name != "*_l");
