@@ -304,7 +304,10 @@ mod tests {
             "{problems:?}"
         );
         let err = prepare(&s, &mut cfg, true, false, false, "http://solr/core").unwrap_err();
-        assert!(format!("{err:?}").contains("--fuzzy-min-words 0"), "{err:?}");
+        assert!(
+            format!("{err:?}").contains("--fuzzy-min-words 0"),
+            "{err:?}"
+        );
         // `schema apply` adds it, as a pint with docValues (the light scan reads it).
         let cmds = add_commands(&s, &report.missing_required());
         assert_eq!(

@@ -69,7 +69,9 @@ solr_test!(
             "{err}"
         );
         assert!(
-            t.docs().values().all(|d| !d.contains_key("fuzzy_signature_l")),
+            t.docs()
+                .values()
+                .all(|d| !d.contains_key("fuzzy_signature_l")),
             "nothing written"
         );
 
