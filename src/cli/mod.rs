@@ -283,7 +283,7 @@ a non-http URL for http, no word for near) are unique with a count of 1, and cou
 Weak fuzzy profiles (--fuzzy-min-words, default 4): a short text profile is shared by distinct pages, so a \
 page whose profile has fewer words forms no fuzzy group and joins none (report: weak_profile). The default \
 is measured: on the simulated crawl of tools/repr-eval every fuzzy group that joined distinct pages had a \
-profile of 1 to 3 words (1-word profiles hid 2,560 of 2,593 pages). The count is stored in \
+profile of 1 to 3 words (the 1-word groups hid 2,560 distinct pages), none of 4 or more. The count is stored in \
 fuzzy_signature_words_i with the signature; documents signed without it have their text read once. \
 --compat yacy is YaCy's semantics: --prefer yacy and --fuzzy-min-words 0.
 
@@ -504,8 +504,9 @@ pub struct JobArgs {
     /// take part in the fuzzy dimension; a page below it is unique with a count of 1 (the report's
     /// `weak_profile`). 0 groups profiles of any size, as YaCy does. The default 4: on the simulated
     /// crawl of tools/repr-eval every fuzzy group that joined distinct pages had a profile of 1 to 3
-    /// words (1-word profiles alone hid 2,560 of 2,593 pages). Needs fuzzy_signature_words_i on a
-    /// core; after changing it, run --full once [default: 4]
+    /// words (the 1-word groups alone hid 2,560 distinct pages), none of 4 or more. Needs
+    /// fuzzy_signature_words_i on a core (documents signed without it have their text read once);
+    /// a changed minimum needs no --full [default: 4]
     #[arg(long, value_name = "N", conflicts_with = "compat",
           value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub fuzzy_min_words: Option<u32>,

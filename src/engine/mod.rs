@@ -107,7 +107,8 @@ pub use work::SolrWork;
 
 /// The default of [`EngineConfig::fuzzy_min_words`] (`--fuzzy-min-words`). On the simulated crawl of
 /// `tools/repr-eval` every fuzzy group that joined distinct contents had a profile of at most 3
-/// words (1-word profiles alone hid 2,560 of 2,593 pages, `BENCHMARKS.md`, "Which copy stays").
+/// words; the 1-word groups alone hid 2,560 distinct pages (2,593 on the second seed;
+/// `BENCHMARKS.md`, "Which copy stays"), and no group of 4 words or more joined distinct pages.
 pub const DEFAULT_FUZZY_MIN_WORDS: u32 = 4;
 
 /// Where a content group may span.
