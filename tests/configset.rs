@@ -240,6 +240,7 @@ fn required_fields() -> Vec<Required> {
         exact_signature,
         fuzzy_signature,
         fuzzy_signature_text,
+        fuzzy_signature_words,
         title_signature,
         description_signature,
         unique,
@@ -273,6 +274,7 @@ fn required_fields() -> Vec<Required> {
             false,
             "fuzzy profile text",
         ),
+        req(fuzzy_signature_words, "pint", false, "fuzzy profile words"),
         req(title_signature, "plong", false, "title signature"),
         req(
             description_signature,

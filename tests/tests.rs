@@ -5,6 +5,7 @@ mod browser;
 mod cli;
 mod configset;
 mod engine;
+mod fuzzy_words;
 mod preference;
 mod scenarios;
 mod signatures;

@@ -275,10 +275,17 @@ In each group exactly one document is unique (true), chosen by one order shared 
 print, default-value and host-case parts, then (with --rules) the host with more pages, https before http \
 (--prefer-https) and www. before bare host (--prefer-www) or, with --rules, as most of the site's pages, \
 then (with --rules) the site's parameter order, the shorter normalised URL, the smaller URL, the smaller id. \
---prefer yacy (or --compat yacy) is YaCy's order: https, www., shorter, smaller, id. So `exact_signature_unique_b:true AND http_unique_b:true AND www_unique_b:true` \
+--prefer yacy is YaCy's order: https, www., shorter, smaller, id. So `exact_signature_unique_b:true AND http_unique_b:true AND www_unique_b:true` \
 keeps one copy of a page served at four URL variants. Documents that cannot take part (empty text, empty \
-profile, no title, no description, no or unparseable URL, a non-http URL for http, no word for near) are unique with a count \
-of 1, and counted in the report.
+profile, a profile of fewer than --fuzzy-min-words words for fuzzy, no title, no description, no or unparseable URL, \
+a non-http URL for http, no word for near) are unique with a count of 1, and counted in the report.
+
+Weak fuzzy profiles (--fuzzy-min-words, default 4): a short text profile is shared by distinct pages, so a \
+page whose profile has fewer words forms no fuzzy group and joins none (report: weak_profile). The default \
+is measured: on the simulated crawl of tools/repr-eval every fuzzy group that joined distinct pages had a \
+profile of 1 to 3 words (the 1-word groups hid 2,560 distinct pages), none of 4 or more. The count is stored in \
+fuzzy_signature_words_i with the signature; documents signed without it have their text read once. \
+--compat yacy is YaCy's semantics: --prefer yacy and --fuzzy-min-words 0.
 
 Runs are incremental by default: only missing signatures are computed, and only documents whose stored \
 values differ are written, so a second run over an unchanged input writes nothing. --full recomputes every \
@@ -489,9 +496,20 @@ pub struct JobArgs {
     pub prefer: Option<PreferArg>,
 
     /// Decide as YaCy does: YaCy's preference order (--prefer yacy) and fuzzy groups of any
-    /// profile size
+    /// profile size (--fuzzy-min-words 0)
     #[arg(long, value_enum, value_name = "SYSTEM")]
     pub compat: Option<CompatArg>,
+
+    /// The fewest words (`(token-cnt-qcnt)` entries of the text profile) a fuzzy signature needs to
+    /// take part in the fuzzy dimension; a page below it is unique with a count of 1 (the report's
+    /// `weak_profile`). 0 groups profiles of any size, as YaCy does. The default 4: on the simulated
+    /// crawl of tools/repr-eval every fuzzy group that joined distinct pages had a profile of 1 to 3
+    /// words (the 1-word groups alone hid 2,560 distinct pages), none of 4 or more. Needs
+    /// fuzzy_signature_words_i on a core (documents signed without it have their text read once);
+    /// a changed minimum needs no --full [default: 4]
+    #[arg(long, value_name = "N", conflicts_with = "compat",
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub fuzzy_min_words: Option<u32>,
 
     /// URL rules learned by `solr-dedup urls learn`: the representative is the member whose URL is
     /// its canonical form, and the scheme, www. and parameter order most of its site's pages use.

@@ -236,3 +236,50 @@ fn the_preference_order_and_yacy_compatibility() {
     let err = parse(&["run", "--input", "d", "--compat", "solr"]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidValue);
 }
+
+#[test]
+fn the_fewest_fuzzy_profile_words() {
+    let min = |args: &[&str]| {
+        let mut all = vec!["run", "--input", "d.jsonl"];
+        all.extend_from_slice(args);
+        crate::config::JobConfig::from(run_args(&all))
+            .engine
+            .fuzzy_min_words
+    };
+    // The default the repr-eval measurements support; YaCy's semantics group profiles of any size.
+    assert_eq!(min(&[]), 4);
+    assert_eq!(min(&["--fuzzy-min-words", "0"]), 0);
+    assert_eq!(min(&["--fuzzy-min-words", "7"]), 7);
+    assert_eq!(min(&["--compat", "yacy"]), 0);
+    // --prefer yacy is only the order: the minimum stays.
+    assert_eq!(min(&["--prefer", "yacy"]), 4);
+    let check = |args: &[&str]| {
+        let mut all = vec!["check", "--input", "d.jsonl"];
+        all.extend_from_slice(args);
+        match parse(&all).unwrap().command {
+            Command::Check(a) => crate::config::JobConfig::from(a).engine.fuzzy_min_words,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(check(&[]), 4);
+    assert_eq!(check(&["--compat", "yacy"]), 0);
+    assert_eq!(check(&["--fuzzy-min-words", "2"]), 2);
+    // --compat yacy decides the minimum itself.
+    let err = parse(&[
+        "run",
+        "--input",
+        "d",
+        "--compat",
+        "yacy",
+        "--fuzzy-min-words",
+        "4",
+    ])
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ArgumentConflict);
+    for bad in ["four", "", "1000001"] {
+        let err = parse(&["run", "--input", "d", "--fuzzy-min-words", bad]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ValueValidation, "{bad:?}");
+    }
+    // A negative number is no value: clap takes it for an option.
+    assert!(parse(&["run", "--input", "d", "--fuzzy-min-words", "-1"]).is_err());
+}

@@ -13,7 +13,7 @@ use crate::config::{
     ChromeLearnConfig, Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig,
     SolrConfig, Source, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
-use crate::engine::{EngineConfig, Order, Preference, Scope};
+use crate::engine::{EngineConfig, Order, Preference, Scope, DEFAULT_FUZZY_MIN_WORDS};
 use crate::model::{Dimension, FieldNames};
 use crate::signature::near::NearParams;
 use crate::signature::{ProfileParams, Scheme, Signer};
@@ -281,6 +281,11 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
                     (Some(PreferArg::Yacy), _) | (_, Some(CompatArg::Yacy)) => Order::Yacy,
                     (Some(PreferArg::Canonical) | None, None) => Order::Canonical,
                 },
+            },
+            fuzzy_min_words: match (args.fuzzy_min_words, args.compat) {
+                (Some(n), _) => n,
+                (None, Some(CompatArg::Yacy)) => 0,
+                (None, None) => DEFAULT_FUZZY_MIN_WORDS,
             },
             batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
             memory: args.memory,

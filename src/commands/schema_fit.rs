@@ -53,6 +53,11 @@ pub struct SchemaReport {
     pub unique_key: Option<(String, String)>,
     /// `fuzzy_signature_text_t` (or its rename) exists, so it can be written.
     pub has_fuzzy_text: bool,
+    /// `fuzzy_signature_words_i` (or its rename) exists, so it can be written.
+    pub has_fuzzy_words: bool,
+    /// The word-count field when the run needs it (`--fuzzy-min-words` above 0): its absence gets
+    /// the advice to turn the minimum off.
+    pub words_needed: Option<String>,
 }
 
 impl SchemaReport {
@@ -72,7 +77,14 @@ impl SchemaReport {
             ));
         }
         for n in self.missing_required() {
-            if n.written {
+            if n.written && self.words_needed.as_deref() == Some(n.name.as_str()) {
+                out.push(format!(
+                    "missing output field {} ({:?}), which --fuzzy-min-words needs on runs that read no text: \
+                     add it with solr-dedup schema apply --solr {core_url}, or group fuzzy profiles of any size \
+                     with --fuzzy-min-words 0 (or --compat yacy)",
+                    n.name, n.kind
+                ));
+            } else if n.written {
                 out.push(format!(
                     "missing output field {} ({:?}): add it with solr-dedup schema apply --solr {core_url}",
                     n.name, n.kind
@@ -111,6 +123,11 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
         report.unique_key = Some((cfg.fields.id.clone(), schema.unique_key.clone()));
     }
     report.has_fuzzy_text = schema.find(&cfg.fields.fuzzy_signature_text).is_some();
+    report.has_fuzzy_words = schema.find(&cfg.fields.fuzzy_signature_words).is_some();
+    report.words_needed = needs(cfg)
+        .into_iter()
+        .find(|n| n.name == cfg.fields.fuzzy_signature_words && !n.optional)
+        .map(|n| n.name);
     for need in needs(cfg) {
         match schema.find(&need.name) {
             None => report.missing.push(need),
@@ -212,6 +229,14 @@ pub(crate) fn prepare(
         );
         engine.write_fuzzy_text = false;
     }
+    if engine.write_fuzzy_words && !report.has_fuzzy_words {
+        // Only when the run can do without it (--fuzzy-min-words 0): else a problem above.
+        info!(
+            field = %engine.fields.fuzzy_signature_words,
+            "the core has no such field; it is not written"
+        );
+        engine.write_fuzzy_words = false;
+    }
     Ok(())
 }
 
@@ -254,6 +279,65 @@ mod tests {
         // The crawler's own fields are not the worker's to add.
         let cmds = add_commands(&s, &report.missing_required());
         assert_eq!(cmds["add-field"], json!([]));
+    }
+
+    #[test]
+    fn the_word_count_field_is_needed_only_with_a_minimum() {
+        // A core with the six dimensions' fields but nothing that holds fuzzy_signature_words_i.
+        let mut s = yacy_like();
+        s.dynamic.retain(|d| d.name != "*_i");
+        s.fields.push(field("title", "text_general", true, false));
+        for count in ["exact_signature_copycount_i", "fuzzy_signature_copycount_i"] {
+            s.fields.push(field(count, "pint", true, true));
+        }
+        // The default minimum (4) needs it: the run stops, saying how to add it or do without.
+        let mut cfg = six();
+        assert_eq!(cfg.fuzzy_min_words, 4);
+        let report = inspect(&s, &cfg);
+        assert!(!report.has_fuzzy_words);
+        let problems = report.problems("http://solr/core", false);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("missing output field fuzzy_signature_words_i")
+                && problems[0].contains("schema apply --solr http://solr/core")
+                && problems[0].contains("--fuzzy-min-words 0 (or --compat yacy)"),
+            "{problems:?}"
+        );
+        let err = prepare(&s, &mut cfg, true, false, false, "http://solr/core").unwrap_err();
+        assert!(
+            format!("{err:?}").contains("--fuzzy-min-words 0"),
+            "{err:?}"
+        );
+        // `schema apply` adds it, as a pint with docValues (the light scan reads it).
+        let cmds = add_commands(&s, &report.missing_required());
+        assert_eq!(
+            cmds["add-field"],
+            json!([{"name": "fuzzy_signature_words_i", "type": "pint", "indexed": true,
+                    "stored": true, "multiValued": false, "docValues": true}])
+        );
+        // Without a minimum (YaCy's semantics) the run goes on and leaves the field out.
+        let mut cfg = EngineConfig {
+            fuzzy_min_words: 0,
+            ..six()
+        };
+        assert!(inspect(&s, &cfg)
+            .problems("http://solr/core", false)
+            .is_empty());
+        prepare(&s, &mut cfg, true, false, false, "http://solr/core").unwrap();
+        assert!(!cfg.write_fuzzy_words);
+        // Where the core has it, it is written either way.
+        let mut cfg = EngineConfig {
+            fuzzy_min_words: 0,
+            ..six()
+        };
+        prepare(&yacy_like_with_title(), &mut cfg, true, false, false, "u").unwrap();
+        assert!(cfg.write_fuzzy_words);
+    }
+
+    fn yacy_like_with_title() -> SchemaInfo {
+        let mut s = yacy_like();
+        s.fields.push(field("title", "text_general", true, false));
+        s
     }
 
     #[test]

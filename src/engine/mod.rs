@@ -105,6 +105,12 @@ pub use spill::DEFAULT_MEMORY;
 pub use url_key::{compare_full, deciding_rule, Order, Preference, RankPrefix, Rule, UrlKeys};
 pub use work::SolrWork;
 
+/// The default of [`EngineConfig::fuzzy_min_words`] (`--fuzzy-min-words`). On the simulated crawl of
+/// `tools/repr-eval` every fuzzy group that joined distinct contents had a profile of at most 3
+/// words; the 1-word groups alone hid 2,560 distinct pages (2,593 on the second seed;
+/// `BENCHMARKS.md`, "Which copy stays"), and no group of 4 words or more joined distinct pages.
+pub const DEFAULT_FUZZY_MIN_WORDS: u32 = 4;
+
 /// Where a content group may span.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scope {
@@ -152,6 +158,14 @@ pub struct EngineConfig {
     pub commit: CommitMode,
     /// Write `fuzzy_signature_text_t` (`yacy` scheme only).
     pub write_fuzzy_text: bool,
+    /// The fewest profile words a fuzzy signature needs to take part in the fuzzy dimension
+    /// (`--fuzzy-min-words`, default [`DEFAULT_FUZZY_MIN_WORDS`]); below it a document is alone
+    /// ([`Exclusion::WeakProfile`]). 0 groups profiles of any size, as YaCy does.
+    pub fuzzy_min_words: u32,
+    /// Write `fuzzy_signature_words_i` with every fuzzy signature (left out when the core has no
+    /// such field and `fuzzy_min_words` is 0). With `fuzzy_min_words` above 0 the field is needed:
+    /// runs that read no text learn a profile's size from it.
+    pub write_fuzzy_words: bool,
     /// How many rounds to run at most when documents change under the run.
     pub max_rounds: u32,
     /// The near-duplicate parameters (`near` dimension).
@@ -180,6 +194,8 @@ impl Default for EngineConfig {
             batch_size: 1000,
             commit: CommitMode::Hard,
             write_fuzzy_text: true,
+            fuzzy_min_words: DEFAULT_FUZZY_MIN_WORDS,
+            write_fuzzy_words: true,
             max_rounds: 3,
             near: NearParams::default(),
             chrome: None,
@@ -571,6 +587,15 @@ impl Plan<'_> {
         self.mode == Mode::Run && !self.cfg.dry_run
     }
 
+    /// The fewest profile words a document needs to take part in the fuzzy dimension (0: any).
+    fn min_words(&self) -> u32 {
+        if self.on(Dimension::Fuzzy) {
+            self.cfg.fuzzy_min_words
+        } else {
+            0
+        }
+    }
+
     /// The fields pass A reads: never the text. Passes B and C read subsets of them.
     fn light_fields(&self) -> Vec<String> {
         let f = &self.cfg.fields;
@@ -589,6 +614,10 @@ impl Plan<'_> {
         }
         if self.on(Dimension::Exact) && !fl.contains(&f.fuzzy_signature) {
             fl.push(f.fuzzy_signature.clone());
+        }
+        if self.min_words() > 0 {
+            // A profile's size decides whether it takes part; the text is not read to learn it.
+            fl.push(f.fuzzy_signature_words.clone());
         }
         if self.on(Dimension::Near) {
             fl.push(f.near_version.clone());

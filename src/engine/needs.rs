@@ -33,7 +33,8 @@ pub struct Need {
     pub kind: FieldKind,
     /// Written by the worker (as opposed to only read).
     pub written: bool,
-    /// The run works without it (`fuzzy_signature_text_t`).
+    /// The run works without it (`fuzzy_signature_text_t`, and `fuzzy_signature_words_i` when
+    /// `--fuzzy-min-words` is 0).
     pub optional: bool,
 }
 
@@ -63,6 +64,14 @@ pub fn needs(cfg: &EngineConfig) -> Vec<Need> {
             out.push(Need {
                 optional: true,
                 ..write(&f.fuzzy_signature_text, FieldKind::Text)
+            });
+        }
+        if cfg.write_fuzzy_words || (on(Dimension::Fuzzy) && cfg.fuzzy_min_words > 0) {
+            // Needed when profiles below a size sit out (runs that read no text learn the size from
+            // it); else written when the core has it.
+            out.push(Need {
+                optional: !(on(Dimension::Fuzzy) && cfg.fuzzy_min_words > 0),
+                ..write(&f.fuzzy_signature_words, FieldKind::Int)
             });
         }
     }

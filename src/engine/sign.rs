@@ -247,6 +247,10 @@ impl Plan<'_> {
         if self.full && self.cfg.write_fuzzy_text {
             fl.push(f.fuzzy_signature_text.clone());
         }
+        if self.cfg.write_fuzzy_words || self.min_words() > 0 {
+            // To write the word count only when it differs, and to know it when it is not signed.
+            fl.push(f.fuzzy_signature_words.clone());
+        }
         if self.on(Dimension::Near) {
             fl.push(f.near_version.clone());
             if self.full {
@@ -289,6 +293,10 @@ impl Plan<'_> {
         if content && (s.exact.is_none() || s.fuzzy.is_none()) {
             return true;
         }
+        if self.words_missing(s.fuzzy, doc) {
+            // Signed before the word count was stored: the text is read once to count it.
+            return true;
+        }
         if self.on(Dimension::Exact)
             && s.fuzzy == Some(self.empty_profile)
             && s.exact != Some(self.empty_exact)
@@ -308,6 +316,15 @@ impl Plan<'_> {
         dirty
             && ((self.on(Dimension::Title) && s.title.is_none())
                 || (self.on(Dimension::Description) && s.description.is_none()))
+    }
+
+    /// Whether the run needs a document's profile word count and the document has a fuzzy signature
+    /// but no stored count (signed before counts were stored). The empty profile's signature says 0
+    /// without it.
+    pub(super) fn words_missing(&self, fuzzy: Option<i64>, doc: &Doc) -> bool {
+        self.min_words() > 0
+            && fuzzy.is_some_and(|s| s != self.empty_profile)
+            && !has(doc, &self.cfg.fields.fuzzy_signature_words)
     }
 
     /// Whether the document's stored near values are this run's and say whether its text is blank
@@ -414,8 +431,13 @@ impl Plan<'_> {
                     _ => Err(Exclusion::EmptyText),
                 },
                 Dimension::Fuzzy => match sigs.fuzzy {
-                    Some(s) if s != self.empty_profile => Ok(s as u64),
-                    _ => Err(Exclusion::EmptyProfile),
+                    Some(s) if s == self.empty_profile => Err(Exclusion::EmptyProfile),
+                    // A count not known (a stored signature without one) takes part, as it did.
+                    Some(_) if signed.words.is_some_and(|w| w < self.min_words()) => {
+                        Err(Exclusion::WeakProfile)
+                    }
+                    Some(s) => Ok(s as u64),
+                    None => Err(Exclusion::EmptyProfile),
                 },
                 Dimension::Title => sigs.title.map(|s| s as u64).ok_or(Exclusion::NoTitle),
                 Dimension::Description => sigs
@@ -463,6 +485,8 @@ pub(super) struct Signed {
     pub(super) sigs: Sigs,
     pub(super) near: NearState,
     pub(super) blank: bool,
+    /// How many words the fuzzy profile has: computed, or as stored (`None`: not known).
+    pub(super) words: Option<u32>,
     pub(super) computed: bool,
     pub(super) version: i64,
     /// The signature fields that differ from the stored ones.
@@ -492,6 +516,7 @@ pub(super) fn sign_one(
             // The empty text's exact signature stands for an empty text, and this run's near
             // version marks a blank one (see `needs_content`).
             blank: stored.exact == Some(round.empty_exact) || stored_near.is_some_and(|s| s.blank),
+            words: stored_words(round, doc, stored.fuzzy),
             sigs: stored,
             near: NearState::Stored(stored_near.is_some_and(|s| s.words)),
             computed: false,
@@ -519,10 +544,20 @@ pub(super) fn sign_one(
         sigs.exact = Some(signer.exact(text));
         computed = true;
     }
-    if content_dims && recompute(current.fuzzy) {
+    let mut words = stored_words(round, content, current.fuzzy);
+    // A signature stored before word counts were: the profile is computed again from this version's
+    // text (its signature is the stored one unless the text changed), and its size written with it.
+    let refill = round.words_missing(current.fuzzy, content);
+    if content_dims && (recompute(current.fuzzy) || refill) {
         let profile = signer.profile(text);
         sigs.fuzzy = Some(profile.signature());
         computed = true;
+        let n = u32::try_from(profile.words()).unwrap_or(u32::MAX);
+        words = Some(n);
+        if cfg.write_fuzzy_words && get_i64(content, &f.fuzzy_signature_words) != Some(i64::from(n))
+        {
+            set.push((f.fuzzy_signature_words.clone(), Value::from(n)));
+        }
         if cfg.write_fuzzy_text && signer.scheme == Scheme::Yacy {
             let text_t = profile.text_t();
             let value = if text_t.is_empty() {
@@ -579,10 +614,19 @@ pub(super) fn sign_one(
         sigs,
         near,
         blank,
+        words,
         computed,
         version,
         update,
     })
+}
+
+/// The profile word count stored on `doc`; the empty profile's signature stands for 0.
+fn stored_words(round: &Plan<'_>, doc: &Doc, fuzzy: Option<i64>) -> Option<u32> {
+    if fuzzy == Some(round.empty_profile) {
+        return Some(0);
+    }
+    get_i64(doc, &round.cfg.fields.fuzzy_signature_words).map(|n| u32::try_from(n).unwrap_or(0))
 }
 
 /// The near-duplicate values of a document whose content was read: the stored ones when they are

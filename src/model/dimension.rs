@@ -135,6 +135,9 @@ pub enum Exclusion {
     NotHttp,
     /// The text has no word, so no shingle (near).
     NoWords,
+    /// The text profile has fewer words than `--fuzzy-min-words` (fuzzy): a profile that short is
+    /// shared by distinct pages.
+    WeakProfile,
 }
 
 impl Exclusion {
@@ -148,6 +151,7 @@ impl Exclusion {
             Exclusion::NoUrl => "no_url",
             Exclusion::NotHttp => "not_http",
             Exclusion::NoWords => "no_words",
+            Exclusion::WeakProfile => "weak_profile",
         }
     }
 }

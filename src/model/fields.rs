@@ -23,6 +23,9 @@ pub struct FieldNames {
     pub fuzzy_signature: String,
     /// `fuzzy_signature_text_t` (the `yacy` profile with raw and quantised counts).
     pub fuzzy_signature_text: String,
+    /// `fuzzy_signature_words_i`: how many words the fuzzy profile has (`--fuzzy-min-words` reads it
+    /// on runs that do not read texts).
+    pub fuzzy_signature_words: String,
     /// `title_exact_signature_l`.
     pub title_signature: String,
     /// `description_exact_signature_l`.
@@ -49,7 +52,7 @@ pub struct FieldNames {
 
 /// Every field the worker reads or writes, by YaCy's name: the one table behind the defaults,
 /// `--field NAME=FIELD` and the command line's help. In the order of `FieldNames::slots_mut`.
-pub const YACY_NAMES: [&str; 25] = [
+pub const YACY_NAMES: [&str; 26] = [
     "id",
     "sku",
     "text_t",
@@ -59,6 +62,7 @@ pub const YACY_NAMES: [&str; 25] = [
     "exact_signature_l",
     "fuzzy_signature_l",
     "fuzzy_signature_text_t",
+    "fuzzy_signature_words_i",
     "title_exact_signature_l",
     "description_exact_signature_l",
     "exact_signature_unique_b",
@@ -89,6 +93,7 @@ impl Default for FieldNames {
             exact_signature: String::new(),
             fuzzy_signature: String::new(),
             fuzzy_signature_text: String::new(),
+            fuzzy_signature_words: String::new(),
             title_signature: String::new(),
             description_signature: String::new(),
             unique: Default::default(),
@@ -109,7 +114,7 @@ impl Default for FieldNames {
 
 impl FieldNames {
     /// Every name, in [`YACY_NAMES`] order.
-    fn slots_mut(&mut self) -> [&mut String; 25] {
+    fn slots_mut(&mut self) -> [&mut String; 26] {
         let [u0, u1, u2, u3, u4, u5, u6] = &mut self.unique;
         [
             &mut self.id,
@@ -121,6 +126,7 @@ impl FieldNames {
             &mut self.exact_signature,
             &mut self.fuzzy_signature,
             &mut self.fuzzy_signature_text,
+            &mut self.fuzzy_signature_words,
             &mut self.title_signature,
             &mut self.description_signature,
             u0,

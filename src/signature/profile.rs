@@ -97,6 +97,13 @@ impl Profile {
         &self.tokens
     }
 
+    /// How many words (kept tokens, the `(token-cnt-qcnt)` entries of [`Profile::text_t`]) the
+    /// profile has: 0 for an empty text. A fuzzy signature of few words is shared by distinct pages
+    /// (`--fuzzy-min-words`).
+    pub fn words(&self) -> usize {
+        self.tokens.len()
+    }
+
     /// True when no token was kept.
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
@@ -493,6 +500,21 @@ mod tests {
             let want = u64::from_str_radix(hex, 16).unwrap() as i64;
             assert_eq!(p.signature(), want, "text {text:?}");
         }
+    }
+
+    #[test]
+    fn words_are_the_profile_entries() {
+        // Counted by hand from the vectors above: one word per `(token-qcnt)` entry.
+        assert_eq!(yacy(LOREM).words(), 4);
+        assert_eq!(yacy(APPLE).words(), 4);
+        assert_eq!(yacy("one two three").words(), 1);
+        assert_eq!(yacy("").words(), 0);
+        assert_eq!(yacy("   ").words(), 0);
+        assert_eq!(yacy("Go to it.").words(), 0);
+        // Solr's flavour keeps more: `the 8`, `cat 4`, `dog 2`; and `lorem … sit`, five.
+        assert_eq!(md5(CAT).words(), 3);
+        assert_eq!(md5(LOREM).words(), 5);
+        assert_eq!(md5("").words(), 0);
     }
 
     #[test]

@@ -27,10 +27,11 @@ use crate::engine::{run_file, write_jsonl};
 use crate::support::fake_solr::{FakeOptions, FakeSolr};
 
 /// The fields the worker writes.
-pub const WORKER_FIELDS: [&str; 19] = [
+pub const WORKER_FIELDS: [&str; 20] = [
     "exact_signature_l",
     "fuzzy_signature_l",
     "fuzzy_signature_text_t",
+    "fuzzy_signature_words_i",
     "title_exact_signature_l",
     "description_exact_signature_l",
     "exact_signature_unique_b",

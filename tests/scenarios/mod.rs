@@ -10,6 +10,7 @@ mod bad_input;
 mod chrome;
 mod crawl_loop;
 mod e2e;
+mod fuzzy_words;
 mod hand_worked;
 mod near;
 mod reliability;
