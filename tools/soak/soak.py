@@ -317,6 +317,7 @@ class Serve:
     def start(self):
         self.proc = spawn([self.binary, 'serve', '--solr', self.core, '--listen', '127.0.0.1:0',
                            '--after-quiet', '%gs' % self.quiet, '--rules', self.rules,
+                           '--fuzzy-min-words', str(FUZZY_MIN_WORDS),
                            '--state-dir', self.state, '--retries', '2'],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE,
@@ -712,6 +713,20 @@ def settle(serve, quiet):
     return last
 
 
+# serve's --fuzzy-min-words (the default): a page whose text profile has fewer words takes no part in
+# the fuzzy dimension, so it is a group of its own there (unique, count 1).
+FUZZY_MIN_WORDS = 4
+
+
+def fuzzy_key(d):
+    words = d.get('fuzzy_signature_words_i')
+    if words is None or d.get('fuzzy_signature_l') is None:
+        return None
+    if words < FUZZY_MIN_WORDS:
+        return ('weak profile', d['id'])
+    return d['fuzzy_signature_l']
+
+
 def dimension_groups(docs):
     """Per dimension, the groups of the index as the stored values and URLs make them."""
     def no_www(u):
@@ -721,7 +736,7 @@ def dimension_groups(docs):
         return re.sub(r'^https?:', '', u)
     keys = {
         'exact_signature_unique_b': lambda d: d.get('exact_signature_l'),
-        'fuzzy_signature_unique_b': lambda d: d.get('fuzzy_signature_l'),
+        'fuzzy_signature_unique_b': fuzzy_key,
         'title_unique_b': lambda d: d.get('title_exact_signature_l'),
         'description_unique_b': lambda d: d.get('description_exact_signature_l'),
         'near_unique_b': lambda d: d.get('near_group_s'),
@@ -740,7 +755,7 @@ def dimension_groups(docs):
 def invariants(args, solr, web, crawler, serve, binary):
     """[(name, ok, detail)]."""
     out = []
-    fl = ('id,sku,exact_signature_l,fuzzy_signature_l,title_exact_signature_l,'
+    fl = ('id,sku,exact_signature_l,fuzzy_signature_l,fuzzy_signature_words_i,title_exact_signature_l,'
           'description_exact_signature_l,near_group_s,exact_signature_unique_b,'
           'fuzzy_signature_unique_b,title_unique_b,description_unique_b,near_unique_b,'
           'www_unique_b,http_unique_b')
