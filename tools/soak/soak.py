@@ -600,7 +600,8 @@ class Faults:
     def __init__(self, serve, proxy, every, stats, cluster=None, node_down=15.0):
         self.serve, self.proxy, self.every, self.stats = serve, proxy, every, stats
         self.cluster, self.node_down = cluster, node_down
-        self.kinds = self.CLOUD_KINDS if cluster else self.KINDS
+        # --node-down 0: no node is stopped (the other faults as on a standalone core).
+        self.kinds = self.CLOUD_KINDS if cluster and node_down > 0 else self.KINDS
         self.stop = threading.Event()
         self.lock = threading.Lock()  # held while serve or a Solr node is down on purpose
 
@@ -858,7 +859,8 @@ def main():
     ap.add_argument('--fault-every', type=float, default=25.0)
     ap.add_argument('--node-down', type=float, default=15.0,
                     help='--cloud: seconds a stopped Solr node stays down before it is started '
-                         'again (the start, until its replicas are active, comes on top)')
+                         'again (the start, until its replicas are active, comes on top); 0: no '
+                         'node is stopped')
     ap.add_argument('--learn-every', type=float, default=60.0)
     ap.add_argument('--break-at-rest', action='store_true',
                     help='test of the checks: at rest stop serve and delete a representative with '
