@@ -15,14 +15,16 @@ use solr_dedup::store::file::OutputFormat;
 use super::engine::{outputs, page, run_file, run_with, write_jsonl, Docs};
 
 /// Profile `(three-1)` (`spec/signatures.md`: only `three` is longer than 3 units): one word.
-const WEAK_A: &str = "one two three";
+pub(crate) const WEAK_A: &str = "one two three";
 /// The same one-word profile from another text.
-const WEAK_B: &str = "Three, two, one!";
+pub(crate) const WEAK_B: &str = "Three, two, one!";
 /// Profile `(dolor-3) (amet-3) (lorem-3) (ipsum-3)` (the spec's vector): four words.
-const STRONG_A: &str = "Lorem ipsum dolor sit amet, lorem ipsum dolor sit amet. Lorem ipsum! \
+pub(crate) const STRONG_A: &str =
+    "Lorem ipsum dolor sit amet, lorem ipsum dolor sit amet. Lorem ipsum! \
                         Dolor dolor dolor, amet amet.";
 /// The same words with the same counts in another order: the same profile.
-const STRONG_B: &str = "Dolor dolor dolor, amet amet. Lorem ipsum! Lorem ipsum dolor sit amet, \
+pub(crate) const STRONG_B: &str =
+    "Dolor dolor dolor, amet amet. Lorem ipsum! Lorem ipsum dolor sit amet, \
                         lorem ipsum dolor sit amet.";
 /// The spec's signatures of those two profiles.
 const WEAK_SIG: i64 = 2158197660035733832;

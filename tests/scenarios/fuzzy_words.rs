@@ -7,15 +7,9 @@
 use serde_json::{json, Value};
 
 use super::harness::{assert_fresh, assert_settled, solr_test, Target};
-
-/// Profile `(three-1)`: one word; the two texts share it.
-const WEAK_A: &str = "one two three";
-const WEAK_B: &str = "Three, two, one!";
-/// Profile `(dolor-3) (amet-3) (lorem-3) (ipsum-3)`: four words; the two texts share it.
-const STRONG_A: &str = "Lorem ipsum dolor sit amet, lorem ipsum dolor sit amet. Lorem ipsum! \
-                        Dolor dolor dolor, amet amet.";
-const STRONG_B: &str = "Dolor dolor dolor, amet amet. Lorem ipsum! Lorem ipsum dolor sit amet, \
-                        lorem ipsum dolor sit amet.";
+// The texts of `tests/fuzzy_words.rs`: `WEAK_A` and `WEAK_B` share the one-word profile
+// `(three-1)`, `STRONG_A` and `STRONG_B` the four-word `(dolor-3) (amet-3) (lorem-3) (ipsum-3)`.
+use crate::fuzzy_words::{STRONG_A, STRONG_B, WEAK_A, WEAK_B};
 
 /// A field no rule of the test schemas covers: a core without a place for the word count.
 const NOWHERE: &str = "fuzzy_signature_words_i=fuzzy_words_count";
