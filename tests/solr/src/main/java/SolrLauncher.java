@@ -90,17 +90,23 @@ public final class SolrLauncher {
         startBoth(configset, work, what);
       }
     } finally {
-      if (cluster != null) {
-        try {
-          cluster.shutdown();
-        } catch (Exception e) {
-          System.err.println("SolrLauncher: stopping the cloud: " + e);
-        }
-      }
+      stopCloud(cluster);
       deleteTree(work);
     }
     // Solr and ZooKeeper leave non-daemon threads behind.
     System.exit(0);
+  }
+
+  /** Shuts the cloud down, if one was started; a failure is reported, not thrown. */
+  private static void stopCloud(MiniSolrCloudCluster cluster) {
+    if (cluster == null) {
+      return;
+    }
+    try {
+      cluster.shutdown();
+    } catch (Exception e) {
+      System.err.println("SolrLauncher: stopping the cloud: " + e);
+    }
   }
 
   /** The standalone core, the two-shard collection, or both, until standard input ends. */
@@ -140,13 +146,7 @@ public final class SolrLauncher {
         waitForEndOfInput(System.in);
       }
     } finally {
-      if (cluster != null) {
-        try {
-          cluster.shutdown();
-        } catch (Exception e) {
-          System.err.println("SolrLauncher: stopping the cloud: " + e);
-        }
-      }
+      stopCloud(cluster);
       if (node != null) {
         try {
           node.stop();
