@@ -6,7 +6,8 @@
 #
 # The URLs are the test launcher's (tests/solr: `java … SolrLauncher schema both` prints them), or
 # any empty core and collection made from schema/. Each target is emptied and loaded first, unless
-# LOAD=0 (then they hold CORPUS already, with no worker fields).
+# LOAD=0 (then they hold CORPUS already, with no worker fields). SETTLE=SECONDS waits that long after
+# each load, so that Solr's merges after the load do not land in the first run (0 by default).
 set -euo pipefail
 worker=$1 corpus=$2 core=$3 cloud=$4 out=$5
 mkdir -p "$out"
@@ -28,7 +29,10 @@ step() {
 for target in core cloud; do
     url=$core
     [ "$target" = cloud ] && url=$cloud
-    [ "${LOAD:-1}" = 0 ] || load "$url"
+    if [ "${LOAD:-1}" != 0 ]; then
+        load "$url"
+        sleep "${SETTLE:-0}"
+    fi
     step "$target-first" "$url"
     step "$target-settled" "$url"
     step "$target-settled2" "$url"

@@ -13,6 +13,7 @@ SIGKILL of this process: serve gets SIGTERM through PR_SET_PDEATHSIG, Solr's lau
 standard input closes).
 """
 import argparse
+import collections
 import ctypes
 import json
 import os
@@ -397,6 +398,11 @@ class Crawler:
         self.last_write = 0.0  # when the crawler last changed the index
         self.deleting = {}     # url -> (its stored fields, first try) while Solr refuses its delete
         self.lock = threading.Lock()
+        # What `pick` takes from, so that a step costs the same with a million URLs known: the new
+        # URLs in the order found, and every visit in the order made (an entry is stale once the
+        # URL was visited again or went).
+        self.new_q = collections.deque()
+        self.revisit_q = collections.deque()   # (when visited, url)
 
     def fetch(self, url):
         status, data = http('GET', 'http://127.0.0.1:%d/fetch?url=%s' % (self.web_port, quote(url)))
@@ -406,15 +412,36 @@ class Crawler:
         for href in LINK.findall(html_text):
             url = unescape(href)
             if url not in self.known:
-                self.known[url] = 'new'
+                self.mark_new(url)
+
+    def mark_new(self, url):
+        self.known[url] = 'new'
+        self.new_q.append(url)
 
     def pick(self, n):
-        """New URLs first, then the skipped (asked again), then the oldest visited."""
-        new = [u for u, s in self.known.items() if s == 'new']
-        rest = sorted((u for u, s in self.known.items() if s in ('indexed', 'skipped')),
-                      key=lambda u: self.visited.get(u, 0))
-        half = max(n // 2, n - len(rest))
-        return new[:half] + rest[:n - min(half, len(new))]
+        """Half new URLs (in the order found), half the least recently visited (indexed, skipped,
+        or new ones whose write Solr refused); either half fills up from the other."""
+        def take(q, k, ok):
+            out = []
+            while q and len(out) < k:
+                u = ok(q.popleft())
+                if u is not None and u not in out:
+                    out.append(u)
+            return out
+
+        def fresh(u):
+            return u if self.known.get(u) == 'new' else None
+
+        def due(entry):
+            t, u = entry
+            if self.visited.get(u) != t or self.known.get(u) not in ('new', 'indexed', 'skipped'):
+                return None
+            return u
+
+        new = take(self.new_q, n // 2, fresh)
+        rest = take(self.revisit_q, n - len(new), due)
+        new += take(self.new_q, n - len(new) - len(rest), fresh)
+        return new + [u for u in rest if u not in new]
 
     def step(self, urls):
         """Visits `urls`; how many index changes it made."""
@@ -425,7 +452,9 @@ class Crawler:
             answers = {}
         adds, deletes = [], []
         for url in urls:
-            self.visited[url] = time.time()
+            now = time.time()
+            self.visited[url] = now
+            self.revisit_q.append((now, url))
             a = answers.get(url)
             dup = a and a.get('duplicate_of')
             if dup and a['probability'] >= self.threshold and dup['url'] != url:
@@ -500,12 +529,50 @@ class Crawler:
                 if self.pointing.get(u):
                     self.stale.append((u, first, sorted(self.pointing.pop(u))))
 
-    def full_pass(self):
-        """Visits every URL it knows (the rest phase); index changes made."""
+    def believe_the_index(self, urls):
+        """Takes what the index holds for `urls` as what was indexed: a write Solr answered may not
+        be what it holds (in SolrCloud, a forward retried after a node stopped can land an older
+        text after a newer one), and a crawler that compares with its own memory would never mend
+        it. How many URLs the index held otherwise than the crawler believed."""
+        held = {d['id']: d.get('text_t') for d in self.solr.get(urls, 'id,text_t')}
+        differed = 0
+        for u in urls:
+            text = held.get(u)
+            if isinstance(text, list):
+                text = text[0] if text else None
+            if self.text_of.get(u) == text:
+                continue
+            differed += 1
+            log('rest: the index holds %s otherwise than the crawler indexed it (%s)'
+                % (u, 'absent' if text is None else 'another text'))
+            if text is None:
+                self.text_of.pop(u, None)
+                if self.known.get(u) == 'indexed':
+                    self.mark_new(u)
+            else:
+                self.text_of[u] = text
+                if self.known.get(u) in ('gone', None):
+                    self.known[u] = 'indexed'  # visited below: deleted again if it is gone
+        self.stats['index_differed'] += differed
+        return differed
+
+    def rest_pass(self, first):
+        """A pass of the rest phase; index changes made. The first visits every URL it knows and
+        every URL the index holds, comparing each page with what the index holds for it. The web no
+        longer changes then, so a later pass visits only what may still change: URLs found since
+        (new), URLs skipped on a prediction (asked again: the runs since may have changed it), and
+        URLs the index holds otherwise than the crawler wrote them."""
         changes = 0
+        for d in self.solr.all_docs('id'):
+            if self.known.get(d['id']) in (None, 'gone'):
+                self.known[d['id']] = 'indexed'
         urls = [u for u, s in self.known.items() if s != 'gone']
         for i in range(0, len(urls), 200):
-            changes += self.step(urls[i:i + 200])
+            batch = urls[i:i + 200]
+            if self.believe_the_index(batch) == 0 and not first:
+                batch = [u for u in batch if self.known.get(u) in ('new', 'skipped')]
+            if batch:
+                changes += self.step(batch)
         return changes
 
 
@@ -875,6 +942,7 @@ def main():
     mode = 'cloud' if args.cloud else 'standalone'
     stats = {k: 0 for k in ('fetched', 'indexed', 'reindexed', 'deleted', 'skipped_on_prediction',
                             'unskipped', 'predict_unanswered', 'writes_refused', 'learned',
+                            'index_differed',
                             'fault_cancel_run', 'fault_kill_serve_in_run', 'fault_restart_serve',
                             'fault_solr_503')}
     if args.cloud:
@@ -894,7 +962,7 @@ def main():
     started = time.time()  # the crawl's minutes start now, Solr up
     crawler = Crawler(web_server.server_port, solr, serve, stats, args.threshold)
     for h in web.homes():
-        crawler.known[h] = 'new'
+        crawler.mark_new(h)
     monitor = Monitor(crawler, solr, cluster)
     faults = Faults(serve, proxy, args.fault_every, stats, cluster, args.node_down)
     threads = [threading.Thread(target=monitor.loop, daemon=True),
@@ -952,9 +1020,11 @@ def main():
     settle(serve, args.quiet)
     while passes < 6:
         passes += 1
-        changes = crawler.full_pass()
+        t0, fetched = time.time(), stats['fetched']
+        changes = crawler.rest_pass(passes == 1)
         solr.commit()
-        log('rest pass %d: %d index changes' % (passes, changes))
+        log('rest pass %d: %d index changes, %d fetches, %.0f s'
+            % (passes, changes, stats['fetched'] - fetched, time.time() - t0))
         settle(serve, args.quiet)
         if changes == 0:
             break
@@ -983,7 +1053,8 @@ def main():
         log('hidden at rest: %d contents' % len(monitor.unresolved_hidden))
     faults_n = sum(v for k, v in stats.items() if k.startswith('fault_'))
     print('soak %s: %s, %.1f min (crawl %.1f, rest %d passes), %d docs at rest; fetched %d, indexed %d, '
-          're-indexed %d, deleted %d, skipped on prediction %d, writes refused %d (tried again); '
+          're-indexed %d, deleted %d, skipped on prediction %d, writes refused %d (tried again), '
+          'held by the index otherwise than written %d (mended at rest); '
           'runs %s; faults %d (%s); '
           'longest run %.1fs; hidden after a representative was deleted: %s, from the index quiet: %s '
           '(unresolved %d); predictions to a deleted page: %s, from the index quiet: %s '
@@ -991,7 +1062,7 @@ def main():
           % ('PASS' if ok else 'FAIL', mode, (time.time() - started) / 60,
              (crawl_end - started) / 60, passes, solr.count(), stats['fetched'], stats['indexed'],
              stats['reindexed'], stats['deleted'], stats['skipped_on_prediction'],
-             stats['writes_refused'], json.dumps(by_state, sort_keys=True), faults_n,
+             stats['writes_refused'], stats['index_differed'], json.dumps(by_state, sort_keys=True), faults_n,
              ', '.join('%s %d' % (k[6:], v) for k, v in stats.items() if k.startswith('fault_')),
              max(durations, default=0), fmt(monitor.hidden), fmt(monitor.hidden_quiet),
              len(monitor.unresolved_hidden), fmt(monitor.staleness), fmt(monitor.staleness_quiet),

@@ -40,6 +40,32 @@ def vocab():
     return WORDS
 
 
+class Bag:
+    """A list with O(1) add and remove (the last element takes the removed one's place), so that
+    the web's per-site sets of live pages cost nothing to keep as the web grows; its order depends
+    only on the calls, so sampling from it stays deterministic."""
+
+    def __init__(self):
+        self.items, self.pos = [], {}
+
+    def add(self, x):
+        if x not in self.pos:
+            self.pos[x] = len(self.items)
+            self.items.append(x)
+
+    def remove(self, x):
+        i = self.pos.pop(x, None)
+        if i is None:
+            return
+        last = self.items.pop()
+        if i < len(self.items):
+            self.items[i] = last
+            self.pos[last] = i
+
+    def __len__(self):
+        return len(self.items)
+
+
 class Page:
     """A page of a site: its body key (what it serves) and whether it still exists."""
 
@@ -63,6 +89,8 @@ class Web:
         self.sites = ['site%d.example' % i for i in range(sites)]
         self.chrome = {s: self._words(12) for s in self.sites}
         self.pages = {}           # (site, path) -> Page
+        self.live = {s: Bag() for s in self.sites}     # site -> its live pages
+        self.live_p = {s: Bag() for s in self.sites}   # site -> its live /p/ pages (mirror sources)
         self.dead = set()         # single URLs that answer 410
         self.next_page = {s: 0 for s in self.sites}
         self.changes = {'changed': 0, 'removed': 0, 'urls_gone': 0, 'added': 0, 'mirrors': 0,
@@ -86,8 +114,7 @@ class Web:
         k = self.next_page[site]
         self.next_page[site] += 1
         roll = self.rng.random()
-        others = [p for p in self.pages.values() if p.site == site and p.alive
-                  and p.path.startswith('/p/')]
+        others = self.live_p[site].items
         if roll < 0.08 and others:
             # A mirror: another page's body, as it is now.
             page = Page(site, '/archive/%d' % k, self.rng.choice(others).body)
@@ -103,6 +130,9 @@ class Web:
             page = Page(site, '/p/%d' % k, self._new_body(self._words(self.body_words)))
         page.sids = ['%08x' % self.rng.getrandbits(32) for _ in range(2)]
         self.pages[(site, page.path)] = page
+        self.live[site].add(page)
+        if page.path.startswith('/p/'):
+            self.live_p[site].add(page)
         return page
 
     def tick(self, changed=0.01, removed=0.005, urls_gone=0.005, added=0.01):
@@ -120,6 +150,8 @@ class Web:
                     self.changes['changed'] += 1
                 elif r < changed + removed:
                     p.alive = False
+                    self.live[p.site].remove(p)
+                    self.live_p[p.site].remove(p)
                     self.changes['removed'] += 1
                 elif r < changed + removed + urls_gone:
                     # Half the time the canonical URL (the page moved; its variants still answer):
@@ -128,7 +160,7 @@ class Web:
                     self.dead.add(v[0] if self.rng.random() < 0.5 else self.rng.choice(v[1:]))
                     self.changes['urls_gone'] += 1
             for s in self.sites:
-                n = sum(1 for p in live if p.site == s)
+                n = len(self.live[s])
                 for _ in range(max(0, round(n * added + self.rng.random() - 0.5))):
                     self._add_page(s)
                     self.changes['added'] += 1
@@ -195,8 +227,7 @@ class Web:
             site = host[4:] if host.startswith('www.') else host
             if u.path == '/' and site in self.chrome:
                 rng = random.Random('home|%s|%d' % (site, self.next_page[site]))
-                pages = [p for p in self.pages.values() if p.site == site and p.alive]
-                links = [self.link(p, rng) for p in pages]
+                links = [self.link(p, rng) for p in self.live[site].items]
                 return 200, self._html(site, 'Home of ' + site, 'The home page', ['welcome'], links)
             if url in self.dead:
                 return 410, 'gone'
@@ -205,7 +236,7 @@ class Web:
                 return 404, 'not found'
             words = self.bodies[page.body]
             rng = random.Random('links|%s|%s|%d' % (site, page.path, page.body))
-            others = [p for p in self.pages.values() if p.site == site and p.alive]
+            others = self.live[site].items
             links = [self.link(p, rng) for p in rng.sample(others, min(6, len(others)))]
             title = ' '.join(words[:5])
             return 200, self._html(site, title, ' '.join(words[5:14]), words, links)
