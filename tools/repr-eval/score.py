@@ -103,6 +103,16 @@ def cleanest(members, lenient):
     return {m['id'] for m in members if dirt(m, False) == best}
 
 
+def load_truth(folder):
+    """The simulator's truth in `folder`: each URL's record of `truth-urls.jsonl`, by id."""
+    truth = {}
+    with open(os.path.join(folder, 'truth-urls.jsonl')) as f:
+        for line in f:
+            t = json.loads(line)
+            truth[t['id']] = t
+    return truth
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('dir')
@@ -111,11 +121,7 @@ def main():
     ap.add_argument('--examples', type=int, default=8)
     a = ap.parse_args()
 
-    truth = {}
-    with open(os.path.join(a.dir, 'truth-urls.jsonl')) as f:
-        for line in f:
-            t = json.loads(line)
-            truth[t['id']] = t
+    truth = load_truth(a.dir)
     docs = []
     with open(a.out) as f:
         for line in f:

@@ -13,6 +13,10 @@ import argparse
 import collections
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from score import load_truth  # noqa: E402
 
 
 def main():
@@ -21,11 +25,7 @@ def main():
     ap.add_argument('out')
     ap.add_argument('--max-words', type=int, default=8)
     a = ap.parse_args()
-    content = {}
-    with open(os.path.join(a.dir, 'truth-urls.jsonl')) as f:
-        for line in f:
-            t = json.loads(line)
-            content[t['id']] = t['content']
+    content = {i: t['content'] for i, t in load_truth(a.dir).items()}
     groups = collections.defaultdict(list)
     words = {}
     with open(a.out) as f:
