@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use solr_dedup::engine::{EngineConfig, Report};
 use solr_dedup::store::file::OutputFormat;
 
-use super::engine::{outputs, page, run_file, run_with, write_jsonl, Docs};
+use super::engine::{
+    incremental_and_full, outputs, page, run_file, run_with, write_jsonl, Crawl, Docs,
+};
 
 /// Profile `(three-1)` (`spec/signatures.md`: only `three` is longer than 3 units): one word.
 pub(crate) const WEAK_A: &str = "one two three";
@@ -308,13 +310,6 @@ fn doc(id: &str, text: u8, url: u8, version: i64) -> Value {
     })
 }
 
-/// Strips what the worker writes, as a crawler's re-index does.
-fn reindexed(d: &Value) -> Value {
-    let mut d = d.as_object().unwrap().clone();
-    d.retain(|k, _| ["id", "sku", "text_t", "_version_"].contains(&k.as_str()));
-    Value::Object(d)
-}
-
 #[derive(Debug, Clone)]
 enum Op {
     Add(u8, u8),
@@ -347,31 +342,18 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..20),
         last in prop_oneof![Just(0u32), Just(2), Just(4)],
     ) {
-        let mut docs: BTreeMap<String, Value> = BTreeMap::new();
-        let mut version = 1_800_000_000_000_000_000i64;
-        let mut next_id = 0u32;
+        let mut crawl = Crawl::new();
         for op in ops {
-            version += 1;
+            crawl.next_change();
             match op {
-                Op::Add(t, u) => {
-                    let id = format!("d{next_id:03}");
-                    next_id += 1;
-                    docs.insert(id.clone(), doc(&id, t, u, version));
-                }
-                Op::Replace(s, t, u) if !docs.is_empty() => {
-                    let id = docs.keys().nth(s as usize % docs.len()).unwrap().clone();
-                    docs.insert(id.clone(), doc(&id, t, u, version));
-                }
-                Op::Delete(s) if !docs.is_empty() => {
-                    let id = docs.keys().nth(s as usize % docs.len()).unwrap().clone();
-                    docs.remove(&id);
-                }
-                Op::Run(n) if !docs.is_empty() => {
-                    let input: Vec<Value> = docs.values().cloned().collect();
-                    docs = run_with(&input, &min(n)).1;
+                Op::Add(t, u) => crawl.add(|id, v| doc(id, t, u, v)),
+                Op::Replace(s, t, u) => crawl.replace(s, |id, v| doc(id, t, u, v)),
+                Op::Delete(s) => crawl.delete(s),
+                Op::Run(n) if !crawl.docs.is_empty() => {
+                    crawl.docs = run_with(&crawl.input(), &min(n)).1;
                 }
                 Op::Forget => {
-                    docs = without(&docs, "fuzzy_signature_words_i")
+                    crawl.docs = without(&crawl.docs, "fuzzy_signature_words_i")
                         .into_iter()
                         .map(|d| (d["id"].as_str().unwrap().to_owned(), d))
                         .collect();
@@ -379,11 +361,8 @@ proptest! {
                 _ => {}
             }
         }
-        prop_assume!(!docs.is_empty());
-        let input: Vec<Value> = docs.values().cloned().collect();
-        let (_, incremental) = run_with(&input, &min(last));
-        let fresh: Vec<Value> = docs.values().map(reindexed).collect();
-        let (_, full) = run_with(&fresh, &EngineConfig { full: true, ..min(last) });
+        prop_assume!(!crawl.docs.is_empty());
+        let (incremental, full) = incremental_and_full(&crawl.docs, &min(last));
         prop_assert_eq!(outputs(&incremental), outputs(&full));
         let settled: Vec<Value> = incremental.values().cloned().collect();
         let (again, _) = run_with(&settled, &min(last));

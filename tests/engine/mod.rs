@@ -541,7 +541,7 @@ fn a_second_run_writes_nothing_and_check_passes() {
 }
 
 /// Strips what the worker writes, as a crawler's re-index does.
-fn reindexed(doc: &Value) -> Value {
+pub(crate) fn reindexed(doc: &Value) -> Value {
     let mut d = doc.as_object().unwrap().clone();
     d.retain(|k, _| {
         [
@@ -555,4 +555,79 @@ fn reindexed(doc: &Value) -> Value {
         .contains(&k.as_str())
     });
     Value::Object(d)
+}
+
+/// The documents of an index as a crawler changes them, for the property tests: each change carries
+/// the version set by [`Crawl::next_change`], added documents get ids `d000`, `d001`, …, and a
+/// replace or delete picks the document at its number modulo the documents there are (none while
+/// there are none).
+pub(crate) struct Crawl {
+    pub(crate) docs: Docs,
+    version: i64,
+    next_id: u32,
+}
+
+impl Crawl {
+    pub(crate) fn new() -> Self {
+        Crawl {
+            docs: Docs::new(),
+            version: 1_800_000_000_000_000_000,
+            next_id: 0,
+        }
+    }
+
+    /// The version of the next change (one a step, whatever the step does).
+    pub(crate) fn next_change(&mut self) {
+        self.version += 1;
+    }
+
+    pub(crate) fn version(&self) -> i64 {
+        self.version
+    }
+
+    /// Adds `make(id, version)` under the next id.
+    pub(crate) fn add(&mut self, make: impl FnOnce(&str, i64) -> Value) {
+        let id = format!("d{:03}", self.next_id);
+        self.next_id += 1;
+        self.docs.insert(id.clone(), make(&id, self.version));
+    }
+
+    /// Re-indexes the `pick`th document as `make(id, version)`.
+    pub(crate) fn replace(&mut self, pick: u8, make: impl FnOnce(&str, i64) -> Value) {
+        if let Some(id) = self.pick(pick) {
+            let doc = make(&id, self.version);
+            self.docs.insert(id, doc);
+        }
+    }
+
+    /// Deletes the `pick`th document.
+    pub(crate) fn delete(&mut self, pick: u8) {
+        if let Some(id) = self.pick(pick) {
+            self.docs.remove(&id);
+        }
+    }
+
+    fn pick(&self, pick: u8) -> Option<String> {
+        let n = self.docs.len();
+        (n > 0).then(|| self.docs.keys().nth(pick as usize % n).unwrap().clone())
+    }
+
+    /// The documents as a store's input.
+    pub(crate) fn input(&self) -> Vec<Value> {
+        self.docs.values().cloned().collect()
+    }
+}
+
+/// An incremental run over `docs` under `cfg`, and a `--full` run over the same documents
+/// re-indexed (the worker's fields stripped): (incremental, full), whose outputs the property tests
+/// compare.
+pub(crate) fn incremental_and_full(docs: &Docs, cfg: &EngineConfig) -> (Docs, Docs) {
+    let input: Vec<Value> = docs.values().cloned().collect();
+    let (_, incremental) = run_with(&input, cfg);
+    let fresh: Vec<Value> = docs.values().map(reindexed).collect();
+    let full = EngineConfig {
+        full: true,
+        ..cfg.clone()
+    };
+    (incremental, run_with(&fresh, &full).1)
 }

@@ -95,9 +95,7 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..25),
         order in 0u8..3,
     ) {
-        let mut docs: BTreeMap<String, Value> = BTreeMap::new();
-        let mut version = 1_800_000_000_000_000_000i64;
-        let mut next_id = 0u32;
+        let mut crawl = Crawl::new();
         // YaCy's order, canonical first without rules, and with rules.
         let cfg = match order {
             0 => EngineConfig {
@@ -111,28 +109,17 @@ proptest! {
             },
         };
         for op in ops {
-            version += 1;
+            crawl.next_change();
             match op {
-                Op::Add(t, u) => {
-                    let id = format!("d{next_id:03}");
-                    next_id += 1;
-                    docs.insert(id.clone(), make_doc(&id, t, u, version));
-                }
-                Op::Replace(s, t, u) if !docs.is_empty() => {
-                    let id = docs.keys().nth(s as usize % docs.len()).unwrap().clone();
-                    docs.insert(id.clone(), make_doc(&id, t, u, version));
-                }
-                Op::Delete(s) if !docs.is_empty() => {
-                    let id = docs.keys().nth(s as usize % docs.len()).unwrap().clone();
-                    docs.remove(&id);
-                }
-                Op::Interrupted(k) if !docs.is_empty() => {
-                    let input: Vec<Value> = docs.values().cloned().collect();
-                    let updates = updates_with(&input, &cfg);
+                Op::Add(t, u) => crawl.add(|id, v| make_doc(id, t, u, v)),
+                Op::Replace(s, t, u) => crawl.replace(s, |id, v| make_doc(id, t, u, v)),
+                Op::Delete(s) => crawl.delete(s),
+                Op::Interrupted(k) if !crawl.docs.is_empty() => {
+                    let updates = updates_with(&crawl.input(), &cfg);
                     let k = if updates.is_empty() { 0 } else { k as usize % updates.len() };
                     for u in &updates[..k] {
                         let id = u["id"].as_str().unwrap();
-                        let doc = docs.get_mut(id).unwrap().as_object_mut().unwrap();
+                        let doc = crawl.docs.get_mut(id).unwrap().as_object_mut().unwrap();
                         for (field, op) in u.as_object().unwrap() {
                             if field == "id" || field == "_version_" {
                                 continue;
@@ -144,19 +131,14 @@ proptest! {
                         }
                     }
                 }
-                Op::Run if !docs.is_empty() => {
-                    let input: Vec<Value> = docs.values().cloned().collect();
-                    let (_, out) = run_with(&input, &cfg);
-                    docs = out;
+                Op::Run if !crawl.docs.is_empty() => {
+                    crawl.docs = run_with(&crawl.input(), &cfg).1;
                 }
                 _ => {}
             }
         }
-        prop_assume!(!docs.is_empty());
-        let input: Vec<Value> = docs.values().cloned().collect();
-        let (_, incremental) = run_with(&input, &cfg);
-        let fresh: Vec<Value> = docs.values().map(reindexed).collect();
-        let (_, full) = run_with(&fresh, &EngineConfig { full: true, ..cfg.clone() });
+        prop_assume!(!crawl.docs.is_empty());
+        let (incremental, full) = incremental_and_full(&crawl.docs, &cfg);
         prop_assert_eq!(outputs(&incremental), outputs(&full));
         // And the incremental result is settled: nothing left to write.
         let settled: Vec<Value> = incremental.values().cloned().collect();
@@ -210,9 +192,7 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..25)
     ) {
         let texts = near_texts();
-        let mut docs: BTreeMap<String, Value> = BTreeMap::new();
-        let mut version = 1_800_000_000_000_000_000i64;
-        let mut next_id = 0u32;
+        let mut crawl = Crawl::new();
         let cfg = EngineConfig::default();
         let doc = |id: &str, t: u8, u: u8, version: i64| {
             json!({
@@ -225,36 +205,25 @@ proptest! {
         // Ten pages near nothing, so that a change stays small next to the index.
         for i in 0..10 {
             let id = format!("s{i:02}");
-            docs.insert(id.clone(), json!({
+            crawl.docs.insert(id.clone(), json!({
                 "id": id, "sku": format!("https://s.example/{i}"),
                 "text_t": format!("standalone page number {i} with words of its own w{i}x w{i}y"),
-                "_version_": version,
+                "_version_": crawl.version(),
             }));
         }
         for op in ops {
-            version += 1;
+            crawl.next_change();
             match op {
-                Op::Add(t, u) => {
-                    let id = format!("d{next_id:03}");
-                    next_id += 1;
-                    docs.insert(id.clone(), doc(&id, t, u, version));
-                }
-                Op::Replace(s, t, u) => {
-                    let id = docs.keys().nth(s as usize % docs.len()).unwrap().clone();
-                    docs.insert(id.clone(), doc(&id, t, u, version));
-                }
-                Op::Delete(s) if docs.len() > 1 => {
-                    let id = docs.keys().nth(s as usize % docs.len()).unwrap().clone();
-                    docs.remove(&id);
-                }
+                Op::Add(t, u) => crawl.add(|id, v| doc(id, t, u, v)),
+                Op::Replace(s, t, u) => crawl.replace(s, |id, v| doc(id, t, u, v)),
+                Op::Delete(s) if crawl.docs.len() > 1 => crawl.delete(s),
                 Op::Run | Op::Interrupted(_) => {
-                    let input: Vec<Value> = docs.values().cloned().collect();
-                    let (_, out) = run_indexed(&input, &cfg);
-                    docs = out;
+                    crawl.docs = run_indexed(&crawl.input(), &cfg).1;
                 }
                 _ => {}
             }
         }
+        let docs = crawl.docs;
         let input: Vec<Value> = docs.values().cloned().collect();
         let (report, incremental) = run_indexed(&input, &cfg);
         prop_assert_eq!(report.dimensions["near"].lookup_fallbacks, Some(0));
