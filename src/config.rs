@@ -242,6 +242,9 @@ pub struct JobConfig {
     pub max_line_bytes: usize,
     /// Everything the engine decides with.
     pub engine: EngineConfig,
+    /// Where the order the core's flags were decided under is kept between runs (`--state-dir`;
+    /// none: not kept, every run treats it as not known).
+    pub state_dir: Option<PathBuf>,
     /// 0 quiet logs, 1 info, 2 debug.
     pub verbosity: u8,
     /// No summary on standard error.

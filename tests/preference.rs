@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use solr_dedup::engine::{EngineConfig, Order, Preference};
+use solr_dedup::engine::{DecidedUnder, EngineConfig, Order, Preference};
 use solr_dedup::urlrules::rank::Spelling;
 use solr_dedup::urlrules::{Evidence, ParamRule, Rules, SiteRules};
 
@@ -98,6 +98,93 @@ fn the_canonical_order_keeps_the_clean_url_and_incremental_runs_follow_it() {
     );
     assert_eq!(outputs(&incremental), outputs(&full));
     assert_eq!(rep(&incremental), ["b"]);
+}
+
+/// Rules learnt again can turn a win into a tie, which the URL then breaks: the representative a
+/// run kept under the old rules holds the shared best rank, and only the order the flags were
+/// decided under ([`DecidedUnder`]) tells an incremental run to decide the group again. Seen in the
+/// long soak of issue 30: two sites' home pages with one text, the larger site winning while it
+/// was larger.
+#[test]
+fn rules_that_turn_a_win_into_a_tie_decide_the_group_again() {
+    let home0 = page("h0", "https://www.site0.example/", TEXT);
+    let home1 = page("h1", "https://www.site1.example/", TEXT);
+    let sized = |p0: u64, p1: u64| {
+        let mut rules = Rules::default();
+        for (name, pages) in [("site0.example", p0), ("site1.example", p1)] {
+            let site = SiteRules {
+                pages,
+                ..SiteRules::default()
+            };
+            rules.sites.insert(name.into(), site);
+        }
+        Arc::new(rules)
+    };
+    let under = |rules: &Arc<Rules>, decided_under: DecidedUnder| EngineConfig {
+        url_rules: Some(rules.clone()),
+        decided_under,
+        ..EngineConfig::default()
+    };
+    let rep = |out: &Docs| -> Vec<String> {
+        out.iter()
+            .filter(|(_, d)| d["exact_signature_unique_b"] == json!(true))
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    // site1 has more pages: its home page stays.
+    let old = sized(4000, 8000);
+    let (_, first) = run_with(
+        &[home0.clone(), home1.clone()],
+        &under(&old, DecidedUnder::Unknown),
+    );
+    assert_eq!(rep(&first), ["h1"]);
+    let settled: Vec<Value> = first.values().cloned().collect();
+    // Learnt again, the sites have the same number of pages: a tie on the rank, which the smaller
+    // URL breaks (https://www.site0… < https://www.site1…).
+    let new = sized(8000, 8000);
+    let (_, full) = run_with(
+        &settled,
+        &EngineConfig {
+            full: true,
+            ..under(&new, DecidedUnder::Unknown)
+        },
+    );
+    assert_eq!(rep(&full), ["h0"]);
+    let decided_old = DecidedUnder::Order {
+        preference: Preference::default(),
+        rules: Some(old.clone()),
+    };
+    let (r, incremental) = run_with(&settled, &under(&new, decided_old));
+    assert_eq!(r.documents.decided, 2);
+    assert_eq!(outputs(&incremental), outputs(&full));
+    // Not knowing the order decides every tied group again, with the same outcome.
+    let (_, unknown) = run_with(&settled, &under(&new, DecidedUnder::Unknown));
+    assert_eq!(outputs(&unknown), outputs(&full));
+    // Told (wrongly) that the flags were decided under the new rules, a run has no way to see it:
+    // the group looks settled, and h1 keeps its flag.
+    let decided_new = DecidedUnder::Order {
+        preference: Preference::default(),
+        rules: Some(new.clone()),
+    };
+    let (r, stale) = run_with(&settled, &under(&new, decided_new.clone()));
+    assert_eq!(
+        (r.documents.decided, rep(&stale)),
+        (0, vec!["h1".to_owned()])
+    );
+    // Rules learnt again under which site1 still has more pages leave no tie: the settled index
+    // costs no decision, though both ranks moved.
+    let grown = sized(4100, 8200);
+    let decided_old = DecidedUnder::Order {
+        preference: Preference::default(),
+        rules: Some(old),
+    };
+    let (r, _) = run_with(&settled, &under(&grown, decided_old));
+    assert_eq!(r.documents.decided, 0);
+    // Neither does the order it was decided under, once the run is settled under the new rules.
+    let converged: Vec<Value> = incremental.values().cloned().collect();
+    let (r, again) = run_with(&converged, &under(&new, decided_new));
+    assert_eq!((r.documents.decided, r.documents.written), (0, 0));
+    assert_eq!(rep(&again), ["h0"]);
 }
 
 /// Rules for `name`: `sid` does not matter, most pages are under http and the bare host (the

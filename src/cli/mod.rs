@@ -558,9 +558,16 @@ pub struct JobArgs {
     pub verbose: u8,
 }
 
-/// What `run` and `check` tell when they end (serve keeps its runs' reports itself).
+/// What `run` and `check` tell when they end, and what they keep between runs (serve has its own
+/// `--state-dir` and keeps its runs' reports itself).
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// Solr: where the preference order the core's flags were decided under is kept between runs,
+    /// so that after new rules or --prefer-* only groups whose ranks moved are decided again
+    /// [default: as serve's --state-dir]
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
     /// Write the JSON report to FILE, or to standard output with `-`
     #[arg(long, value_name = "FILE|-")]
     pub report: Option<PathBuf>,

@@ -89,12 +89,16 @@ impl From<Cli> for Config {
             }
             Command::Serve(args) => {
                 let verbosity = args.run.job.verbose;
+                let state_dir = args.state_dir.unwrap_or_else(default_state_dir);
                 Config::Serve(Box::new(ServeConfig {
                     rules: args.run.job.rules.clone(),
-                    job: JobConfig::from(args.run),
+                    job: JobConfig {
+                        state_dir: Some(state_dir.clone()),
+                        ..JobConfig::from(args.run)
+                    },
                     listen: args.listen,
                     token_file: args.token_file,
-                    state_dir: args.state_dir.unwrap_or_else(default_state_dir),
+                    state_dir,
                     every: args.every,
                     after_quiet: args.after_quiet,
                     frame_ancestors: args.frame_ancestors,
@@ -236,6 +240,7 @@ impl JobConfig {
     fn with_report(mut self, args: ReportArgs) -> Self {
         self.report = args.report.map(Input::from_arg);
         self.quiet = args.quiet;
+        self.state_dir = Some(args.state_dir.unwrap_or_else(default_state_dir));
         self
     }
 }
@@ -255,6 +260,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         output: None,
         output_format: OutputFormat::Updates,
         report: None,
+        state_dir: None,
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
         engine: EngineConfig {
             fields,

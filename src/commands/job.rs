@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context};
 
+use super::common::decided::Decided;
 use super::common::failure::engine_failure;
 use super::common::load::{load_chrome, load_rules};
 use super::common::open::{open, Index, Purpose};
@@ -157,7 +158,18 @@ async fn execute(
         report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
         report
     };
+    let decided = Decided::of(c);
+    let writes = !c.check && !c.engine.dry_run;
+    if let Some(d) = &decided {
+        engine.decided_under = d.read();
+        if writes {
+            d.before_writing(&engine.decided_under, &engine);
+        }
+    }
     let result = engine::execute_keeping(&store, &engine, mode, progress).await;
+    if let (Some(d), true, Ok(_)) = (&decided, writes, &result) {
+        d.after_success(&engine.decided_under, &engine);
+    }
     Ok(result
         .map(taken)
         .map_err(|(e, partial)| (e, Box::new(taken(*partial)))))

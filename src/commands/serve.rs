@@ -27,7 +27,7 @@ use super::progress::Spinner;
 use super::urls::index_of;
 use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
-use crate::engine::{Dimension, EngineError, Progress};
+use crate::engine::{Dimension, EngineError, Order, Progress};
 use crate::groups::{biggest_groups, explain, lookup, on_host, Found, GroupView};
 use crate::server::predictions::{self, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
@@ -266,6 +266,7 @@ impl Backend for IndexBackend {
 
     fn run(&self, options: RunOptions, progress: &dyn Progress) -> Ended {
         let mut job = self.job.clone();
+        reread_rules(&mut job);
         job.check = options.check;
         job.engine.full = options.full;
         job.engine.dry_run = options.dry_run;
@@ -379,6 +380,28 @@ impl Backend for IndexBackend {
     }
 }
 
+/// Reads the rules file again for a run, so that rules learnt while serve runs rank its
+/// representatives (the kept order, `common::decided`, tells the run which groups that moved). A
+/// file that is not there or cannot be read leaves the rules read before, with a warning.
+fn reread_rules(job: &mut JobConfig) {
+    let Some(path) = &job.rules else {
+        return;
+    };
+    if job.engine.preference.order != Order::Canonical || !path.exists() {
+        return;
+    }
+    match load_rules(path) {
+        Ok(mut rules) => {
+            rules.recompute();
+            job.engine.url_rules = Some(Arc::new(rules));
+        }
+        Err(f) => warn!(
+            "{:#}; this run ranks representatives by the rules read before",
+            f.error
+        ),
+    }
+}
+
 /// The bearer token: the first line of `--token-file`, else `SOLR_DEDUP_TOKEN`.
 fn token(c: &ServeConfig) -> Result<Option<String>, Failure> {
     let token = match &c.token_file {
@@ -437,10 +460,10 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         )
         .into());
     }
-    // Read now, not at every run: the --near-* parameters and the --chrome model.
-    // and the rules the representatives are ranked by, when they are there (a rules file that
-    // appears later is for the URL endpoints until serve starts again).
-    let job = match &c.job.rules {
+    // Read now, not at every run: the --near-* parameters and the --chrome model, and the rules
+    // the representatives are ranked by when they are there (each run reads them again: see
+    // `IndexBackend::run`).
+    let mut job = match &c.job.rules {
         Some(path) if !path.exists() => {
             warn!(rules = %path.display(), "no rules yet: runs rank representatives without them");
             ready(&JobConfig {
@@ -450,6 +473,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         }
         _ => ready(&c.job)?,
     };
+    job.rules.clone_from(&c.job.rules);
     // What would make every run fail is refused now, with the line `run` would print (the core's
     // URL and credentials: `IndexBackend::open`).
     refuse_output(&job)?;

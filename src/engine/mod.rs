@@ -146,6 +146,10 @@ pub struct EngineConfig {
     pub preference: Preference,
     /// The URL rules the canonical order ranks by (`--rules`).
     pub url_rules: Option<std::sync::Arc<crate::urlrules::Rules>>,
+    /// The order the index's flags were last decided under, as the caller kept it: an incremental
+    /// run decides again the groups whose best rank prefix is shared by members whose prefix this
+    /// order changed (see `open.rs`).
+    pub decided_under: DecidedUnder,
     /// Which documents take part at all.
     pub filter: Filter,
     /// Recompute every signature from the text, not only the missing ones.
@@ -188,6 +192,7 @@ impl Default for EngineConfig {
             scope: Scope::Global,
             preference: Preference::default(),
             url_rules: None,
+            decided_under: DecidedUnder::Unknown,
             filter: Filter::All,
             full: false,
             dry_run: false,
@@ -201,6 +206,35 @@ impl Default for EngineConfig {
             chrome: None,
             memory: DEFAULT_MEMORY,
             temp_dir: None,
+        }
+    }
+}
+
+/// The preference order (the `--prefer-*` switches and the URL rules) under which the index's flags
+/// were last decided, as the caller keeps it between runs (`run` and `serve` in their state
+/// folder). Members that tie on the best rank prefix are ordered by their URL; when the order has
+/// changed, a representative that holds the shared best prefix may not be the one the URL picks.
+#[derive(Debug, Clone, Default)]
+pub enum DecidedUnder {
+    /// Not known (no state kept, or kept for another `--filter`): every group whose best rank
+    /// prefix is shared is decided again.
+    #[default]
+    Unknown,
+    /// This order.
+    Order {
+        /// The switches.
+        preference: Preference,
+        /// The rules, if the order ranked by any.
+        rules: Option<std::sync::Arc<crate::urlrules::Rules>>,
+    },
+}
+
+impl DecidedUnder {
+    /// The order `cfg` decides under.
+    pub fn of(cfg: &EngineConfig) -> Self {
+        DecidedUnder::Order {
+            preference: cfg.preference,
+            rules: cfg.url_rules.clone(),
         }
     }
 }
@@ -444,6 +478,9 @@ struct Rec {
     stored_true: u8,
     /// Signed in this round, or missing a flag or count: its groups are decided again.
     dirty: bool,
+    /// Its rank prefix under the order the flags were last decided under ([`DecidedUnder`]) is
+    /// not `prefix` (or that order is not known).
+    reordered: bool,
     /// The stored exact, fuzzy and near copy counts (0 when missing).
     stored_counts: [u32; 3],
 }
@@ -548,6 +585,8 @@ struct Plan<'a> {
     empty_profile: i64,
     /// The exact signature of the empty text.
     empty_exact: i64,
+    /// The order the flags were decided under, when it is not this one (`Some(None)`: not known).
+    earlier: Option<Option<(Preference, Option<std::sync::Arc<crate::urlrules::Rules>>)>>,
 }
 
 struct Round<'a, S: Store> {
@@ -574,6 +613,18 @@ impl<'a> Plan<'a> {
             near_version: cfg.near.version(),
             empty_profile: cfg.signer.profile("").signature(),
             empty_exact: cfg.signer.exact(""),
+            earlier: match &cfg.decided_under {
+                DecidedUnder::Unknown => Some(None),
+                DecidedUnder::Order { preference, rules }
+                    if *preference == cfg.preference
+                        && rules.as_deref() == cfg.url_rules.as_deref() =>
+                {
+                    None
+                }
+                DecidedUnder::Order { preference, rules } => {
+                    Some(Some((*preference, rules.clone())))
+                }
+            },
         }
     }
 }

@@ -17,8 +17,15 @@ use super::{Dimension, Plan, RankPrefix, Rec};
 /// changes: an added or re-indexed document is dirty (a crawler's new document carries none of the
 /// worker's fields); a deleted member shrinks its group below the stored counts, or takes the only
 /// true flag with it; a run killed half-way leaves a dirty member, two true flags or mixed counts; a
-/// changed `--prefer-*` moves the best prefix (members that tie on it keep their old order), and a
-/// changed `--scope` splits or merges groups into ones with no or several true flags. Not seen: a
+/// changed `--prefer-*` or rules file moves the best prefix, and a changed `--scope` splits or
+/// merges groups into ones with no or several true flags.
+///
+/// Members that tie on the best prefix are ordered by their URL, which the records do not hold. A
+/// representative holding a shared best prefix was the URL's pick among the members that shared
+/// the best prefix of the order it was decided under. If every member sharing the best prefix now
+/// had that same prefix then, they all shared the best one then (the representative had it), so
+/// the pick stands. Otherwise, or when that order is not known ([`super::DecidedUnder`]), the group
+/// is decided again: after the rules are learnt again, only groups with a member whose rank moved. Not seen: a
 /// member's URL edited in place without re-indexing (an atomic update of the URL field by someone
 /// else), and a changed `--filter`, which can join members decided in different runs into a group
 /// whose flags and counts look settled; `--full` and `check --full` decide everything.
@@ -205,8 +212,25 @@ impl Plan<'_> {
                 }
             }
         }
+        // Members that share the best prefix are ordered by their URL. A representative holding it
+        // was the URL's pick under the order it was decided under, unless that order ranked one of
+        // them otherwise: then the group is decided again.
+        let mut tied = vec![0u32; n];
+        let mut tie_reordered = vec![false; n];
+        for (i, r) in recs.iter().enumerate() {
+            let gi = g.group_of[i];
+            if gi != Groups::ALONE && best[gi as usize] == Some(r.prefix) {
+                tied[gi as usize] += 1;
+                tie_reordered[gi as usize] |= r.reordered;
+            }
+        }
         let decide: Vec<bool> = (0..n)
-            .map(|gi| broken[gi] || trues[gi] != 1 || rep[gi] != best[gi])
+            .map(|gi| {
+                broken[gi]
+                    || trues[gi] != 1
+                    || rep[gi] != best[gi]
+                    || (tied[gi] > 1 && tie_reordered[gi])
+            })
             .collect();
         for (i, &gi) in g.group_of.iter().enumerate() {
             if gi != Groups::ALONE && decide[gi as usize] {

@@ -369,7 +369,16 @@ impl Plan<'_> {
             pending: false,
             stored_true: 0,
             dirty: false,
+            reordered: false,
             stored_counts: [0; 3],
+        };
+        rec.reordered = match &self.earlier {
+            None => false,
+            Some(None) => true,
+            Some(Some((preference, rules))) => {
+                RankPrefix::new(get_str(doc, &f.url), &url, *preference, rules.as_deref())
+                    != rec.prefix
+            }
         };
         let mut near_keys = Vec::new();
         if self.on(Dimension::Near) {

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use solr_dedup::engine::{self, Dimension, EngineConfig, Order, Preference, Report, Scope};
+use solr_dedup::engine::{
+    self, DecidedUnder, Dimension, EngineConfig, Order, Preference, Report, Scope,
+};
 use solr_dedup::store::file::{FileStore, Output, OutputFormat};
 use solr_dedup::store::{
     AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
@@ -621,6 +623,15 @@ impl Crawl {
 /// An incremental run over `docs` under `cfg`, and a `--full` run over the same documents
 /// re-indexed (the worker's fields stripped): (incremental, full), whose outputs the property tests
 /// compare.
+/// `cfg` run after runs under its own order, as `run` and serve keep it between runs against Solr
+/// (without it, every group whose best rank is shared is decided again).
+pub(crate) fn kept(cfg: EngineConfig) -> EngineConfig {
+    EngineConfig {
+        decided_under: DecidedUnder::of(&cfg),
+        ..cfg
+    }
+}
+
 pub(crate) fn incremental_and_full(docs: &Docs, cfg: &EngineConfig) -> (Docs, Docs) {
     let input: Vec<Value> = docs.values().cloned().collect();
     let (_, incremental) = run_with(&input, cfg);

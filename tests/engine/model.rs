@@ -96,8 +96,9 @@ proptest! {
         order in 0u8..3,
     ) {
         let mut crawl = Crawl::new();
-        // YaCy's order, canonical first without rules, and with rules.
-        let cfg = match order {
+        // YaCy's order, canonical first without rules, and with rules; kept between runs, as
+        // `run` and serve keep it against Solr.
+        let cfg = kept(match order {
             0 => EngineConfig {
                 preference: Preference { order: Order::Yacy, ..Preference::default() },
                 ..EngineConfig::default()
@@ -107,7 +108,7 @@ proptest! {
                 url_rules: Some(Arc::new(a_org_rules())),
                 ..EngineConfig::default()
             },
-        };
+        });
         for op in ops {
             crawl.next_change();
             match op {
@@ -193,7 +194,7 @@ proptest! {
     ) {
         let texts = near_texts();
         let mut crawl = Crawl::new();
-        let cfg = EngineConfig::default();
+        let cfg = kept(EngineConfig::default());
         let doc = |id: &str, t: u8, u: u8, version: i64| {
             json!({
                 "id": id,
@@ -243,7 +244,7 @@ proptest! {
 /// round reads every stored key instead, says so in the report, and ends where `--full` does.
 #[test]
 fn a_key_held_by_very_many_documents_falls_back_to_reading_every_key() {
-    let cfg = EngineConfig::default();
+    let cfg = kept(EngineConfig::default());
     let boiler = "Home page of the site, nothing else here";
     let mut docs: Vec<Value> = (0..1200)
         .map(|i| {

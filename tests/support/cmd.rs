@@ -1,7 +1,7 @@
 //! The one way the tests start the built binary, and read what it said.
 //!
 //! Every spawn goes through [`solr_dedup`] (or [`solr_dedup_under`] for a wrapper such as
-//! `prlimit`), so none inherits the developer's `SOLR_URL`, `SOLR_USER`, `SOLR_PASSWORD` or
+//! `prlimit`), so none inherits the developer's `SOLR_URL`, `SOLR_USER`, `SOLR_PASSWORD`, state folder or
 //! `RUST_LOG`: a test that wants one sets it on the returned command. Standard input is closed
 //! unless the test sets it.
 //!
@@ -30,7 +30,13 @@ pub fn solr_dedup_under(program: &str, args: &[&str]) -> Command {
 }
 
 fn hermetic(mut cmd: Command) -> Command {
-    cmd.env_remove("SOLR_URL")
+    // Runs keep the order a core was decided under in the state folder: this process's own, not
+    // the developer's (a test that wants another passes --state-dir).
+    let state = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("state-{}", std::process::id()));
+    cmd.env("STATE_DIRECTORY", state)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("SOLR_URL")
         .env_remove("SOLR_USER")
         .env_remove("SOLR_PASSWORD")
         .env_remove("RUST_LOG")
