@@ -261,3 +261,89 @@ fn a_representative_deleted_during_a_run_is_repaired_by_the_next_quiet_run() {
     }
     assert_settled(&t, dir.path());
 }
+
+solr_test!(
+    rules_learnt_again_between_runs_end_where_a_full_run_does,
+    |t: &Target| {
+        // Two sites' home pages with one text. Under the first rules site1 has more pages and its
+        // home page stays; learnt again, the sites have as many pages, the rank ties and the
+        // smaller URL (site0's) stays. The run after the new rules must see it: it reads the order
+        // it decided under from --state-dir (the long soak of issue 30 found the tie).
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let state_arg = state.to_str().unwrap().to_owned();
+        let rules = |p0: u64, p1: u64| {
+            let path = dir.path().join(format!("rules-{p0}-{p1}.json"));
+            let text = json!({"url_rules": 1, "min_estimate": 0.5, "sites": {
+                "site0.example": {"pages": p0}, "site1.example": {"pages": p1}}});
+            std::fs::write(&path, text.to_string()).unwrap();
+            path.to_str().unwrap().to_owned()
+        };
+        let (old, new) = (rules(4000, 8000), rules(8000, 8000));
+        t.load(&[
+            page("h0", "https://www.site0.example/", TEXT),
+            page("h1", "https://www.site1.example/", TEXT),
+        ]);
+        let rep = || {
+            let docs = t.docs();
+            trues(&docs, &["h0", "h1"])
+        };
+        let run = |rules: &str, extra: &[&str]| {
+            let mut args = vec!["run", "--rules", rules, "--state-dir", &state_arg];
+            args.extend(extra);
+            t.run_ok(&args, dir.path())
+        };
+        run(&old, &[]);
+        assert!(rep().iter().all(|ids| ids == &["h1"]), "{:?}", rep());
+        // The order is kept per core, without the credentials.
+        let kept: Vec<_> = std::fs::read_dir(state.join("decided"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        let text = std::fs::read_to_string(&kept[0]).unwrap();
+        if let Some((_, password)) = t.credentials() {
+            assert!(!text.contains(password.as_str()), "{text}");
+        }
+        let file: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            file["rules"]["sites"]["site1.example"]["pages"], 8000,
+            "{file}"
+        );
+
+        // `check` and a dry run under the new rules keep no order; the run does.
+        let preview_path = dir.path().join("preview.json");
+        let out = t.run(&[
+            "check",
+            "--rules",
+            &new,
+            "--state-dir",
+            &state_arg,
+            "--report",
+            preview_path.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "the flags are out of date");
+        let preview: Value =
+            serde_json::from_str(&std::fs::read_to_string(&preview_path).unwrap()).unwrap();
+        assert_eq!(preview["dimensions"]["exact"]["flips"], 2, "{preview}");
+        let report = run(&new, &[]);
+        assert!(
+            report["documents"]["written"].as_u64().unwrap() >= 2,
+            "{report}"
+        );
+        assert!(rep().iter().all(|ids| ids == &["h0"]), "{:?}", rep());
+        let full = run(&new, &["--full", "--dry-run"]);
+        assert_eq!(full["documents"]["written"], 0, "{full}");
+        let file: Value =
+            serde_json::from_str(&std::fs::read_to_string(&kept[0]).unwrap()).unwrap();
+        assert_eq!(
+            file["rules"]["sites"]["site0.example"]["pages"], 8000,
+            "{file}"
+        );
+        // Settled under the order it keeps, the next run decides nothing.
+        let again = run(&new, &[]);
+        assert_eq!(again["documents"]["decided"], 0, "{again}");
+        assert_eq!(again["documents"]["written"], 0, "{again}");
+    }
+);
