@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use tracing::debug;
 
 use super::group::Groups;
-use super::open::{Keep, Open};
+use super::open::{Keep, Kind, Open};
 use super::url_key::spellings;
 use super::{Dimension, Filter, Rec, Round, Scope};
 use crate::store::Store;
@@ -58,16 +58,21 @@ impl<S: Store> Round<'_, S> {
                 fields.push(field.to_owned());
             }
         }
-        let mut ids: HashMap<u32, Box<str>> = keep
-            .ids
-            .into_iter()
-            .filter(|(i, _)| open.docs[*i as usize])
-            .collect();
+        // What pass A kept (in memory, or spilled), of the documents to decide only.
+        let mut ids: HashMap<u32, Box<str>> = HashMap::new();
         let mut urls: HashMap<u32, Vec<Box<str>>> = HashMap::new();
-        for (i, raw) in keep.urls {
+        let read = keep.each(|kind, i, value| {
             if open.docs[i as usize] {
-                urls.entry(i).or_default().push(raw);
+                match kind {
+                    Kind::Id => {
+                        ids.insert(i, value.into());
+                    }
+                    Kind::Url => urls.entry(i).or_default().push(value.into()),
+                }
             }
+        });
+        if read.is_none() {
+            return everything;
         }
         let mut units = Units::default();
         let mut spelled = Vec::new();

@@ -48,12 +48,13 @@
 //!
 //! Memory is about 140 bytes per document (the 96-byte record, an id-hash index of the records, one
 //! group number per dimension), plus, while groups are built, 16 bytes per document of the dimension
-//! at hand, plus the best member's strings per open group, plus at most 100,000 kept ids and URLs.
-//! It does not grow with document size. The `--memory` budget ([`EngineConfig::memory`], default
-//! [`DEFAULT_MEMORY`]) bounds only what spills so far (`spill.rs`): the signatures waiting for pass C
-//! and the near-duplicate join keep a 32nd of it each and go to temporary files past that. The
-//! records, their index and the groupings are not spilled yet; the report's `memory` section says
-//! the budget, the bytes spilled and the per-document bytes held whatever the budget.
+//! at hand, plus the best member's strings per open group. It does not grow with document size.
+//! The `--memory` budget ([`EngineConfig::memory`], default [`DEFAULT_MEMORY`]) bounds only what
+//! spills so far (`spill.rs`): the signatures waiting for pass C, the near-duplicate join and the
+//! ids and URLs pass A keeps for lookups (`open::Keep`) keep a 32nd of it each and go to temporary
+//! files past that. The records, their index and the groupings are not spilled yet; the report's
+//! `memory` section says the budget, the bytes spilled and the per-document bytes held whatever
+//! the budget.
 //!
 //! # Consequences
 //!

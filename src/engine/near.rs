@@ -481,8 +481,9 @@ impl<S: Store> Round<'_, S> {
         for &(_, r) in &pairs {
             have_keys[r as usize] = true;
         }
-        // Pass A kept the ids of dirty documents and of every stored cluster's members.
-        let ids: HashMap<u32, &str> = keep.ids.iter().map(|(i, id)| (*i, &**id)).collect();
+        // Pass A kept the ids of dirty documents and of every stored cluster's members
+        // ([`Keep::id_of`]); `known` remembers which documents it kept one of.
+        let mut known: HashMap<u32, bool> = HashMap::new();
         let mut noted: Vec<(usize, String)> = Vec::new();
         // Whose keys are looked up once known: the seeds. A stored cluster that stands is a whole
         // component of the last run's graph, so its members' keys meet only each other and the
@@ -508,8 +509,10 @@ impl<S: Store> Round<'_, S> {
             steps += 1;
             let mut by_id = Vec::with_capacity(fetch.len());
             for i in fetch.drain(..) {
-                match ids.get(&i) {
-                    Some(id) => by_id.push((*id).to_owned()),
+                let id = keep.id_of(i);
+                known.insert(i, id.is_some());
+                match id {
+                    Some(id) => by_id.push(id.into_string()),
                     None => {
                         debug!("near: a stored cluster's member was not kept; reading every key");
                         return Ok(Local::NotHere);
@@ -548,7 +551,10 @@ impl<S: Store> Round<'_, S> {
                         }
                         // Shares a key with a changed document: it and its stored cluster.
                         affected[idx] = true;
-                        if !ids.contains_key(&(idx as u32)) {
+                        let kept = *known
+                            .entry(idx as u32)
+                            .or_insert_with(|| keep.id_of(idx as u32).is_some());
+                        if !kept {
                             if let Some(id) = self.plan.id_of(doc) {
                                 noted.push((idx, id.into_owned()));
                             }
@@ -573,7 +579,6 @@ impl<S: Store> Round<'_, S> {
                 }
             }
         }
-        drop(ids);
         for (idx, id) in noted {
             // Passes B and C find it by id.
             keep.note_id(idx, &id);

@@ -24,10 +24,8 @@ impl<S: Store> Round<'_, S> {
     /// Reads every document's light fields, signs what needs it, and returns the records with what
     /// the rest of the round needs from this pass.
     pub(super) async fn pass_a(&self, report: &mut Report) -> Result<Scanned, EngineError> {
-        let mut keep = Keep {
-            everything: self.plan.full,
-            ..Keep::default()
-        };
+        let expected = self.store.known_count(&self.plan.cfg.filter);
+        let mut keep = Keep::new(&self.spill, self.plan.full, expected);
         let light = self.plan.query();
         // When most documents need their text (a first run, --full), reading it inline is cheaper
         // than a real-time get per document; the run switches on what the last page needed.
@@ -206,6 +204,7 @@ impl<S: Store> Round<'_, S> {
             });
         }
         recs.shrink_to_fit();
+        keep.finish();
         Ok(Scanned {
             recs,
             signed: signed_total,

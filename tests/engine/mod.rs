@@ -10,7 +10,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use solr_dedup::engine::{
-    self, DecidedUnder, Dimension, EngineConfig, Order, Preference, Report, Scope,
+    self, DecidedUnder, Dimension, EngineConfig, Order, Preference, Report, Scope, DEFAULT_MEMORY,
 };
 use solr_dedup::store::file::{FileStore, Output, OutputFormat};
 use solr_dedup::store::{
