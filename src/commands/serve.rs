@@ -322,7 +322,22 @@ impl Backend for IndexBackend {
     }
 
     async fn change_mark(&self) -> Result<String, BackendError> {
-        Ok(self.store()?.change_mark(&self.filter).await?)
+        let mut mark = self.store()?.change_mark(&self.filter).await?;
+        // Rules learnt again change the order representatives are ranked by: a change too, so
+        // that the flags follow them without waiting for the crawl (each run reads them again).
+        if let Some(path) = &self.job.rules {
+            if self.job.engine.preference.order == Order::Canonical {
+                if let Ok(m) = std::fs::metadata(path) {
+                    let modified = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_nanos());
+                    mark.push_str(&format!(" rules {modified} {}", m.len()));
+                }
+            }
+        }
+        Ok(mark)
     }
 
     async fn last_change(&self) -> Option<f64> {

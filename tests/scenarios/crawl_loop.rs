@@ -347,3 +347,55 @@ solr_test!(
         assert_eq!(again["documents"]["written"], 0, "{again}");
     }
 );
+
+/// The same through serve: it reads the rules again for each run, and rules learnt again count as a
+/// change, so the flags follow them once the quiet period has passed, without a crawl change.
+#[test]
+fn serve_follows_rules_learnt_again_without_a_crawl_change() {
+    let t = Target::fake("serve-rules-again");
+    let dir = tempfile::tempdir().unwrap();
+    let rules_path = dir.path().join("rules.json");
+    let write_rules = |p0: u64, p1: u64| {
+        let text = json!({"url_rules": 1, "min_estimate": 0.5, "sites": {
+            "site0.example": {"pages": p0}, "site1.example": {"pages": p1}}});
+        std::fs::write(&rules_path, text.to_string()).unwrap();
+    };
+    write_rules(4000, 8000);
+    t.load(&[
+        page("h0", "https://www.site0.example/", TEXT),
+        page("h1", "https://www.site1.example/", TEXT),
+    ]);
+    let mut cmd = t.command(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--after-quiet",
+        "1s",
+        "--rules",
+        rules_path.to_str().unwrap(),
+    ]);
+    cmd.arg("--state-dir").arg(dir.path().join("state"));
+    let server = Served::spawn(cmd);
+    let first = nth_run(&server, 1);
+    assert_eq!(first["state"], "succeeded", "{first}");
+    let docs = t.docs();
+    assert!(trues(&docs, &["h0", "h1"]).iter().all(|ids| ids == &["h1"]));
+
+    // Learnt again: the sites tie, and the smaller URL (site0's) must stay.
+    write_rules(8000, 8000);
+    let second = nth_run(&server, 2);
+    assert_eq!(second["state"], "succeeded", "{second}");
+    assert_eq!(second["trigger"], "after-quiet", "{second}");
+    let docs = t.docs();
+    assert!(
+        trues(&docs, &["h0", "h1"]).iter().all(|ids| ids == &["h0"]),
+        "{:?}",
+        trues(&docs, &["h0", "h1"])
+    );
+    let rules_arg = rules_path.to_str().unwrap();
+    let full = t.run_ok(
+        &["run", "--full", "--dry-run", "--rules", rules_arg],
+        dir.path(),
+    );
+    assert_eq!(full["documents"]["written"], 0, "{full}");
+}

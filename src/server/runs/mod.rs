@@ -598,13 +598,21 @@ impl Runs {
 /// `true` of its group in what the run saw): the next quiet period must start another run. So does a
 /// document that changed under the run (`changed_during_run`, `conflicts`). Not told apart from the
 /// run's own writes: a page re-indexed during the run that the run never decided (it was settled
-/// when the run read it); the crawler's next change starts a run that takes it up.
+/// when the run read it); the crawler's next change starts a run that takes it up. Serve's mark also
+/// holds the rules file's modification time and size: rules learnt again while the run went were
+/// not the ones it ranked by, so that part must not have changed either.
 fn saw_everything(
     before: Option<&str>,
     after: &str,
     report: Option<&crate::engine::Report>,
 ) -> bool {
-    let count = |m: &str| m.split_once('/').map_or(m, |(c, _)| c).to_owned();
+    // The count, and the rules file's part (serve's mark): rules learnt again during the run
+    // were not the ones it ranked by.
+    let count = |m: &str| {
+        let (index, rules) = m.split_once(" rules ").unwrap_or((m, ""));
+        let count = index.split_once('/').map_or(index, |(c, _)| c);
+        (count.to_owned(), rules.to_owned())
+    };
     let untouched =
         report.is_none_or(|r| r.documents.changed_during_run + r.documents.conflicts == 0);
     before.is_some_and(|b| count(b) == count(after)) && untouched

@@ -327,3 +327,27 @@ fn the_oldest_records_go_but_the_last_successes_stay() {
     assert_eq!(runs.recent(KEEP + 10).len(), KEEP);
     assert!(runs.get(2).is_none(), "the oldest failure went");
 }
+
+/// A run saw everything when the count and the rules file's part of the mark stayed: its own
+/// writes move only the highest version; a page added, or rules learnt again while it went, do not
+/// count as seen.
+#[test]
+fn rules_learnt_again_during_a_run_are_a_change_it_did_not_see() {
+    assert!(saw_everything(
+        Some("10/5 rules 1 2"),
+        "10/9 rules 1 2",
+        None
+    ));
+    assert!(!saw_everything(
+        Some("10/5 rules 1 2"),
+        "10/9 rules 3 2",
+        None
+    ));
+    assert!(!saw_everything(
+        Some("10/5 rules 1 2"),
+        "11/9 rules 1 2",
+        None
+    ));
+    assert!(saw_everything(Some("10/5"), "10/9", None));
+    assert!(!saw_everything(Some("10/5"), "11/9", None));
+}
