@@ -33,12 +33,6 @@ fn the_canonical_order_keeps_the_clean_url_and_incremental_runs_follow_it() {
         url_rules: Some(Arc::new(site_rules("example.org"))),
         ..EngineConfig::default()
     };
-    let rep = |out: &Docs| -> Vec<String> {
-        out.iter()
-            .filter(|(_, d)| d["exact_signature_unique_b"] == json!(true))
-            .map(|(id, _)| id.clone())
-            .collect()
-    };
     let four = [a.clone(), b.clone(), c.clone(), d.clone()];
     // YaCy: https (a, c, d), then www. (a, d), then the shorter URL: a.
     let (_, by_yacy) = run_with(&four, &yacy);
@@ -125,12 +119,6 @@ fn rules_that_turn_a_win_into_a_tie_decide_the_group_again() {
         decided_under,
         ..EngineConfig::default()
     };
-    let rep = |out: &Docs| -> Vec<String> {
-        out.iter()
-            .filter(|(_, d)| d["exact_signature_unique_b"] == json!(true))
-            .map(|(id, _)| id.clone())
-            .collect()
-    };
     // site1 has more pages: its home page stays.
     let old = sized(4000, 8000);
     let (_, first) = run_with(
@@ -185,6 +173,14 @@ fn rules_that_turn_a_win_into_a_tie_decide_the_group_again() {
     let (r, again) = run_with(&converged, &under(&new, decided_new));
     assert_eq!((r.documents.decided, r.documents.written), (0, 0));
     assert_eq!(rep(&again), ["h0"]);
+}
+
+/// The ids that hold the exact dimension's `true` flag.
+fn rep(out: &Docs) -> Vec<String> {
+    out.iter()
+        .filter(|(_, d)| d["exact_signature_unique_b"] == json!(true))
+        .map(|(id, _)| id.clone())
+        .collect()
 }
 
 /// Rules for `name`: `sid` does not matter, most pages are under http and the bare host (the
