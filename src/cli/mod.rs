@@ -543,8 +543,10 @@ pub struct JobArgs {
     pub max_line_bytes: u64,
 
     /// Memory budget, in bytes or with K, M or G (KiB, MiB, GiB): past their share of it, the
-    /// signatures waiting to be written and the near-duplicate keys go to temporary files (the
-    /// per-document records are still held in memory: about 130 bytes a document)
+    /// per-document records and their index, the signatures waiting to be written, the grouping
+    /// keys, the near-duplicate keys and the ids and URLs kept for lookups go to temporary files
+    /// in --temp-dir (the groupings stay in memory: 8 bytes a document that has a double, per
+    /// dimension; with --input, the file's id index takes 16 bytes a line)
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
     pub memory: u64,
 

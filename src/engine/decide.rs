@@ -62,7 +62,7 @@ impl<S: Store> Round<'_, S> {
                     // Added after pass A: the next run takes it in.
                     continue;
                 };
-                let rec = &recs[idx];
+                let rec = &recs.get(idx);
                 // Lookups may find a document twice; it is decided once.
                 if !open.docs[idx] || seen[idx] {
                     continue;
@@ -87,7 +87,7 @@ impl<S: Store> Round<'_, S> {
                     let Some(g) = &groups[d.index()] else {
                         continue;
                     };
-                    let gi = g.group_of[idx];
+                    let gi = g.group_of(idx);
                     if !open.decides(&self.plan, d, gi, rec) {
                         continue;
                     }
@@ -155,10 +155,13 @@ impl<S: Store> Round<'_, S> {
                     set,
                 });
                 if batch.len() >= self.plan.cfg.batch_size.max(1) {
+                    // Never a decision from a record that could not be read back.
+                    recs.check()?;
                     unsettled += self.flush(&mut batch, report).await?;
                 }
             }
         }
+        recs.check()?;
         unsettled += self.flush(&mut batch, report).await?;
         let gone = seen
             .iter()

@@ -4,16 +4,38 @@
 //! keys side by side; a union-find joins each run. With one key per document (all six dimensions today)
 //! this is plain grouping by key; with several (MinHash bands) it is the transitive closure.
 //!
-//! Memory: 12 bytes per pair plus 8 per document, all compact; nothing depends on document size.
+//! Memory: 12 bytes per pair plus about 12 per document in a group while a dimension is built;
+//! kept, 4 bytes a document, or 8 a member when fewer than half the documents are in a group.
+//! Nothing depends on document size.
 
 /// Group membership of every document in one dimension.
 #[derive(Debug, Clone, Default)]
 pub struct Groups {
-    /// `group_of[doc]`: index into `sizes`, or [`Groups::ALONE`] for a document in no group of two or
-    /// more (alone, or excluded).
-    pub group_of: Vec<u32>,
+    /// Which group each document is in.
+    of: Of,
     /// Size of each group (always 2 or more).
     pub sizes: Vec<u32>,
+}
+
+/// The group of each document: listed for every document when most are in a group (4 bytes a
+/// document), for the members alone when few are (8 bytes a member; a crawl's dimensions hold a
+/// few per cent of its pages each).
+#[derive(Debug, Clone)]
+enum Of {
+    /// `group[doc]`, [`Groups::ALONE`] for a document in no group.
+    Every(Vec<u32>),
+    /// The members in document order, and the group of each; `docs` documents in all.
+    Members {
+        docs: usize,
+        doc: Vec<u32>,
+        group: Vec<u32>,
+    },
+}
+
+impl Default for Of {
+    fn default() -> Self {
+        Of::Every(Vec::new())
+    }
 }
 
 impl Groups {
@@ -22,51 +44,138 @@ impl Groups {
 
     /// Builds the groups of `docs` documents from `(key, doc)` pairs; a document may have several
     /// keys (the near-duplicate dimension's combination keys will), which join their groups.
+    /// Memory: the pairs, and about 12 bytes for each document in a pair.
     pub fn build(docs: usize, mut pairs: Vec<(u64, u32)>) -> Groups {
         pairs.sort_unstable();
-        Groups::build_sorted(docs, pairs.into_iter())
-    }
-
-    /// Builds the groups of `docs` documents from the documents that take part (`members`), one key
-    /// each: 4 bytes a member besides the keys the caller already holds.
-    pub fn build_by_key(docs: usize, mut members: Vec<u32>, key: impl Fn(u32) -> u64) -> Groups {
-        members.sort_unstable_by_key(|&d| (key(d), d));
-        Groups::build_sorted(docs, members.into_iter().map(|d| (key(d), d)))
-    }
-
-    /// `pairs` in key order.
-    fn build_sorted(docs: usize, pairs: impl Iterator<Item = (u64, u32)>) -> Groups {
-        let mut parent: Vec<u32> = (0..docs as u32).collect();
-        let mut touched = vec![false; docs];
-        // The current run of equal keys: its key and its first member, to which the others join.
-        let mut run: Option<(u64, u32)> = None;
-        for (k, d) in pairs {
-            match run {
-                Some((rk, first)) if rk == k => {
-                    touched[first as usize] = true;
-                    touched[d as usize] = true;
-                    union(&mut parent, first, d);
-                }
-                _ => run = Some((k, d)),
+        // The documents that share a key with another, numbered densely for the union-find.
+        let mut shared: Vec<u32> = Vec::new();
+        let mut i = 0;
+        while i < pairs.len() {
+            let j = i + pairs[i..].partition_point(|p| p.0 == pairs[i].0);
+            if j - i >= 2 {
+                shared.extend(pairs[i..j].iter().map(|p| p.1));
             }
+            i = j;
         }
-        let mut group_of = vec![Groups::ALONE; docs];
-        let mut root_group: Vec<u32> = vec![Groups::ALONE; docs];
-        let mut sizes = Vec::new();
-        for d in 0..docs {
-            if !touched[d] {
-                continue;
+        shared.sort_unstable();
+        shared.dedup();
+        let dense = |d: u32| shared.binary_search(&d).expect("a shared document") as u32;
+        let mut parent: Vec<u32> = (0..shared.len() as u32).collect();
+        let mut i = 0;
+        while i < pairs.len() {
+            let j = i + pairs[i..].partition_point(|p| p.0 == pairs[i].0);
+            if j - i >= 2 {
+                let first = dense(pairs[i].1);
+                for p in &pairs[i + 1..j] {
+                    union(&mut parent, first, dense(p.1));
+                }
             }
-            let r = find(&mut parent, d as u32) as usize;
+            i = j;
+        }
+        drop(pairs);
+        // Groups numbered in the order of their first member.
+        let mut root_group: Vec<u32> = vec![Groups::ALONE; shared.len()];
+        let mut sizes = Vec::new();
+        let mut members = Vec::with_capacity(shared.len());
+        for (k, &d) in shared.iter().enumerate() {
+            let r = find(&mut parent, k as u32) as usize;
             if root_group[r] == Groups::ALONE {
                 root_group[r] = sizes.len() as u32;
                 sizes.push(0);
             }
             let g = root_group[r];
-            group_of[d] = g;
+            members.push((d, g));
             sizes[g as usize] += 1;
         }
-        Groups { group_of, sizes }
+        Groups::from_members(docs, members.into_iter(), sizes)
+    }
+
+    /// The groups of `docs` documents from the group of each member (in document order) and the
+    /// size of each group.
+    pub fn from_members(
+        docs: usize,
+        members: impl Iterator<Item = (u32, u32)>,
+        sizes: Vec<u32>,
+    ) -> Groups {
+        let count: usize = sizes.iter().map(|&s| s as usize).sum();
+        let of = if count * 2 > docs {
+            let mut every = vec![Groups::ALONE; docs];
+            for (d, g) in members {
+                every[d as usize] = g;
+            }
+            Of::Every(every)
+        } else {
+            let (mut doc, mut group) = (Vec::with_capacity(count), Vec::with_capacity(count));
+            for (d, g) in members {
+                debug_assert!(
+                    doc.last().is_none_or(|&l| l < d),
+                    "members in document order"
+                );
+                doc.push(d);
+                group.push(g);
+            }
+            Of::Members { docs, doc, group }
+        };
+        Groups { of, sizes }
+    }
+
+    /// The bytes it holds.
+    pub fn held_bytes(&self) -> u64 {
+        let of = match &self.of {
+            Of::Every(v) => 4 * v.len(),
+            Of::Members { doc, .. } => 8 * doc.len(),
+        };
+        (of + 4 * self.sizes.len()) as u64
+    }
+
+    /// How many documents it covers (members or not).
+    pub fn docs(&self) -> usize {
+        match &self.of {
+            Of::Every(v) => v.len(),
+            Of::Members { docs, .. } => *docs,
+        }
+    }
+
+    /// The group of document `d`, or [`Groups::ALONE`].
+    pub fn group_of(&self, d: usize) -> u32 {
+        match &self.of {
+            Of::Every(v) => v[d],
+            Of::Members { doc, group, .. } => doc
+                .binary_search(&(d as u32))
+                .map_or(Groups::ALONE, |i| group[i]),
+        }
+    }
+
+    /// The group of every document, in document order ([`Groups::ALONE`] for those in none).
+    pub fn each(&self) -> impl Iterator<Item = u32> + '_ {
+        let n = self.docs();
+        let mut next = 0usize;
+        (0..n).map(move |d| match &self.of {
+            Of::Every(v) => v[d],
+            Of::Members { doc, group, .. } => {
+                if doc.get(next) == Some(&(d as u32)) {
+                    next += 1;
+                    group[next - 1]
+                } else {
+                    Groups::ALONE
+                }
+            }
+        })
+    }
+
+    /// The members (document, group), in document order.
+    pub fn members(&self) -> Box<dyn Iterator<Item = (usize, u32)> + '_> {
+        match &self.of {
+            Of::Every(v) => Box::new(
+                v.iter()
+                    .enumerate()
+                    .filter(|(_, &g)| g != Groups::ALONE)
+                    .map(|(d, &g)| (d, g)),
+            ),
+            Of::Members { doc, group, .. } => {
+                Box::new(doc.iter().zip(group).map(|(&d, &g)| (d as usize, g)))
+            }
+        }
     }
 
     /// Number of groups of two or more.
@@ -106,10 +215,60 @@ mod tests {
         let g = Groups::build(5, vec![(7, 0), (9, 1), (7, 2), (7, 4), (3, 3)]);
         assert_eq!(g.count(), 1);
         assert_eq!(g.sizes, vec![3]);
-        assert_eq!(g.group_of[0], g.group_of[2]);
-        assert_eq!(g.group_of[1], Groups::ALONE);
-        assert_eq!(g.group_of[3], Groups::ALONE);
+        assert_eq!(g.group_of(0), g.group_of(2));
+        assert_eq!(g.group_of(1), Groups::ALONE);
+        assert_eq!(g.group_of(3), Groups::ALONE);
         assert_eq!(g.doubles(), 2);
+    }
+
+    #[test]
+    fn few_members_and_many_answer_alike() {
+        // 3 of 10 documents in a group: listed as members; 8 of 10: listed for every document.
+        for (docs, pairs) in [
+            (10, vec![(5, 1), (5, 7), (5, 9)]),
+            (
+                10,
+                vec![
+                    (1, 0),
+                    (1, 1),
+                    (2, 2),
+                    (2, 3),
+                    (2, 4),
+                    (3, 6),
+                    (3, 8),
+                    (3, 9),
+                ],
+            ),
+        ] {
+            let g = Groups::build(docs, pairs.clone());
+            let expect: Vec<u32> = (0..docs)
+                .map(|d| {
+                    let key = pairs.iter().find(|p| p.1 as usize == d).map(|p| p.0);
+                    key.map_or(Groups::ALONE, |k| {
+                        // Groups are numbered by their first member.
+                        let firsts: Vec<u64> = pairs.iter().fold(Vec::new(), |mut v, p| {
+                            if !v.contains(&p.0) {
+                                v.push(p.0);
+                            }
+                            v
+                        });
+                        firsts.iter().position(|&f| f == k).unwrap() as u32
+                    })
+                })
+                .collect();
+            let got: Vec<u32> = (0..docs).map(|d| g.group_of(d)).collect();
+            assert_eq!(got, expect);
+            assert_eq!(g.each().collect::<Vec<_>>(), expect);
+            let members: Vec<(usize, u32)> = g.members().collect();
+            let listed: Vec<(usize, u32)> = expect
+                .iter()
+                .enumerate()
+                .filter(|(_, &e)| e != Groups::ALONE)
+                .map(|(d, &e)| (d, e))
+                .collect();
+            assert_eq!(members, listed);
+            assert_eq!(g.docs(), docs);
+        }
     }
 
     #[test]
@@ -117,7 +276,7 @@ mod tests {
         // 0-1 share key 1, 1-2 share key 2, 3-4 share key 3: two components.
         let g = Groups::build(5, vec![(1, 0), (1, 1), (2, 1), (2, 2), (3, 3), (3, 4)]);
         assert_eq!(g.count(), 2);
-        assert_eq!(g.group_of[0], g.group_of[2]);
-        assert_ne!(g.group_of[0], g.group_of[3]);
+        assert_eq!(g.group_of(0), g.group_of(2));
+        assert_ne!(g.group_of(0), g.group_of(3));
     }
 }

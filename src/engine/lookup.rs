@@ -18,7 +18,7 @@ use tracing::debug;
 use super::group::Groups;
 use super::open::{Keep, Kind, Open};
 use super::url_key::spellings;
-use super::{Dimension, Filter, Rec, Round, Scope};
+use super::{Dimension, Filter, Keys, Recs, Round, Scope};
 use crate::store::Store;
 
 /// The most bytes of values one lookup read carries.
@@ -31,7 +31,8 @@ impl<S: Store> Round<'_, S> {
     /// Lookups are used when they are likely cheaper than reading everything.
     pub(super) fn lookups(
         &self,
-        recs: &[Rec],
+        recs: &Recs,
+        keys: &Keys,
         groups: &[Option<Groups>],
         open: &Open,
         keep: Keep,
@@ -90,8 +91,12 @@ impl<S: Store> Round<'_, S> {
             }
             for (k, &(d, g)) in by_signature.iter().enumerate() {
                 let bit = 1u8 << d.index();
-                if r.mask & bit != 0 && open.decides(&self.plan, d, g.group_of[i], r) {
-                    doc.push((k as u8 + 2, (r.keys[d.index()] as i64).to_string()));
+                if r.mask & bit != 0 && open.decides(&self.plan, d, g.group_of(i), &r) {
+                    let Ok(key) = keys.get(d, i) else {
+                        // The spilled keys cannot be read back: reading everything needs none.
+                        return everything;
+                    };
+                    doc.push((k as u8 + 2, (key as i64).to_string()));
                 }
             }
             units.document(doc);

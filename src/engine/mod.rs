@@ -17,7 +17,8 @@
 //! ```
 //!
 //! - **Pass A** streams the light fields of every document (never the text) and keeps a fixed-size
-//!   record per document: 64-bit keys per dimension, the fixed part of its rank, its version. Documents
+//!   record per document (the fixed part of its rank, its version, its stored flags and counts) and
+//!   its 64-bit key in each dimension (in [`Keys`], which spill past their share). Documents
 //!   without signatures (or all, with `--full`) have their text fetched by id, are signed, and get a
 //!   signature update guarded by the version that was read. When most of a page needs its text, the
 //!   next page is read with the text inline instead. Signing and building the records run on every
@@ -46,15 +47,18 @@
 //! read again, so a store that can keep them apart (the file store does) serves passes B and C
 //! without reading the documents again.
 //!
-//! Memory is about 140 bytes per document (the 96-byte record, an id-hash index of the records, one
-//! group number per dimension), plus, while groups are built, 16 bytes per document of the dimension
-//! at hand, plus the best member's strings per open group. It does not grow with document size.
-//! The `--memory` budget ([`EngineConfig::memory`], default [`DEFAULT_MEMORY`]) bounds only what
-//! spills so far (`spill.rs`): the signatures waiting for pass C, the near-duplicate join and the
-//! ids and URLs pass A keeps for lookups (`open::Keep`) keep a 32nd of it each and go to temporary
-//! files past that. The records, their index and the groupings are not spilled yet; the report's
-//! `memory` section says the budget, the bytes spilled and the per-document bytes held whatever
-//! the budget.
+//! Memory is bounded by the `--memory` budget ([`EngineConfig::memory`], default
+//! [`DEFAULT_MEMORY`]) except for a few bytes a document. Each structure that grows with the index
+//! keeps a share of the budget in memory and the rest in anonymous temporary files (`spill.rs`):
+//! the records ([`Recs`]) and the runs that sort their id-hash index ([`spill::SortedPairs`]) an
+//! eighth each; the signatures waiting for pass C, the near-duplicate join and the ids and URLs
+//! pass A keeps for lookups (`open::Keep`) a 32nd each; the keys of each dimension ([`Keys`]) and
+//! the index of the waiting signatures a 512th each. What stays in memory whatever the budget:
+//! the groupings (8 bytes a member of a group, or 4 bytes a document in a dimension where most
+//! documents have a double; [`group`]), a few flags a document while a round runs (which are
+//! decided, which were seen), and the best member's strings per open group. Nothing depends on
+//! document size. The report's `memory` section says the budget, the bytes spilled and the bytes
+//! of the groupings (`records_bytes`).
 //!
 //! # Consequences
 //!
@@ -458,15 +462,13 @@ async fn execute_rounds<S: Store>(
 }
 
 /// The fixed-size state kept per document between passes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Rec {
     id_hash: u64,
     /// The version read in pass A (0 when the store has none), which guards the document's update:
     /// its signatures were computed from the text of this version.
     read_version: i64,
     prefix: RankPrefix,
-    /// The key of each single-key dimension (all but `near`, whose keys live in [`near::Join`]).
-    keys: [u64; 6],
     /// The id hash of the stored near group id (0 when there is none).
     near_group: u64,
     /// Bit `d`: takes part in dimension `d`.
@@ -486,8 +488,191 @@ struct Rec {
     stored_counts: [u32; 3],
 }
 
-// The module doc's memory figure.
-const _: () = assert!(std::mem::size_of::<Rec>() == 104);
+impl Rec {
+    /// The record of a document with nothing known yet but its id's hash, its version and its rank
+    /// prefix: in no dimension, nothing stored, nothing pending.
+    fn new(id_hash: u64, read_version: i64, prefix: RankPrefix) -> Self {
+        Rec {
+            id_hash,
+            read_version,
+            prefix,
+            near_group: 0,
+            mask: 0,
+            near_signed: false,
+            pending: false,
+            stored_true: 0,
+            dirty: false,
+            reordered: false,
+            stored_counts: [0; 3],
+        }
+    }
+}
+
+impl spill::Fixed for Rec {
+    const SIZE: usize = 52;
+
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.id_hash.to_le_bytes());
+        out.extend_from_slice(&self.read_version.to_le_bytes());
+        out.extend_from_slice(&self.prefix.to_bytes());
+        out.extend_from_slice(&self.near_group.to_le_bytes());
+        let flags = u8::from(self.near_signed)
+            | u8::from(self.pending) << 1
+            | u8::from(self.dirty) << 2
+            | u8::from(self.reordered) << 3;
+        out.extend_from_slice(&[self.mask, flags, self.stored_true, 0]);
+        for c in self.stored_counts {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+
+    fn take(b: &[u8]) -> Self {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let flags = b[37];
+        Rec {
+            id_hash: u64_at(0),
+            read_version: u64_at(8) as i64,
+            prefix: RankPrefix::from_bytes(&b[16..28]),
+            near_group: u64_at(28),
+            mask: b[36],
+            near_signed: flags & 1 != 0,
+            pending: flags & 2 != 0,
+            dirty: flags & 4 != 0,
+            reordered: flags & 8 != 0,
+            stored_true: b[38],
+            stored_counts: [u32_at(40), u32_at(44), u32_at(48)],
+        }
+    }
+}
+
+/// The records of a round, in record order: an eighth of the `--memory` budget in memory, the
+/// rest in a temporary file ([`spill::Column`]), read back in order or one at a time (passes B and
+/// C mostly read them in order). A read of the file that fails is kept, the record read as
+/// taking part nowhere, and [`Recs::check`] turns it into the round's error before anything is
+/// written.
+struct Recs {
+    col: spill::Column<Rec>,
+    failed: std::sync::Mutex<Option<std::io::Error>>,
+}
+
+impl Recs {
+    /// The part of the budget kept in memory.
+    const SHARE: u64 = 8;
+
+    fn new(area: &spill::SpillArea) -> Self {
+        Recs {
+            col: spill::Column::new(area.clone(), area.share(Self::SHARE)),
+            failed: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn push(&mut self, rec: Rec) -> std::io::Result<()> {
+        self.col.push(rec)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.col.flush()
+    }
+
+    fn len(&self) -> usize {
+        self.col.len()
+    }
+
+    fn fail(&self, e: std::io::Error) -> Rec {
+        self.failed.lock().expect("records error").get_or_insert(e);
+        Rec::new(0, 0, RankPrefix::from_bytes(&[0; 12]))
+    }
+
+    /// The record at `idx`.
+    fn get(&self, idx: usize) -> Rec {
+        self.col.get(idx).unwrap_or_else(|e| self.fail(e))
+    }
+
+    /// Every record, in order.
+    fn iter(&self) -> impl Iterator<Item = Rec> + '_ {
+        self.col.iter().map(|r| r.unwrap_or_else(|e| self.fail(e)))
+    }
+
+    /// The error of a read that failed, if one did.
+    fn check(&self) -> Result<(), EngineError> {
+        match self.failed.lock().expect("records error").take() {
+            Some(e) => {
+                Err(StoreError::io("cannot read the records kept in temporary files", e).into())
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// The key of each single-key dimension (all but `near`, whose keys live in [`near::Join`]) per
+/// record, in record order: read in order once per dimension to build its groups, and one at a
+/// time by lookups. 8 bytes a record and dimension, each dimension's column keeping a 512th of the
+/// `--memory` budget in memory and spilling the rest ([`spill::Column`]).
+struct Keys {
+    cols: Vec<Option<spill::Column>>,
+}
+
+impl Keys {
+    /// The part of the budget each dimension's column keeps in memory: small, as they are read in
+    /// order (512 KiB each by default).
+    const SHARE: u64 = 512;
+
+    fn new(area: &spill::SpillArea, plan: &Plan<'_>) -> Self {
+        Keys {
+            cols: Dimension::ALL[..6]
+                .iter()
+                .map(|&d| {
+                    plan.on(d)
+                        .then(|| spill::Column::new(area.clone(), area.share(Self::SHARE)))
+                })
+                .collect(),
+        }
+    }
+
+    /// Appends a record's keys (0 where it takes no part).
+    fn push(&mut self, keys: &[u64; 6]) -> std::io::Result<()> {
+        for (c, &k) in self.cols.iter_mut().zip(keys) {
+            if let Some(c) = c {
+                c.push(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.cols
+            .iter_mut()
+            .flatten()
+            .try_for_each(spill::Column::flush)
+    }
+
+    /// The key of record `idx` in dimension `d` (not `near`).
+    fn get(&self, d: Dimension, idx: usize) -> std::io::Result<u64> {
+        match &self.cols[d.index()] {
+            Some(c) => c.get(idx),
+            None => Ok(0),
+        }
+    }
+
+    /// The groups of dimension `d` (not `near`) among the records whose mask has its bit: the keys
+    /// are read in order, and only the members' are sorted (16 bytes a member, for one dimension
+    /// at a time).
+    fn groups(&self, d: Dimension, recs: &Recs) -> std::io::Result<Groups> {
+        let bit = 1u8 << d.index();
+        let mut pairs = Vec::new();
+        if let Some(c) = &self.cols[d.index()] {
+            debug_assert_eq!(c.len(), recs.len());
+            for (i, (k, r)) in c.iter().zip(recs.iter()).enumerate() {
+                let k = k?;
+                if r.mask & bit != 0 {
+                    pairs.push((k, i as u32));
+                }
+            }
+        }
+        Ok(Groups::build(recs.len(), pairs))
+    }
+}
 
 /// The signatures of one document, as stored or as computed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -515,7 +700,9 @@ struct RoundOutcome {
 /// What pass A hands on to the rest of the round.
 struct Scanned {
     /// One record per document read, in store order.
-    recs: Vec<Rec>,
+    recs: Recs,
+    /// Their keys.
+    keys: Keys,
     /// How many documents were signed from their text.
     signed: u64,
     /// The ids and URLs kept for lookups in passes B and C.
@@ -530,9 +717,9 @@ struct Scanned {
 /// record of a document they read.
 #[derive(Clone, Copy)]
 struct Records<'r> {
-    recs: &'r [Rec],
-    /// Record indices in id-hash order.
-    by_hash: &'r [u32],
+    recs: &'r Recs,
+    /// Id hash and record index of every record, in id-hash order.
+    by_hash: &'r spill::SortedPairs,
 }
 
 impl<'r> Records<'r> {
@@ -733,6 +920,7 @@ impl<S: Store> Round<'_, S> {
         let changed_before = report.documents.changed_during_run;
         let Scanned {
             recs,
+            keys,
             signed: signed_docs,
             mut keep,
             pending: sigs,
@@ -750,39 +938,37 @@ impl<S: Store> Round<'_, S> {
         );
 
         let t = Instant::now();
-        // Record indices in id-hash order (4 bytes a document), to find a record by its id's hash.
-        let mut by_hash: Vec<u32> = (0..recs.len() as u32).collect();
-        by_hash.sort_unstable_by_key(|&i| recs[i as usize].id_hash);
-        let hash_at = |i: u32| recs[i as usize].id_hash;
-        // What stays in memory whatever the budget: the record, its place in the index, and one
-        // group number per dimension.
-        let per_doc = std::mem::size_of::<Rec>() + 4 + 4 * self.plan.cfg.dimensions.len();
-        report.memory.records_bytes = report
-            .memory
-            .records_bytes
-            .max((recs.len() * per_doc) as u64);
-        if let Some(w) = by_hash.windows(2).find(|w| hash_at(w[0]) == hash_at(w[1])) {
-            // Two ids with one 64-bit hash, or one id twice in the input: either way the records
-            // cannot be told apart, so no decision would be safe.
-            return Err(EngineError::DuplicateId {
-                hash: hash_at(w[0]),
+        // Id hashes and record indices in id-hash order, to find a record by its id's hash: sorted
+        // in runs of an eighth of the budget, in a temporary file past that.
+        let index_error = |e| StoreError::io("cannot keep the index of the records", e);
+        let by_hash = spill::SortedPairs::sort(
+            &self.spill,
+            self.spill.share(Recs::SHARE),
+            recs.iter().enumerate().map(|(i, r)| (r.id_hash, i as u32)),
+        )
+        .map_err(index_error)?;
+        recs.check()?;
+        let mut last = None;
+        for p in by_hash.iter() {
+            let (hash, _) = p.map_err(index_error)?;
+            if last == Some(hash) {
+                // Two ids with one 64-bit hash, or one id twice in the input: either way the
+                // records cannot be told apart, so no decision would be safe.
+                return Err(EngineError::DuplicateId { hash });
+            }
+            last = Some(hash);
+        }
+        let mut groups: Vec<Option<Groups>> = Vec::with_capacity(Dimension::COUNT);
+        for d in Dimension::ALL {
+            groups.push(if self.plan.on(d) && d != Dimension::Near {
+                Some(
+                    keys.groups(d, &recs)
+                        .map_err(|e| StoreError::io("cannot read the grouping keys back", e))?,
+                )
+            } else {
+                None
             });
         }
-        let mut groups: Vec<Option<Groups>> = Dimension::ALL
-            .iter()
-            .map(|&d| {
-                (self.plan.on(d) && d != Dimension::Near).then(|| {
-                    let bit = 1u8 << d.index();
-                    let members: Vec<u32> = recs
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, r)| r.mask & bit != 0)
-                        .map(|(i, _)| i as u32)
-                        .collect();
-                    Groups::build_by_key(recs.len(), members, |i| recs[i as usize].keys[d.index()])
-                })
-            })
-            .collect();
         if self.plan.on(Dimension::Near) {
             let t = Instant::now();
             // Its own phase: it reads documents again (all of them at most).
@@ -807,7 +993,11 @@ impl<S: Store> Round<'_, S> {
                 r.doubles = g.doubles();
             }
         }
+        // What stays in memory whatever the budget: the groupings.
+        let held = groups.iter().flatten().map(Groups::held_bytes).sum::<u64>();
+        report.memory.records_bytes = report.memory.records_bytes.max(held);
         let open = self.plan.open_groups(&recs, &groups);
+        recs.check()?;
         let needed = open.docs.iter().filter(|n| **n).count();
         info!(documents = needed, "documents in groups to decide");
         report.documents.decided += needed as u64;
@@ -816,7 +1006,7 @@ impl<S: Store> Round<'_, S> {
             self.progress.finish();
             return Ok(RoundOutcome { unsettled: skipped });
         }
-        let mut reads = self.lookups(&recs, &groups, &open, keep, needed);
+        let mut reads = self.lookups(&recs, &keys, &groups, &open, keep, needed);
         let todo = Todo {
             groups: &groups,
             open: &open,
@@ -888,5 +1078,45 @@ impl<S: Store> Round<'_, S> {
         Ok(RoundOutcome {
             unsettled: unsettled + skipped,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spill::{Column, Fixed, SpillArea};
+    use super::*;
+
+    #[test]
+    fn a_record_comes_back_from_its_bytes_as_it_was() {
+        let url = "https://www.example.org/a?b=c";
+        let prefix = RankPrefix::new(
+            Some(url),
+            &UrlKeys::new(Some(url)),
+            Preference::default(),
+            None,
+        );
+        let mut rec = Rec::new(0xfeed_beef_0123_4567, -42, prefix);
+        rec.near_group = u64::MAX - 3;
+        rec.mask = 0b101_0101;
+        rec.pending = true;
+        rec.reordered = true;
+        rec.stored_true = 0b10;
+        rec.stored_counts = [1, u32::MAX, 70_000];
+        let mut bytes = Vec::new();
+        rec.put(&mut bytes);
+        assert_eq!(bytes.len(), Rec::SIZE);
+        let back = Rec::take(&bytes);
+        assert_eq!(format!("{back:?}"), format!("{rec:?}"));
+        assert_eq!(back.prefix.to_bytes(), prefix.to_bytes());
+        // And through a column that keeps one in memory and spills the rest.
+        let mut col: Column<Rec> = Column::new(SpillArea::new(None, 1 << 20), 1);
+        for i in 0..3000u64 {
+            col.push(Rec { id_hash: i, ..rec }).unwrap();
+        }
+        col.flush().unwrap();
+        assert_eq!(col.get(2999).unwrap().id_hash, 2999);
+        assert_eq!(col.get(1).unwrap().stored_counts, rec.stored_counts);
+        let ids: Vec<u64> = col.iter().map(|r| r.unwrap().id_hash).collect();
+        assert_eq!(ids, (0..3000).collect::<Vec<_>>());
     }
 }

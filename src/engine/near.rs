@@ -36,9 +36,11 @@ use super::doc::get_str;
 use super::group::Groups;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
-use super::spill::SpillArea;
+use super::spill::{SortedPairs, SpillArea};
 use super::url_key::host_name;
-use super::{Dimension, EngineError, NearInput, Plan, Rec, Records, Report, Round, Scope, UrlKeys};
+use super::{
+    Dimension, EngineError, NearInput, Plan, Records, Recs, Report, Round, Scope, UrlKeys,
+};
 use crate::signature::chrome::HostSet;
 use crate::store::{id_hash, Doc, ReadQuery, Store, StoreError};
 
@@ -329,11 +331,14 @@ impl Plan<'_> {
     }
 
     /// The groups the stored group ids describe: what the last runs decided.
-    fn stored_near_groups(&self, recs: &[Rec]) -> Groups {
-        let members: Vec<u32> = (0..recs.len() as u32)
-            .filter(|&i| recs[i as usize].near_group != 0)
+    fn stored_near_groups(&self, recs: &Recs) -> Groups {
+        let pairs: Vec<(u64, u32)> = recs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.near_group != 0)
+            .map(|(i, r)| (r.near_group, i as u32))
             .collect();
-        Groups::build_by_key(recs.len(), members, |i| recs[i as usize].near_group)
+        Groups::build(recs.len(), pairs)
     }
 }
 
@@ -395,8 +400,8 @@ impl<S: Store> Round<'_, S> {
     async fn near_streamed(
         &self,
         report: &mut Report,
-        recs: &[Rec],
-        by_hash: &[u32],
+        recs: &Recs,
+        by_hash: &SortedPairs,
         join: &mut Join,
     ) -> Result<(), EngineError> {
         let f = &self.plan.cfg.fields;
@@ -435,8 +440,8 @@ impl<S: Store> Round<'_, S> {
     async fn near_local(
         &self,
         report: &mut Report,
-        recs: &[Rec],
-        by_hash: &[u32],
+        recs: &Recs,
+        by_hash: &SortedPairs,
         join: &mut Join,
         keep: &mut Keep,
         stored: &Groups,
@@ -452,8 +457,7 @@ impl<S: Store> Round<'_, S> {
         let members = Members::new(stored);
         let mut affected = seeds;
         // A stored cluster that holds a document taking no part any more is decided as a whole.
-        for (i, r) in recs.iter().enumerate() {
-            let g = stored.group_of[i];
+        for ((i, r), g) in recs.iter().enumerate().zip(stored.each()) {
             if r.mask & bit == 0 && g != Groups::ALONE && !affected[i] {
                 for &m in members.of(g) {
                     affected[m as usize] = true;
@@ -492,7 +496,7 @@ impl<S: Store> Round<'_, S> {
         let mut fetch: Vec<u32> = (0..n as u32)
             .filter(|&i| {
                 let i = i as usize;
-                affected[i] && recs[i].mask & bit != 0 && !have_keys[i]
+                affected[i] && recs.get(i).mask & bit != 0 && !have_keys[i]
             })
             .collect();
         let mut looked: HashSet<u64> = HashSet::new();
@@ -559,13 +563,13 @@ impl<S: Store> Round<'_, S> {
                                 noted.push((idx, id.into_owned()));
                             }
                         }
-                        let g = stored.group_of[idx];
+                        let g = stored.group_of(idx);
                         if g != Groups::ALONE {
                             for &m in members.of(g) {
                                 let m = m as usize;
                                 if !affected[m] {
                                     affected[m] = true;
-                                    if recs[m].mask & bit != 0 && !have_keys[m] {
+                                    if recs.get(m).mask & bit != 0 && !have_keys[m] {
                                         fetch.push(m as u32);
                                     }
                                 }
@@ -594,14 +598,14 @@ impl<S: Store> Round<'_, S> {
 
     /// The record of a stored document whose keys count: in the records, taking part, with the
     /// version pass A read, and not signed again in this round (its keys are in the join).
-    fn near_holder(&self, doc: &Doc, recs: &[Rec], find: &mut Finder<'_>) -> Option<usize> {
+    fn near_holder(&self, doc: &Doc, recs: &Recs, find: &mut Finder<'_>) -> Option<usize> {
         let id = self.plan.id_of(doc)?;
         // `None`: added after pass A; the next run takes it in.
         let idx = find.index(id_hash(&id))?;
-        let rec = &recs[idx];
+        let rec = recs.get(idx);
         (!rec.near_signed
             && rec.mask & (1 << Dimension::Near.index()) != 0
-            && self.plan.same_version(doc, rec))
+            && self.plan.same_version(doc, &rec))
         .then_some(idx)
     }
 
@@ -670,10 +674,9 @@ struct Members {
 
 impl Members {
     fn new(g: &Groups) -> Self {
-        let mut order: Vec<u32> = (0..g.group_of.len() as u32)
-            .filter(|&i| g.group_of[i as usize] != Groups::ALONE)
-            .collect();
-        order.sort_unstable_by_key(|&i| g.group_of[i as usize]);
+        let mut order: Vec<(u32, u32)> = g.members().map(|(i, gi)| (gi, i as u32)).collect();
+        order.sort_unstable();
+        let order: Vec<u32> = order.into_iter().map(|(_, i)| i).collect();
         let mut start = Vec::with_capacity(g.count() + 1);
         start.push(0);
         for &s in &g.sizes {
@@ -690,31 +693,30 @@ impl Members {
 /// The stored groups of the records not affected, and the new groups of those affected (which
 /// hold whole stored groups, never part of one).
 fn combine(stored: &Groups, affected: &[bool], local: &Groups) -> Groups {
-    let mut out = Groups {
-        group_of: vec![Groups::ALONE; affected.len()],
-        sizes: Vec::new(),
-    };
+    let mut sizes: Vec<u32> = Vec::new();
+    let mut members = Vec::new();
     let mut from_stored = vec![Groups::ALONE; stored.count()];
     let mut from_local = vec![Groups::ALONE; local.count()];
-    for (i, &a) in affected.iter().enumerate() {
+    let both = affected.iter().zip(local.each().zip(stored.each()));
+    for (i, (&a, (in_local, in_stored))) in both.enumerate() {
         let (g, map) = if a {
-            (local.group_of[i], &mut from_local)
+            (in_local, &mut from_local)
         } else {
-            (stored.group_of[i], &mut from_stored)
+            (in_stored, &mut from_stored)
         };
         if g == Groups::ALONE {
             continue;
         }
         let slot = &mut map[g as usize];
         if *slot == Groups::ALONE {
-            *slot = out.sizes.len() as u32;
-            out.sizes.push(0);
+            *slot = sizes.len() as u32;
+            sizes.push(0);
         }
-        out.group_of[i] = *slot;
-        out.sizes[*slot as usize] += 1;
+        members.push((i as u32, *slot));
+        sizes[*slot as usize] += 1;
     }
-    debug_assert!(out.sizes.iter().all(|&s| s >= 2));
-    out
+    debug_assert!(sizes.iter().all(|&s| s >= 2));
+    Groups::from_members(affected.len(), members.into_iter(), sizes)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use super::group::Groups;
 use super::pending::Pending;
 use super::spill::SpillArea;
-use super::{Dimension, Plan, RankPrefix, Rec};
+use super::{Dimension, Plan, RankPrefix, Rec, Recs};
 
 /// The groups a round decides, and the documents it must read again to do so.
 ///
@@ -395,7 +395,7 @@ impl Plan<'_> {
             && (d != Dimension::Near || rec.near_group == rec.id_hash)
     }
 
-    pub(super) fn open_groups(&self, recs: &[Rec], groups: &[Option<Groups>]) -> Open {
+    pub(super) fn open_groups(&self, recs: &Recs, groups: &[Option<Groups>]) -> Open {
         // `check` decides what an incremental run would: a settled index costs it one light scan.
         // `check --full` signs every document again, so every group is decided.
         let all = self.full;
@@ -422,7 +422,7 @@ impl Plan<'_> {
 
     /// One dimension's part of [`Plan::open_groups`]: per group, whether it is decided again, and per
     /// record, whether it takes part in such a group or is alone and does not stand.
-    pub(super) fn open_in(&self, d: Dimension, recs: &[Rec], g: &Groups) -> (Vec<bool>, Vec<bool>) {
+    pub(super) fn open_in(&self, d: Dimension, recs: &Recs, g: &Groups) -> (Vec<bool>, Vec<bool>) {
         let bit = 1u8 << d.index();
         let counted = self.cfg.fields.count(d).is_some();
         let n = g.count();
@@ -433,10 +433,9 @@ impl Plan<'_> {
         let mut rep: Vec<Option<RankPrefix>> = vec![None; n];
         // Near: the id hash of the member with the true flag, which every member names as its group.
         let mut rep_id = vec![0u64; n];
-        for (i, r) in recs.iter().enumerate() {
-            let gi = g.group_of[i];
+        for ((i, r), gi) in recs.iter().enumerate().zip(g.each()) {
             if gi == Groups::ALONE {
-                docs[i] = !self.alone_stands(d, r);
+                docs[i] = !self.alone_stands(d, &r);
                 continue;
             }
             let gi = gi as usize;
@@ -449,9 +448,8 @@ impl Plan<'_> {
             best[gi] = Some(best[gi].map_or(r.prefix, |b| b.min(r.prefix)));
         }
         if d == Dimension::Near {
-            for (i, r) in recs.iter().enumerate() {
-                let gi = g.group_of[i];
-                if gi != Groups::ALONE && r.near_group != rep_id[gi as usize] {
+            for (i, gi) in g.members() {
+                if recs.get(i).near_group != rep_id[gi as usize] {
                     broken[gi as usize] = true;
                 }
             }
@@ -461,9 +459,9 @@ impl Plan<'_> {
         // them otherwise: then the group is decided again.
         let mut tied = vec![0u32; n];
         let mut tie_reordered = vec![false; n];
-        for (i, r) in recs.iter().enumerate() {
-            let gi = g.group_of[i];
-            if gi != Groups::ALONE && best[gi as usize] == Some(r.prefix) {
+        for (i, gi) in g.members() {
+            let r = recs.get(i);
+            if best[gi as usize] == Some(r.prefix) {
                 tied[gi as usize] += 1;
                 tie_reordered[gi as usize] |= r.reordered;
             }
@@ -476,8 +474,8 @@ impl Plan<'_> {
                     || (tied[gi] > 1 && tie_reordered[gi])
             })
             .collect();
-        for (i, &gi) in g.group_of.iter().enumerate() {
-            if gi != Groups::ALONE && decide[gi as usize] {
+        for (i, gi) in g.members() {
+            if decide[gi as usize] {
                 docs[i] = true;
             }
         }
@@ -529,25 +527,17 @@ mod tests {
         assert!(!keep.everything);
         let cfg = crate::engine::EngineConfig::default();
         let plan = Plan::new(&cfg, crate::engine::Mode::Run, false);
-        let rec = Rec {
-            id_hash: 1,
-            read_version: 0,
-            prefix: RankPrefix::new(
+        let mut rec = Rec::new(
+            1,
+            0,
+            RankPrefix::new(
                 None,
                 &crate::engine::UrlKeys::new(None),
                 crate::engine::Preference::default(),
                 None,
             ),
-            keys: [0; 6],
-            near_group: 0,
-            mask: 0,
-            near_signed: false,
-            pending: false,
-            stored_true: 0,
-            dirty: true,
-            reordered: false,
-            stored_counts: [0; 3],
-        };
+        );
+        rec.dirty = true;
         keep.note(&plan, 1, &rec, "b", None);
         assert!(keep.everything);
         assert!(keep.each(|_, _, _| {}).is_none());

@@ -1,7 +1,8 @@
 //! Page walkers: the cursor handling and progress of every pass, and the record finder.
 
 use super::progress::Progress;
-use super::{EngineError, Rec, Report};
+use super::spill::SortedPairs;
+use super::{EngineError, Recs, Report};
 use crate::store::{Filter, Page, ReadQuery, Store};
 
 /// Walks a read page by page: the cursor handling and progress of every pass.
@@ -104,13 +105,13 @@ impl<'p> Rereads<'p> {
 /// in every pass, so the record after the last one found is tried first; any other order falls back to
 /// a binary search and gives the same answers.
 pub(super) struct Finder<'r> {
-    pub(super) recs: &'r [Rec],
-    pub(super) by_hash: &'r [u32],
+    pub(super) recs: &'r Recs,
+    pub(super) by_hash: &'r SortedPairs,
     pub(super) next: usize,
 }
 
 impl<'r> Finder<'r> {
-    pub(super) fn new(recs: &'r [Rec], by_hash: &'r [u32]) -> Self {
+    pub(super) fn new(recs: &'r Recs, by_hash: &'r SortedPairs) -> Self {
         Finder {
             recs,
             by_hash,
@@ -119,14 +120,18 @@ impl<'r> Finder<'r> {
     }
 
     pub(super) fn index(&mut self, h: u64) -> Option<usize> {
-        let idx = match self.recs.get(self.next) {
+        let next = (self.next < self.recs.len()).then(|| self.recs.get(self.next));
+        let idx = match next {
             // Id hashes are unique (checked after pass A), so an equal hash is the record.
             Some(r) if r.id_hash == h => self.next,
-            _ => self
-                .by_hash
-                .binary_search_by(|&i| self.recs[i as usize].id_hash.cmp(&h))
-                .ok()
-                .map(|i| self.by_hash[i] as usize)?,
+            // A read of the index that fails is kept with the records' own (`Recs::check`).
+            _ => match self.by_hash.find(h) {
+                Ok(i) => i? as usize,
+                Err(e) => {
+                    self.recs.fail(e);
+                    return None;
+                }
+            },
         };
         self.next = idx + 1;
         Some(idx)

@@ -16,12 +16,13 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use super::spill::SpillArea;
+use super::spill::{Column, SpillArea};
 
 /// The fields to set on documents, by record index.
 pub(super) struct Pending {
-    /// Per record: offset (low 40 bits) and length (high 24 bits) of its entry, or [`Pending::NONE`].
-    slots: Vec<u64>,
+    /// Per record up to the last with an entry: offset (low 40 bits) and length (high 24 bits) of
+    /// its entry, or [`Pending::NONE`]. A 512th of the budget in memory, the rest spilled.
+    slots: Column,
     /// Entries from `flushed` on, not yet in the file.
     buf: Vec<u8>,
     /// Bytes already in the file.
@@ -36,13 +37,15 @@ pub(super) struct Pending {
 impl Pending {
     /// The part of the budget kept in memory: one 32nd.
     pub(super) const SHARE: u64 = 32;
+    /// The part of the budget the slots keep in memory (read in record order, mostly).
+    const SLOTS_SHARE: u64 = 512;
     const NONE: u64 = u64::MAX;
     /// Offsets up to 1 TiB, entries up to 16 MiB (a profile text is far smaller).
     const OFFSET_BITS: u32 = 40;
 
     pub(super) fn new(area: SpillArea) -> Self {
         Pending {
-            slots: Vec::new(),
+            slots: Column::new(area.clone(), area.share(Self::SLOTS_SHARE)),
             buf: Vec::new(),
             flushed: 0,
             file: None,
@@ -78,8 +81,9 @@ impl Pending {
     /// Keeps an entry made by [`Pending::encode`] for record `idx` (records are added in order; at
     /// most one entry each).
     pub(super) fn put_encoded(&mut self, idx: usize, entry: &[u8]) -> std::io::Result<()> {
-        if self.slots.len() <= idx {
-            self.slots.resize(idx + 1, Self::NONE);
+        assert!(idx >= self.slots.len(), "entries are kept in record order");
+        while self.slots.len() < idx {
+            self.slots.push(Self::NONE)?;
         }
         let offset = self.flushed + self.buf.len() as u64;
         self.buf.extend_from_slice(entry);
@@ -87,7 +91,7 @@ impl Pending {
         if len >= 1 << (64 - Self::OFFSET_BITS) || offset >= 1 << Self::OFFSET_BITS {
             return Err(std::io::Error::other("a signature entry too large to keep"));
         }
-        self.slots[idx] = offset | len << Self::OFFSET_BITS;
+        self.slots.push(offset | len << Self::OFFSET_BITS)?;
         self.count += 1;
         if self.buf.len() > self.memory {
             self.spill()?;
@@ -109,9 +113,10 @@ impl Pending {
 
     /// The fields waiting for record `idx`, if any.
     pub(super) fn get(&self, idx: usize) -> std::io::Result<Option<Vec<(String, Value)>>> {
-        let Some(&slot) = self.slots.get(idx) else {
+        if idx >= self.slots.len() {
             return Ok(None);
-        };
+        }
+        let slot = self.slots.get(idx)?;
         if slot == Self::NONE {
             return Ok(None);
         }

@@ -77,7 +77,7 @@ impl<S: Store> Round<'_, S> {
                 let Some(idx) = find.index(id_hash(&id)) else {
                     continue;
                 };
-                let rec = &recs[idx];
+                let rec = &recs.get(idx);
                 if !open.docs[idx] {
                     continue;
                 }
@@ -99,7 +99,7 @@ impl<S: Store> Round<'_, S> {
                 // Most documents are alone in every dimension and need no URL parsing here.
                 let grouped = groups.iter().zip(&open.groups).any(|(g, decide)| {
                     g.as_ref().is_some_and(|g| {
-                        let gi = g.group_of[idx];
+                        let gi = g.group_of(idx);
                         gi != Groups::ALONE && (open.all || decide[gi as usize])
                     })
                 });
@@ -111,7 +111,7 @@ impl<S: Store> Round<'_, S> {
                     let Some(g) = &groups[d.index()] else {
                         continue;
                     };
-                    let gi = g.group_of[idx];
+                    let gi = g.group_of(idx);
                     if gi == Groups::ALONE || !open.decides(&self.plan, d, gi, rec) {
                         continue;
                     }

@@ -125,9 +125,9 @@ pub struct MemoryReport {
     /// Bytes written to temporary files (`--temp-dir`) because they were past the budget's
     /// shares, over all rounds; the files are gone when the run ends.
     pub spilled_bytes: u64,
-    /// Bytes of per-document state held in memory whatever the budget (the records, their id
-    /// index and one group number per dimension; see the engine's module doc), at the largest
-    /// round.
+    /// Bytes of per-document state held in memory whatever the budget (the groupings of every
+    /// dimension; see the engine's module doc), at the largest round. The records and their id
+    /// index spill past their share of the budget since 2026-11-26; the name stays for scripts.
     pub records_bytes: u64,
 }
 

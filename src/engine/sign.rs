@@ -14,8 +14,8 @@ use super::open::{counted_slot, Keep};
 use super::pages::Pages;
 use super::pending::Pending;
 use super::{
-    Dimension, EngineError, Exclusion, Mode, Plan, RankPrefix, Rec, Report, Round, Scanned, Scheme,
-    Scope, Sigs, UrlKeys,
+    Dimension, EngineError, Exclusion, Keys, Mode, Plan, RankPrefix, Rec, Recs, Report, Round,
+    Scanned, Scheme, Scope, Sigs, UrlKeys,
 };
 use crate::signature::near::NearSignature;
 use crate::store::{id_hash, Doc, Store, StoreError, Via};
@@ -36,11 +36,12 @@ impl<S: Store> Round<'_, S> {
             }
         }
         let mut inline = self.plan.full;
-        let mut recs = Vec::new();
+        let mut recs = Recs::new(&self.spill);
         let mut pages = Pages::new(self.progress);
         let mut signed_total = 0;
         let mut sigs = Pending::new(self.spill.clone());
         let mut join = Join::new(self.spill.clone());
+        let mut keys = Keys::new(&self.spill, &self.plan);
         let count_reads = report.rounds == 1;
         // Documents read with their content, and how many of them have the text field at all.
         let (mut with_content, mut with_text) = (0u64, 0u64);
@@ -105,6 +106,7 @@ impl<S: Store> Round<'_, S> {
             type Entry<'d> = (
                 Cow<'d, str>,
                 Rec,
+                [u64; 6],
                 Option<&'d str>,
                 Option<std::io::Result<Vec<u8>>>,
                 Vec<u64>,
@@ -120,21 +122,22 @@ impl<S: Store> Round<'_, S> {
                     let doc = &page.docs[i];
                     let signed = sign_one(plan, doc, need[i].then_some(content[i]))?;
                     let id = plan.id_of(doc)?;
-                    let (mut rec, excluded, near_keys) = plan.record(doc, id_hash(&id), &signed);
+                    let (mut rec, keys, excluded, near_keys) =
+                        plan.record(doc, id_hash(&id), &signed);
                     rec.dirty |= signed.computed || signed.update.is_some();
                     // What pass C writes with the flags, encoded here, in parallel.
                     let entry = match &signed.update {
                         Some(u) if plan.mode != Mode::Check => Some(Pending::encode(u)),
                         _ => None,
                     };
-                    Some((signed, rec, excluded, near_keys, entry))
+                    Some((signed, rec, keys, excluded, near_keys, entry))
                 })
                 .collect::<Vec<_>>();
             for (doc, outcome) in page.docs.iter().zip(signed) {
                 let Some(id) = self.plan.id_of(doc) else {
                     continue;
                 };
-                let Some((outcome, mut rec, excluded, near_keys, entry)) = outcome else {
+                let Some((outcome, mut rec, keys, excluded, near_keys, entry)) = outcome else {
                     // Deleted between the page and the get: it takes no part.
                     continue;
                 };
@@ -172,12 +175,15 @@ impl<S: Store> Round<'_, S> {
                 entries.push((
                     id,
                     rec,
+                    keys,
                     get_str(doc, &self.plan.cfg.fields.url),
                     set,
                     near_keys,
                 ));
             }
-            for (id, rec, url, set, near_keys) in entries {
+            for (id, rec, rec_keys, url, set, near_keys) in entries {
+                keys.push(&rec_keys)
+                    .map_err(|e| StoreError::io("cannot keep the grouping keys", e))?;
                 if let Some(entry) = set {
                     entry
                         .and_then(|e| sigs.put_encoded(recs.len(), &e))
@@ -190,7 +196,8 @@ impl<S: Store> Round<'_, S> {
                         .map_err(|e| StoreError::io("cannot keep the near-duplicate keys", e))?;
                 }
                 keep.note(&self.plan, recs.len(), &rec, &id, url);
-                recs.push(rec);
+                recs.push(rec)
+                    .map_err(|e| StoreError::io("cannot keep the records", e))?;
             }
         }
         if with_content > 0
@@ -203,10 +210,14 @@ impl<S: Store> Round<'_, S> {
                 field: self.plan.cfg.fields.text.clone(),
             });
         }
-        recs.shrink_to_fit();
+        recs.flush()
+            .map_err(|e| StoreError::io("cannot keep the records", e))?;
         keep.finish();
+        keys.flush()
+            .map_err(|e| StoreError::io("cannot keep the grouping keys", e))?;
         Ok(Scanned {
             recs,
+            keys,
             signed: signed_total,
             keep,
             pending: sigs,
@@ -346,31 +357,27 @@ impl Plan<'_> {
         doc: &Doc,
         id_hash: u64,
         signed: &Signed,
-    ) -> (Rec, [Option<Exclusion>; Dimension::COUNT], Vec<u64>) {
+    ) -> (
+        Rec,
+        [u64; 6],
+        [Option<Exclusion>; Dimension::COUNT],
+        Vec<u64>,
+    ) {
         let (sigs, blank) = (&signed.sigs, signed.blank);
         let mut excluded = [None; Dimension::COUNT];
         let f = &self.cfg.fields;
         let url = UrlKeys::new(get_str(doc, &f.url));
         let read_version = get_i64(doc, &f.version).unwrap_or(0);
-        let mut rec = Rec {
+        let mut rec = Rec::new(
             id_hash,
             read_version,
-            prefix: RankPrefix::new(
+            RankPrefix::new(
                 get_str(doc, &f.url),
                 &url,
                 self.cfg.preference,
                 self.cfg.url_rules.as_deref(),
             ),
-            keys: [0; 6],
-            near_group: 0,
-            mask: 0,
-            near_signed: false,
-            pending: false,
-            stored_true: 0,
-            dirty: false,
-            reordered: false,
-            stored_counts: [0; 3],
-        };
+        );
         rec.reordered = match &self.earlier {
             None => false,
             Some(None) => true,
@@ -379,6 +386,7 @@ impl Plan<'_> {
                     != rec.prefix
             }
         };
+        let mut keys = [0u64; 6];
         let mut near_keys = Vec::new();
         if self.on(Dimension::Near) {
             match get_str(doc, &f.near_group) {
@@ -470,13 +478,13 @@ impl Plan<'_> {
             });
             match key {
                 Ok(k) => {
-                    rec.keys[d.index()] = k;
+                    keys[d.index()] = k;
                     rec.mask |= 1 << d.index();
                 }
                 Err(reason) => excluded[d.index()] = Some(reason),
             }
         }
-        (rec, excluded, near_keys)
+        (rec, keys, excluded, near_keys)
     }
 }
 

@@ -66,6 +66,290 @@ impl SpillArea {
     }
 }
 
+/// A value of fixed size that a [`Column`] can keep in its file.
+pub(super) trait Fixed: Copy {
+    /// Bytes a value takes in the file.
+    const SIZE: usize;
+    /// Appends its bytes (exactly [`Fixed::SIZE`]).
+    fn put(&self, out: &mut Vec<u8>);
+    /// The value of `SIZE` bytes.
+    fn take(bytes: &[u8]) -> Self;
+}
+
+impl Fixed for u64 {
+    const SIZE: usize = 8;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn take(bytes: &[u8]) -> Self {
+        u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
+    }
+}
+
+/// A column of fixed-size values, one per record, appended in record order: the first ones (up
+/// to the share it was given) in memory, the rest in an anonymous temporary file. Read back in
+/// order ([`Column::iter`]) or one at a time ([`Column::get`]; the block read last is kept, so
+/// reads in increasing order read each block of the file once).
+pub(super) struct Column<T: Fixed = u64> {
+    mem: Vec<T>,
+    /// Values kept in memory before the rest go to the file.
+    cap: usize,
+    /// Values past `cap` not yet written.
+    buf: Vec<T>,
+    file: Option<File>,
+    /// Values in the file.
+    flushed: usize,
+    /// The block of the file [`Column::get`] read last: its first value's place in the file, and
+    /// its values.
+    last: std::sync::Mutex<(usize, Vec<T>)>,
+    area: SpillArea,
+}
+
+impl<T: Fixed> Column<T> {
+    /// Values per write and per read of the file.
+    const BLOCK: usize = 1024;
+
+    /// An empty column that keeps `share` bytes in memory.
+    pub(super) fn new(area: SpillArea, share: usize) -> Self {
+        Column {
+            mem: Vec::new(),
+            cap: (share / std::mem::size_of::<T>().max(1)).max(1),
+            buf: Vec::new(),
+            file: None,
+            flushed: 0,
+            last: std::sync::Mutex::new((0, Vec::new())),
+            area,
+        }
+    }
+
+    /// How many values it holds.
+    pub(super) fn len(&self) -> usize {
+        self.mem.len() + self.flushed + self.buf.len()
+    }
+
+    /// Appends a value.
+    pub(super) fn push(&mut self, v: T) -> std::io::Result<()> {
+        if self.mem.len() < self.cap && self.file.is_none() && self.buf.is_empty() {
+            self.mem.push(v);
+            return Ok(());
+        }
+        self.buf.push(v);
+        if self.buf.len() >= Self::BLOCK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what waits to the file.
+    pub(super) fn flush(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if self.file.is_none() {
+            self.file = Some(self.area.file()?);
+        }
+        let mut bytes = Vec::with_capacity(self.buf.len() * T::SIZE);
+        for v in &self.buf {
+            v.put(&mut bytes);
+        }
+        self.file
+            .as_mut()
+            .expect("created above")
+            .write_all(&bytes)?;
+        self.area.wrote(bytes.len());
+        self.flushed += self.buf.len();
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// The value at `i`.
+    pub(super) fn get(&self, i: usize) -> std::io::Result<T> {
+        if let Some(&v) = self.mem.get(i) {
+            return Ok(v);
+        }
+        let at = i - self.mem.len();
+        if at >= self.flushed {
+            return Ok(self.buf[at - self.flushed]);
+        }
+        let start = at - at % Self::BLOCK;
+        let mut last = self.last.lock().expect("column cache");
+        if last.1.is_empty() || last.0 != start {
+            *last = (start, self.read_block(start)?);
+        }
+        Ok(last.1[at - start])
+    }
+
+    /// The values of the file from `start` on, a block at most.
+    fn read_block(&self, start: usize) -> std::io::Result<Vec<T>> {
+        use std::os::unix::fs::FileExt;
+        let n = Self::BLOCK.min(self.flushed - start);
+        let mut bytes = vec![0u8; n * T::SIZE];
+        let file = self
+            .file
+            .as_ref()
+            .expect("values past memory are in the file");
+        file.read_exact_at(&mut bytes, (start * T::SIZE) as u64)?;
+        Ok(bytes.chunks_exact(T::SIZE).map(T::take).collect())
+    }
+
+    /// Every value in order, read from the file a block at a time.
+    pub(super) fn iter(&self) -> impl Iterator<Item = std::io::Result<T>> + '_ {
+        let mut block: Vec<T> = Vec::new();
+        let mut next = 0usize;
+        let mut pos = 0usize;
+        self.mem.iter().map(|&v| Ok(v)).chain(
+            std::iter::from_fn(move || {
+                if pos == block.len() {
+                    if next >= self.flushed {
+                        return None;
+                    }
+                    match self.read_block(next) {
+                        Ok(b) => block = b,
+                        Err(e) => {
+                            next = self.flushed;
+                            return Some(Err(e));
+                        }
+                    }
+                    next += block.len();
+                    pos = 0;
+                }
+                pos += 1;
+                Some(Ok(block[pos - 1]))
+            })
+            .chain(self.buf.iter().map(|&v| Ok(v))),
+        )
+    }
+}
+
+impl Fixed for (u64, u32) {
+    const SIZE: usize = 12;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0.to_le_bytes());
+        out.extend_from_slice(&self.1.to_le_bytes());
+    }
+    fn take(bytes: &[u8]) -> Self {
+        (
+            u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
+            u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")),
+        )
+    }
+}
+
+/// `(key, value)` pairs sorted by key, then value, with the first key of every block of the file
+/// in memory: a lookup reads one block at most. Built by an external sort: runs of a share of the
+/// budget each, sorted in memory, written, and merged.
+pub(super) struct SortedPairs {
+    col: Column<(u64, u32)>,
+    /// The first key of each block of [`Column::BLOCK`] pairs.
+    fences: Vec<u64>,
+}
+
+impl SortedPairs {
+    /// Sorts `pairs` keeping about `share` bytes in memory at a time.
+    pub(super) fn sort(
+        area: &SpillArea,
+        share: usize,
+        pairs: impl Iterator<Item = (u64, u32)>,
+    ) -> std::io::Result<Self> {
+        let per_run = (share / 16).max(Column::<(u64, u32)>::BLOCK);
+        let mut runs: Vec<Column<(u64, u32)>> = Vec::new();
+        let mut chunk: Vec<(u64, u32)> = Vec::new();
+        let mut pairs = pairs.peekable();
+        while pairs.peek().is_some() {
+            chunk.extend(pairs.by_ref().take(per_run));
+            chunk.sort_unstable();
+            if runs.is_empty() && pairs.peek().is_none() {
+                // Pairs that fit in one run stay in memory, in the share the run took.
+                let mut out = SortedPairs {
+                    col: Column::new(area.clone(), share),
+                    fences: Vec::new(),
+                };
+                for &p in &chunk {
+                    out.push(p)?;
+                }
+                out.col.flush()?;
+                return Ok(out);
+            }
+            // A run keeps nothing in memory but its last block.
+            let mut run = Column::new(area.clone(), 1);
+            for &p in &chunk {
+                run.push(p)?;
+            }
+            run.flush()?;
+            runs.push(run);
+            chunk.clear();
+        }
+        drop(chunk);
+        // Merged, the output keeps nothing in memory but its fences and the block read last.
+        let mut out = SortedPairs {
+            col: Column::new(area.clone(), 1),
+            fences: Vec::new(),
+        };
+        if runs.len() <= 1 {
+            for p in runs.iter().flat_map(Column::iter) {
+                out.push(p?)?;
+            }
+        } else {
+            use std::cmp::Reverse;
+            let mut iters: Vec<_> = runs.iter().map(Column::iter).collect();
+            let mut heap = std::collections::BinaryHeap::new();
+            for (r, it) in iters.iter_mut().enumerate() {
+                if let Some(p) = it.next() {
+                    heap.push(Reverse((p?, r)));
+                }
+            }
+            while let Some(Reverse((p, r))) = heap.pop() {
+                out.push(p)?;
+                if let Some(next) = iters[r].next() {
+                    heap.push(Reverse((next?, r)));
+                }
+            }
+        }
+        out.col.flush()?;
+        Ok(out)
+    }
+
+    fn push(&mut self, p: (u64, u32)) -> std::io::Result<()> {
+        if self.col.len().is_multiple_of(Column::<(u64, u32)>::BLOCK) {
+            self.fences.push(p.0);
+        }
+        self.col.push(p)
+    }
+
+    /// How many pairs it holds.
+    pub(super) fn len(&self) -> usize {
+        self.col.len()
+    }
+
+    /// Every pair, in order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = std::io::Result<(u64, u32)>> + '_ {
+        self.col.iter()
+    }
+
+    /// The value of the first pair with `key`.
+    pub(super) fn find(&self, key: u64) -> std::io::Result<Option<u32>> {
+        // The last block whose first key is below `key` may hold it, or the next one's first pair.
+        let block = self.fences.partition_point(|&f| f < key).saturating_sub(1);
+        let start = block * Column::<(u64, u32)>::BLOCK;
+        let end = (start + 2 * Column::<(u64, u32)>::BLOCK).min(self.len());
+        let (mut lo, mut hi) = (start, end);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.col.get(mid)?.0 < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok((lo < end)
+            .then(|| self.col.get(lo))
+            .transpose()?
+            .filter(|p| p.0 == key)
+            .map(|p| p.1))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +360,64 @@ mod tests {
         let e = area.file().unwrap_err().to_string();
         assert!(e.contains("/nonexistent/solr-dedup-spill"), "{e}");
         assert!(e.contains("--temp-dir"), "{e}");
+    }
+
+    #[test]
+    fn a_column_past_its_share_reads_back_from_the_file() {
+        let area = SpillArea::new(None, 1 << 20);
+        // 3 values in memory, the rest in the file, some of it waiting in the buffer.
+        let mut c: Column = Column::new(area.clone(), 24);
+        let n = Column::<u64>::BLOCK * 2 + 5;
+        for i in 0..n as u64 {
+            c.push(i * 7 + 1).unwrap();
+        }
+        c.flush().unwrap();
+        assert_eq!(c.len(), n);
+        assert_eq!(area.written(), (n as u64 - 3) * 8);
+        for i in [0, 2, 3, 4, Column::<u64>::BLOCK, n - 1, 5, 4] {
+            assert_eq!(c.get(i).unwrap(), i as u64 * 7 + 1);
+        }
+        let all: Vec<u64> = c.iter().map(Result::unwrap).collect();
+        assert_eq!(all, (0..n as u64).map(|i| i * 7 + 1).collect::<Vec<_>>());
+        let mut small: Column = Column::new(area, 1 << 20);
+        small.push(5).unwrap();
+        small.flush().unwrap();
+        assert_eq!(
+            small.iter().map(Result::unwrap).collect::<Vec<_>>(),
+            vec![5]
+        );
+    }
+
+    #[test]
+    fn pairs_sorted_in_runs_are_found_by_key() {
+        let area = SpillArea::new(None, 1 << 20);
+        // 5,000 pairs in runs of 1,024: five runs merged; keys repeat, odd ones are missing.
+        let pairs: Vec<(u64, u32)> = (0..5000u32)
+            .map(|i| (u64::from((i * 7919) % 2500) * 2, i))
+            .collect();
+        let sorted = SortedPairs::sort(&area, 16, pairs.iter().copied()).unwrap();
+        assert!(
+            area.written() > 5000 * 12,
+            "runs and the merged output spilled"
+        );
+        let roomy = SpillArea::new(None, 1 << 20);
+        let fits = SortedPairs::sort(&roomy, 1 << 20, pairs.iter().copied()).unwrap();
+        assert_eq!(roomy.written(), 0, "one run in memory");
+        assert_eq!(
+            fits.iter().map(Result::unwrap).collect::<Vec<_>>().len(),
+            5000
+        );
+        assert_eq!(fits.find(2).unwrap(), sorted.find(2).unwrap());
+        let mut expect = pairs.clone();
+        expect.sort_unstable();
+        let got: Vec<(u64, u32)> = sorted.iter().map(Result::unwrap).collect();
+        assert_eq!(got, expect);
+        for key in [0u64, 2, 1000, 4998, 1, 777, 5001] {
+            let first = expect.iter().find(|p| p.0 == key).map(|p| p.1);
+            assert_eq!(sorted.find(key).unwrap(), first, "key {key}");
+        }
+        let empty = SortedPairs::sort(&area, 16, std::iter::empty()).unwrap();
+        assert_eq!(empty.find(3).unwrap(), None);
     }
 
     #[test]

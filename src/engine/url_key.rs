@@ -180,6 +180,39 @@ pub struct RankPrefix {
     url_len: u32,
 }
 
+impl RankPrefix {
+    /// Its 12 bytes, as a spilled record keeps them ([`RankPrefix::from_bytes`] reads them back).
+    pub(crate) fn to_bytes(self) -> [u8; 12] {
+        let mut b = [0u8; 12];
+        b[0] = self.rewrites;
+        b[1..3].copy_from_slice(&self.clutter.to_le_bytes());
+        b[3..5].copy_from_slice(&self.host.to_le_bytes());
+        b[5] = self.scheme as u8;
+        b[6] = u8::from(self.www_penalty);
+        b[7] = self.order;
+        b[8..12].copy_from_slice(&self.url_len.to_le_bytes());
+        b
+    }
+
+    /// The prefix [`RankPrefix::to_bytes`] gave.
+    pub(crate) fn from_bytes(b: &[u8]) -> Self {
+        RankPrefix {
+            rewrites: b[0],
+            clutter: u16::from_le_bytes([b[1], b[2]]),
+            host: u16::from_le_bytes([b[3], b[4]]),
+            scheme: match b[5] {
+                0 => SchemeRank::Preferred,
+                1 => SchemeRank::OtherHttp,
+                2 => SchemeRank::OtherScheme,
+                _ => SchemeRank::NoUrl,
+            },
+            www_penalty: b[6] != 0,
+            order: b[7],
+            url_len: u32::from_le_bytes([b[8], b[9], b[10], b[11]]),
+        }
+    }
+}
+
 /// A rule of the preference order: the one that separated two members ([`deciding_rule`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {

@@ -142,6 +142,20 @@ fn reloaded_after(server: &Served, after: f64) -> Value {
     }
 }
 
+/// `serve --after-quiet 1s --rules RULES --state-dir DIR/state` on `t`, started.
+fn serve_with_rules(t: &Target, rules: &std::path::Path, dir: &std::path::Path) -> Served {
+    let mut cmd = t.command(&["serve", "--listen", "127.0.0.1:0", "--after-quiet", "1s"]);
+    cmd.arg("--rules").arg(rules);
+    cmd.arg("--state-dir").arg(dir.join("state"));
+    Served::spawn(cmd)
+}
+
+/// URL rules that know two sites, site0 with `p0` pages and site1 with `p1`.
+fn two_sites_rules(p0: u64, p1: u64) -> Value {
+    json!({"url_rules": 1, "min_estimate": 0.5, "sites": {
+        "site0.example": {"pages": p0}, "site1.example": {"pages": p1}}})
+}
+
 solr_test!(
     serve_repairs_a_deleted_representative_after_the_quiet_period,
     |t: &Target| {
@@ -159,17 +173,7 @@ solr_test!(
         });
         std::fs::write(&rules_path, rules.to_string()).unwrap();
         t.load(&pages());
-        let mut cmd = t.command(&[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--after-quiet",
-            "1s",
-            "--rules",
-            rules_path.to_str().unwrap(),
-        ]);
-        cmd.arg("--state-dir").arg(dir.path().join("state"));
-        let server = Served::spawn(cmd);
+        let server = serve_with_rules(t, &rules_path, dir.path());
         let predict = |url: &str| {
             let (status, answer) = server.post("/api/urls/predict", &json!({ "urls": [url] }), &[]);
             assert_eq!(status, 200, "{answer}");
@@ -274,9 +278,7 @@ solr_test!(
         let state_arg = state.to_str().unwrap().to_owned();
         let rules = |p0: u64, p1: u64| {
             let path = dir.path().join(format!("rules-{p0}-{p1}.json"));
-            let text = json!({"url_rules": 1, "min_estimate": 0.5, "sites": {
-                "site0.example": {"pages": p0}, "site1.example": {"pages": p1}}});
-            std::fs::write(&path, text.to_string()).unwrap();
+            std::fs::write(&path, two_sites_rules(p0, p1).to_string()).unwrap();
             path.to_str().unwrap().to_owned()
         };
         let (old, new) = (rules(4000, 8000), rules(8000, 8000));
@@ -356,26 +358,14 @@ fn serve_follows_rules_learnt_again_without_a_crawl_change() {
     let dir = tempfile::tempdir().unwrap();
     let rules_path = dir.path().join("rules.json");
     let write_rules = |p0: u64, p1: u64| {
-        let text = json!({"url_rules": 1, "min_estimate": 0.5, "sites": {
-            "site0.example": {"pages": p0}, "site1.example": {"pages": p1}}});
-        std::fs::write(&rules_path, text.to_string()).unwrap();
+        std::fs::write(&rules_path, two_sites_rules(p0, p1).to_string()).unwrap();
     };
     write_rules(4000, 8000);
     t.load(&[
         page("h0", "https://www.site0.example/", TEXT),
         page("h1", "https://www.site1.example/", TEXT),
     ]);
-    let mut cmd = t.command(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--after-quiet",
-        "1s",
-        "--rules",
-        rules_path.to_str().unwrap(),
-    ]);
-    cmd.arg("--state-dir").arg(dir.path().join("state"));
-    let server = Served::spawn(cmd);
+    let server = serve_with_rules(&t, &rules_path, dir.path());
     let first = nth_run(&server, 1);
     assert_eq!(first["state"], "succeeded", "{first}");
     let docs = t.docs();

@@ -3,7 +3,7 @@
 //! Input is JSON Lines of Solr documents, or a Solr `/select` JSON response (converted once into a
 //! temporary JSON Lines file beside the system's temp dir). Reads stream the file; the only
 //! whole-file structures kept in memory are an index from a 64-bit hash of each id to its byte offset,
-//! which serves real-time gets (about 36 bytes per document), and the input offset of each pending
+//! which serves real-time gets (16 bytes per document, [`index`]), and the input offset of each pending
 //! update (8 bytes). Facets and bucket statistics are counting passes.
 //!
 //! Updates go to a temporary file and only become the output at [`Store::commit`]. A regular output
@@ -57,6 +57,7 @@
 //!   not start where the copy's last read stopped, reads the input as before. Nothing depends on it
 //!   but speed.
 
+mod index;
 mod input;
 mod journal;
 mod light;
@@ -81,6 +82,7 @@ use rustc_hash::FxHasher;
 use serde_json::Value;
 use tracing::{debug, info};
 
+use index::{IdIndex, Twice};
 use input::{convert_select_response, looks_like_select_response};
 use journal::{apply, merge_updates, Merged};
 use light::{record_line, Leftover, Light};
@@ -150,13 +152,9 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 /// A place in the input: byte offset and number of lines before it.
 type Pos = (u64, u64);
 
-type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
 struct State {
-    /// id hash → byte offset of the line, for every line read so far.
-    index: FxHashMap<u64, u64>,
-    /// True once a read reached the end of the file, so the index is complete.
-    index_complete: bool,
+    /// id hash → byte offset of the line, once a read went through the whole file.
+    index: IdIndex,
     /// A reader left where the last page ended, so sequential pages do not seek.
     reader: Option<(Pos, ReadAhead)>,
     light: Light,
@@ -259,8 +257,7 @@ impl FileStore {
             text_fields: Vec::new(),
             multi_valued: Mutex::default(),
             state: Mutex::new(State {
-                index: FxHashMap::default(),
-                index_complete: false,
+                index: IdIndex::default(),
                 reader: None,
                 light: Light::default(),
                 pending: None,
@@ -539,16 +536,13 @@ impl FileStore {
                 .collect::<Vec<_>>();
             let taken = parsed.len();
             for (i, p) in parsed.into_iter().enumerate() {
-                let Some((doc, id, at, after, record)) = p? else {
+                let p = p?;
+                let (line_at, line_after, _) = batch.lines[i];
+                let hash = p.as_ref().map(|(_, id, ..)| id_hash(id));
+                state.index.note(hash, line_at, line_after.0);
+                let Some((doc, id, _, after, record)) = p else {
                     continue;
                 };
-                if !state.index_complete {
-                    if let Some(first) = state.index.insert(id_hash(&id), at) {
-                        if first != at {
-                            return Err(self.duplicate_id(&id, first, after.1));
-                        }
-                    }
-                }
                 if let Some(line) = record {
                     state.light.record(&line, after);
                 }
@@ -562,8 +556,8 @@ impl FileStore {
                 }
             }
             if eof {
-                if pos != (0, 0) {
-                    state.index_complete = true;
+                if let Err(twice) = state.index.reached_end(pos.0) {
+                    return Err(self.duplicate_line(twice));
                 }
                 if builds {
                     state.light.finish(pos);
@@ -629,6 +623,17 @@ impl FileStore {
     }
 
     /// The error for an id read twice, at input offset `first` and on line `line`.
+    /// The error of two lines whose ids share a hash (one id listed twice, or two with one hash).
+    fn duplicate_line(&self, twice: Twice) -> StoreError {
+        let id = File::open(&self.lines)
+            .ok()
+            .and_then(|mut f| self.read_at(&mut f, twice.second, Some(&[])).ok())
+            .flatten()
+            .map_or_else(String::new, |(_, id)| id);
+        let line = line_of(&self.lines, twice.second).unwrap_or(0);
+        self.duplicate_id(&id, twice.first, line)
+    }
+
     fn duplicate_id(&self, id: &str, first: u64, line: u64) -> StoreError {
         let mut earlier = self.location(line_of(&self.lines, first).unwrap_or(0));
         if let Ok(mut f) = File::open(&self.lines) {

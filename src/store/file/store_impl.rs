@@ -86,7 +86,7 @@ impl Store for FileStore {
         for id in ids {
             let find = || {
                 let state = self.state.lock().expect("file store lock");
-                (state.index.get(&id_hash(id)).copied(), state.index_complete)
+                (state.index.get(id_hash(id)), state.index.complete())
             };
             let mut offset = find();
             if let (None, false) = offset {
@@ -108,6 +108,10 @@ impl Store for FileStore {
     }
 
     async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
+        if !self.state.lock().expect("file store lock").index.complete() {
+            // An update before any read went through the file: index it once.
+            self.scan_all(Some(&[]), |_, _| {})?;
+        }
         let mut state = self.state.lock().expect("file store lock");
         if state.pending.is_none() {
             let path = self.temp_path("pending");
@@ -116,7 +120,7 @@ impl Store for FileStore {
             state.pending = Some((TempFile::new(path), BufWriter::with_capacity(1 << 20, f)));
         }
         for u in batch {
-            let Some(&doc_offset) = state.index.get(&id_hash(&u.id)) else {
+            let Some(doc_offset) = state.index.get(id_hash(&u.id)) else {
                 // Real Solr answers 409 to a versioned update of a document that does not exist.
                 return Err(StoreError::unsupported(format!(
                     "update of unknown document '{}'",
