@@ -62,12 +62,12 @@ impl<S: Store> Round<'_, S> {
                     // Added after pass A: the next run takes it in.
                     continue;
                 };
-                let rec = &recs.get(idx);
                 // Lookups may find a document twice; it is decided once.
                 if !open.docs[idx] || seen[idx] {
                     continue;
                 }
                 seen[idx] = true;
+                let rec = &recs.get(idx);
                 if !self.plan.same_version(doc, rec) {
                     report.documents.changed_during_run += 1;
                     unsettled += 1;

@@ -77,7 +77,6 @@ impl<S: Store> Round<'_, S> {
                 let Some(idx) = find.index(id_hash(&id)) else {
                     continue;
                 };
-                let rec = &recs.get(idx);
                 if !open.docs[idx] {
                     continue;
                 }
@@ -86,6 +85,7 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 seen[idx] = true;
+                let rec = &recs.get(idx);
                 if let Some(kept) = &mut stash {
                     if kept.len() < STASH_DOCS {
                         kept.push(doc.clone());

@@ -174,7 +174,8 @@ impl<T: Fixed> Column<T> {
         }
         let start = at - at % Self::BLOCK;
         let mut last = self.last.lock().expect("column cache");
-        if last.1.is_empty() || last.0 != start {
+        // A block read while it was the file's last, short one, is read again once it grew.
+        if last.0 != start || at - start >= last.1.len() {
             *last = (start, self.read_block(start)?);
         }
         Ok(last.1[at - start])
@@ -193,32 +194,37 @@ impl<T: Fixed> Column<T> {
         Ok(bytes.chunks_exact(T::SIZE).map(T::take).collect())
     }
 
-    /// Every value in order, read from the file a block at a time.
+    /// Every value in order, read from the file a block at a time. After an error, nothing more.
     pub(super) fn iter(&self) -> impl Iterator<Item = std::io::Result<T>> + '_ {
         let mut block: Vec<T> = Vec::new();
-        let mut next = 0usize;
-        let mut pos = 0usize;
-        self.mem.iter().map(|&v| Ok(v)).chain(
-            std::iter::from_fn(move || {
-                if pos == block.len() {
-                    if next >= self.flushed {
-                        return None;
-                    }
-                    match self.read_block(next) {
+        // The next value's place: in memory, then in the file, then in the buffer.
+        let mut i = 0usize;
+        let mut failed = false;
+        std::iter::from_fn(move || {
+            if failed {
+                return None;
+            }
+            let v = if i < self.mem.len() {
+                self.mem[i]
+            } else if i - self.mem.len() < self.flushed {
+                let at = i - self.mem.len();
+                let start = at - at % Self::BLOCK;
+                if at == start {
+                    match self.read_block(start) {
                         Ok(b) => block = b,
                         Err(e) => {
-                            next = self.flushed;
+                            failed = true;
                             return Some(Err(e));
                         }
                     }
-                    next += block.len();
-                    pos = 0;
                 }
-                pos += 1;
-                Some(Ok(block[pos - 1]))
-            })
-            .chain(self.buf.iter().map(|&v| Ok(v))),
-        )
+                block[at - start]
+            } else {
+                *self.buf.get(i - self.mem.len() - self.flushed)?
+            };
+            i += 1;
+            Some(Ok(v))
+        })
     }
 }
 
@@ -379,6 +385,20 @@ mod tests {
         }
         let all: Vec<u64> = c.iter().map(Result::unwrap).collect();
         assert_eq!(all, (0..n as u64).map(|i| i * 7 + 1).collect::<Vec<_>>());
+        // A block read while it was the file's last and short is read again once it grew.
+        let mut growing: Column = Column::new(area.clone(), 8);
+        for i in 0..(Column::<u64>::BLOCK + 10) as u64 {
+            growing.push(i).unwrap();
+        }
+        growing.flush().unwrap();
+        let short = Column::<u64>::BLOCK + 5;
+        assert_eq!(growing.get(short).unwrap(), short as u64);
+        for i in (Column::<u64>::BLOCK + 10) as u64..(Column::<u64>::BLOCK + 20) as u64 {
+            growing.push(i).unwrap();
+        }
+        growing.flush().unwrap();
+        let last = Column::<u64>::BLOCK + 15;
+        assert_eq!(growing.get(last).unwrap(), last as u64);
         let mut small: Column = Column::new(area, 1 << 20);
         small.push(5).unwrap();
         small.flush().unwrap();
