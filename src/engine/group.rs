@@ -47,30 +47,19 @@ impl Groups {
     /// Memory: the pairs, and about 12 bytes for each document in a pair.
     pub fn build(docs: usize, mut pairs: Vec<(u64, u32)>) -> Groups {
         pairs.sort_unstable();
-        // The documents that share a key with another, numbered densely for the union-find.
-        let mut shared: Vec<u32> = Vec::new();
-        let mut i = 0;
-        while i < pairs.len() {
-            let j = i + pairs[i..].partition_point(|p| p.0 == pairs[i].0);
-            if j - i >= 2 {
-                shared.extend(pairs[i..j].iter().map(|p| p.1));
-            }
-            i = j;
-        }
+        // Runs of one key held by two documents or more; their documents, numbered densely for the
+        // union-find.
+        let shared_runs = || pairs.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() >= 2);
+        let mut shared: Vec<u32> = shared_runs().flatten().map(|p| p.1).collect();
         shared.sort_unstable();
         shared.dedup();
         let dense = |d: u32| shared.binary_search(&d).expect("a shared document") as u32;
         let mut parent: Vec<u32> = (0..shared.len() as u32).collect();
-        let mut i = 0;
-        while i < pairs.len() {
-            let j = i + pairs[i..].partition_point(|p| p.0 == pairs[i].0);
-            if j - i >= 2 {
-                let first = dense(pairs[i].1);
-                for p in &pairs[i + 1..j] {
-                    union(&mut parent, first, dense(p.1));
-                }
+        for run in shared_runs() {
+            let first = dense(run[0].1);
+            for p in &run[1..] {
+                union(&mut parent, first, dense(p.1));
             }
-            i = j;
         }
         drop(pairs);
         // Groups numbered in the order of their first member.
