@@ -91,20 +91,20 @@ impl<S: Store> Round<'_, S> {
                     if !open.decides(&self.plan, d, gi, rec) {
                         continue;
                     }
-                    let (unique, count, representative) = if gi == Groups::ALONE {
-                        (true, 1, Some(id.as_ref()))
+                    let (unique, count) = if gi == Groups::ALONE {
+                        (true, 1)
                     } else {
-                        let winner = best[d.index()][gi as usize].as_ref();
-                        (
-                            winner.is_some_and(|b| *b.id == *id),
-                            g.sizes[gi as usize],
-                            winner.map(|b| &*b.id),
-                        )
+                        (best.winner(d, gi) == Some(idx as u32), g.sizes[gi as usize])
                     };
                     let mut changed = false;
                     if d == Dimension::Near {
                         // The cluster's id for `{!collapse}`: its representative's.
-                        let group = representative.unwrap_or(id.as_ref());
+                        let winner = match gi {
+                            Groups::ALONE => None,
+                            _ if unique => None,
+                            _ => best.winner_id(d, gi)?,
+                        };
+                        let group = winner.as_deref().unwrap_or(id.as_ref());
                         if get_str(doc, &f.near_group) != Some(group) {
                             set.push((f.near_group.clone(), Value::String(group.to_owned())));
                             changed = true;

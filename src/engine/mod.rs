@@ -472,16 +472,6 @@ struct Sigs {
     description: Option<i64>,
 }
 
-struct Best {
-    prefix: RankPrefix,
-    url: Option<Box<str>>,
-    id: Box<str>,
-    /// The second best member so far: prefix, normalised URL, id (for the report's `decided_by`).
-    runner_up: Option<(RankPrefix, Option<Box<str>>, Box<str>)>,
-    /// The exact key material of the group, to prove that no two keys shared a hash.
-    check: Box<str>,
-}
-
 struct RoundOutcome {
     unsettled: u64,
 }
@@ -513,7 +503,7 @@ struct RankInput<'r> {
 struct WriteInput<'r> {
     records: Records<'r>,
     todo: &'r Todo<'r>,
-    best: &'r [Vec<Option<Best>>],
+    best: &'r rank::Bests,
     reads: &'r [Filter],
     /// The documents pass B read and kept with their flags: written from, not read again.
     stash: Option<Vec<Doc>>,
@@ -829,7 +819,7 @@ impl<S: Store> Round<'_, S> {
                 .await?;
         }
         let Ranked { best, stash, .. } = best;
-        rank::count_deciding_rules(&best, report);
+        best.count_deciding_rules(report);
         *report.phases_ms.entry("rank".into()).or_default() += t.elapsed().as_millis() as u64;
 
         let t = Instant::now();

@@ -9,11 +9,12 @@
 use super::doc::{get_i64, get_str};
 use super::group::Groups;
 use super::pages::Rereads;
+use super::spill;
 use super::{
-    compare_full, deciding_rule, Best, Dimension, EngineError, Plan, RankInput, Rec, Report, Round,
-    Scope, Todo, UrlKeys,
+    compare_full, deciding_rule, Dimension, EngineError, Plan, RankInput, RankPrefix, Rec, Report,
+    Round, Rule, Scope, Todo, UrlKeys,
 };
-use crate::store::{id_hash, Doc, Store};
+use crate::store::{id_hash, Doc, Store, StoreError};
 
 /// The most documents pass B keeps for pass C. A lookup round decides at most about
 /// [`super::open::Keep::CAP`] values' documents, each kept with its dozen flag fields (under a
@@ -23,7 +24,7 @@ const STASH_DOCS: usize = 20_000;
 /// Pass B's answer: the best member of each group, and how many documents to decide its lookups
 /// did not find (`None` when it read everything).
 pub(super) struct Ranked {
-    pub(super) best: Vec<Vec<Option<Best>>>,
+    pub(super) best: Bests,
     pub(super) missed: Option<usize>,
     /// The documents to decide as read with their flags and counts (pass C's fields), when this
     /// pass looked them up and kept them all; pass C then writes from these.
@@ -43,13 +44,7 @@ impl<S: Store> Round<'_, S> {
         } = input;
         let recs = records.recs;
         let Todo { groups, open, .. } = *todo;
-        let mut best: Vec<Vec<Option<Best>>> = groups
-            .iter()
-            .map(|g| {
-                g.as_ref()
-                    .map_or_else(Vec::new, |g| (0..g.count()).map(|_| None).collect())
-            })
-            .collect();
+        let mut best = Bests::new(groups, &self.spill)?;
         let lookups = Rereads::are_lookups(&self.plan.query().filter, reads);
         // Looked-up documents are few: read what pass C needs now, and keep it.
         let query = if lookups {
@@ -60,7 +55,7 @@ impl<S: Store> Round<'_, S> {
         let mut pages = Rereads::new(query, reads, self.progress);
         let mut stash = lookups.then(Vec::new);
         // Only lookups can miss a document; a full read that does not see one saw it deleted.
-        if best.iter().all(Vec::is_empty) && !lookups {
+        if best.is_empty() && !lookups {
             return Ok(Ranked {
                 best,
                 missed: None,
@@ -116,40 +111,8 @@ impl<S: Store> Round<'_, S> {
                         continue;
                     }
                     let check = self.plan.key_material(d, &url);
-                    let slot = &mut best[d.index()][gi as usize];
                     let me = (rec.prefix, url.normalized.as_deref(), id.as_ref());
-                    let better = match slot {
-                        None => true,
-                        Some(b) => {
-                            if *b.check != *check {
-                                return Err(EngineError::KeyCollision {
-                                    dimension: d,
-                                    first: b.check.to_string(),
-                                    second: check.to_string(),
-                                });
-                            }
-                            compare_full(me, (b.prefix, b.url.as_deref(), &b.id)).is_lt()
-                        }
-                    };
-                    let owned = || (me.0, me.1.map(Into::into), me.2.into());
-                    if better {
-                        let runner_up = slot.take().map(|b| (b.prefix, b.url, b.id));
-                        *slot = Some(Best {
-                            prefix: rec.prefix,
-                            url: url.normalized.as_deref().map(Into::into),
-                            id: id.as_ref().into(),
-                            runner_up,
-                            check: check.into(),
-                        });
-                    } else if let Some(b) = slot {
-                        let second = match &b.runner_up {
-                            None => true,
-                            Some((p, u, i)) => compare_full(me, (*p, u.as_deref(), i)).is_lt(),
-                        };
-                        if second {
-                            b.runner_up = Some(owned());
-                        }
-                    }
+                    best.consider(d, gi, idx as u32, me, &check)?;
                 }
             }
         }
@@ -168,17 +131,188 @@ impl<S: Store> Round<'_, S> {
     }
 }
 
-/// Per dimension, the first rule of the order that separated each decided group's representative
-/// from its runner-up (the report's `decided_by`).
-pub(super) fn count_deciding_rules(best: &[Vec<Option<Best>>], report: &mut Report) {
-    for d in Dimension::ALL {
-        for b in best[d.index()].iter().flatten() {
-            let Some((p, u, i)) = &b.runner_up else {
-                continue;
+/// Per dimension, per group: the best member so far under the one preference order, kept in a
+/// fixed-size slot (40 bytes a group). Its strings (normalised URL, id, key material) go to a
+/// [`spill::Strings`] past a 32nd of the budget, and are read back only when another member ties
+/// with it on the rank prefix (the URL decides then), for the key-collision message, and for the
+/// near dimension's representative id. The runner-up is not kept: in a lexicographic order the
+/// member that comes second agrees longest with the first, so the rule that separated them (the
+/// report's `decided_by`) is the deepest rule on which any member first differed from the best.
+pub(super) struct Bests {
+    slots: Vec<Vec<Slot>>,
+    strings: spill::Strings,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    prefix: RankPrefix,
+    /// The best member's record, [`Slot::NONE`] before any.
+    winner: u32,
+    /// The deepest rule on which a member differed from the best (`None`: no other member yet).
+    rule: Option<Rule>,
+    /// Where the best member's strings are.
+    at: u64,
+    /// A hash of the group's key material (another hash than the key's), to notice two keys with
+    /// one 64-bit hash.
+    check: u64,
+}
+
+impl Slot {
+    const NONE: u32 = u32::MAX;
+}
+
+/// The strings of a best member, as kept: URL (if any), id, key material.
+struct Kept {
+    url: Option<String>,
+    id: String,
+    check: String,
+}
+
+impl Kept {
+    fn bytes(url: Option<&str>, id: &str, check: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(9 + url.map_or(0, str::len) + id.len() + check.len());
+        out.push(u8::from(url.is_some()));
+        for s in [url.unwrap_or(""), id] {
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        out.extend_from_slice(check.as_bytes());
+        out
+    }
+
+    fn from_bytes(b: &[u8]) -> Kept {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let len =
+            |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let url_len = len(1);
+        let id_at = 5 + url_len;
+        let id_len = len(id_at);
+        Kept {
+            url: (b[0] != 0).then(|| text(&b[5..id_at])),
+            id: text(&b[id_at + 4..id_at + 4 + id_len]),
+            check: text(&b[id_at + 4 + id_len..]),
+        }
+    }
+}
+
+impl Bests {
+    /// Of the memory budget, the part the strings keep in memory.
+    const SHARE: u64 = 32;
+
+    fn new(groups: &[Option<Groups>], area: &spill::SpillArea) -> Result<Bests, EngineError> {
+        let empty = Slot {
+            prefix: RankPrefix::from_bytes(&[0; 12]),
+            winner: Slot::NONE,
+            rule: None,
+            at: 0,
+            check: 0,
+        };
+        Ok(Bests {
+            slots: groups
+                .iter()
+                .map(|g| g.as_ref().map_or_else(Vec::new, |g| vec![empty; g.count()]))
+                .collect(),
+            strings: spill::Strings::new(area.clone(), area.share(Self::SHARE)),
+        })
+    }
+
+    /// No dimension has a group.
+    fn is_empty(&self) -> bool {
+        self.slots.iter().all(Vec::is_empty)
+    }
+
+    /// The record of the best member of group `gi` in `d`, if any member was ranked.
+    pub(super) fn winner(&self, d: Dimension, gi: u32) -> Option<u32> {
+        let w = self.slots[d.index()][gi as usize].winner;
+        (w != Slot::NONE).then_some(w)
+    }
+
+    /// The id of the best member of group `gi` in `d`, if any member was ranked.
+    pub(super) fn winner_id(&self, d: Dimension, gi: u32) -> Result<Option<String>, EngineError> {
+        let slot = &self.slots[d.index()][gi as usize];
+        if slot.winner == Slot::NONE {
+            return Ok(None);
+        }
+        Ok(Some(self.kept(slot.at)?.id))
+    }
+
+    fn kept(&self, at: u64) -> Result<Kept, EngineError> {
+        let bytes = self
+            .strings
+            .get(at)
+            .map_err(|e| StoreError::io("cannot read the best members back", e))?;
+        Ok(Kept::from_bytes(&bytes))
+    }
+
+    /// Ranks record `idx` (`me`: its rank prefix, normalised URL and id) in group `gi` of `d`, whose
+    /// key material is `check`.
+    fn consider(
+        &mut self,
+        d: Dimension,
+        gi: u32,
+        idx: u32,
+        me: (RankPrefix, Option<&str>, &str),
+        check: &str,
+    ) -> Result<(), EngineError> {
+        let check_hash = id_hash(check);
+        let slot = self.slots[d.index()][gi as usize];
+        let keep = |strings: &mut spill::Strings| {
+            strings
+                .push(&Kept::bytes(me.1, me.2, check))
+                .map_err(|e| StoreError::io("cannot keep the best members", e))
+        };
+        if slot.winner == Slot::NONE {
+            let at = keep(&mut self.strings)?;
+            self.slots[d.index()][gi as usize] = Slot {
+                prefix: me.0,
+                winner: idx,
+                rule: None,
+                at,
+                check: check_hash,
             };
-            let rule = deciding_rule((b.prefix, b.url.as_deref(), &b.id), (*p, u.as_deref(), i));
-            let r = report.dimensions.entry(d.name().into()).or_default();
-            *r.decided_by.entry(rule.name().into()).or_default() += 1;
+            return Ok(());
+        }
+        if slot.check != check_hash {
+            return Err(EngineError::KeyCollision {
+                dimension: d,
+                first: self.kept(slot.at)?.check,
+                second: check.to_owned(),
+            });
+        }
+        // Which comes first, and the rule that separated them: from the prefixes alone unless
+        // they tie, when the URL and id decide.
+        let (better, rule) = if me.0 != slot.prefix {
+            let (a, b) = ((me.0, None, ""), (slot.prefix, None, ""));
+            (me.0 < slot.prefix, deciding_rule(a, b))
+        } else {
+            let kept = self.kept(slot.at)?;
+            let other = (slot.prefix, kept.url.as_deref(), kept.id.as_str());
+            (compare_full(me, other).is_lt(), deciding_rule(me, other))
+        };
+        let slot = &mut self.slots[d.index()][gi as usize];
+        if better {
+            // The old best comes second now: nothing agrees longer with the new one.
+            slot.prefix = me.0;
+            slot.winner = idx;
+            slot.rule = Some(rule);
+            slot.at = keep(&mut self.strings)?;
+        } else {
+            slot.rule = Some(slot.rule.map_or(rule, |r| r.max(rule)));
+        }
+        Ok(())
+    }
+
+    /// Per dimension, the first rule of the order that separated each decided group's
+    /// representative from its runner-up (the report's `decided_by`).
+    pub(super) fn count_deciding_rules(&self, report: &mut Report) {
+        for d in Dimension::ALL {
+            for slot in &self.slots[d.index()] {
+                let Some(rule) = slot.rule else {
+                    continue;
+                };
+                let r = report.dimensions.entry(d.name().into()).or_default();
+                *r.decided_by.entry(rule.name().into()).or_default() += 1;
+            }
         }
     }
 }

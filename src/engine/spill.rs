@@ -356,6 +356,106 @@ impl SortedPairs {
     }
 }
 
+/// Byte strings of any length appended one after another, each found again by the offset
+/// [`Strings::push`] gave: the first ones (up to the share it was given) in memory, the rest in an
+/// anonymous temporary file. For what is written often and read back now and then, in any order
+/// (pass B's best members, read again when another member ties with one on its rank prefix).
+pub(super) struct Strings {
+    mem: Vec<u8>,
+    /// Bytes kept in memory before the rest go to the file.
+    cap: usize,
+    /// Bytes past `mem` not yet written.
+    buf: Vec<u8>,
+    file: Option<File>,
+    /// Bytes in the file.
+    flushed: u64,
+    area: SpillArea,
+}
+
+impl Strings {
+    /// Bytes written to the file at a time.
+    const BLOCK: usize = 64 << 10;
+
+    /// An empty one that keeps `share` bytes in memory.
+    pub(super) fn new(area: SpillArea, share: usize) -> Self {
+        Strings {
+            mem: Vec::new(),
+            cap: share,
+            buf: Vec::new(),
+            file: None,
+            flushed: 0,
+            area,
+        }
+    }
+
+    /// Appends `bytes`; the offset finds them again.
+    pub(super) fn push(&mut self, bytes: &[u8]) -> std::io::Result<u64> {
+        let len = u32::try_from(bytes.len())
+            .map_err(|_| std::io::Error::other("a string of 4 GiB or more"))?;
+        let at = self.mem.len() as u64 + self.flushed + self.buf.len() as u64;
+        // Each string is whole in one place: memory until the first that does not fit, then the
+        // file (and the buffer in front of it).
+        let out = if self.file.is_none()
+            && self.buf.is_empty()
+            && self.mem.len() + 4 + bytes.len() <= self.cap
+        {
+            &mut self.mem
+        } else {
+            &mut self.buf
+        };
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(bytes);
+        if self.buf.len() >= Self::BLOCK {
+            self.flush()?;
+        }
+        Ok(at)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if self.file.is_none() {
+            self.file = Some(self.area.file()?);
+        }
+        self.file
+            .as_mut()
+            .expect("created above")
+            .write_all(&self.buf)?;
+        self.area.wrote(self.buf.len());
+        self.flushed += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// The bytes pushed at `at`.
+    pub(super) fn get(&self, at: u64) -> std::io::Result<Vec<u8>> {
+        let whole = |from: &[u8], i: usize| {
+            let len = u32::from_le_bytes(from[i..i + 4].try_into().expect("4 bytes")) as usize;
+            from[i + 4..i + 4 + len].to_vec()
+        };
+        let mem = self.mem.len() as u64;
+        if at < mem {
+            return Ok(whole(&self.mem, at as usize));
+        }
+        let at = at - mem;
+        if at >= self.flushed {
+            return Ok(whole(&self.buf, (at - self.flushed) as usize));
+        }
+        use std::os::unix::fs::FileExt;
+        let file = self
+            .file
+            .as_ref()
+            .expect("strings past memory are in the file");
+        let mut len = [0u8; 4];
+        file.read_exact_at(&mut len, at)?;
+        let mut bytes = vec![0u8; u32::from_le_bytes(len) as usize];
+        file.read_exact_at(&mut bytes, at + 4)?;
+        Ok(bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,5 +545,25 @@ mod tests {
         let area = SpillArea::new(None, 256 << 20);
         assert_eq!(area.share(32), 8 << 20);
         assert_eq!(SpillArea::new(None, 4).share(32), 1);
+    }
+
+    #[test]
+    fn strings_past_their_share_are_found_by_offset() {
+        let area = SpillArea::new(None, 1 << 20);
+        let mut s = Strings::new(area.clone(), 40);
+        let words: Vec<String> = (0..20_000)
+            .map(|i| format!("w{i}-{}", "x".repeat(i % 17)))
+            .collect();
+        let at: Vec<u64> = words
+            .iter()
+            .map(|w| s.push(w.as_bytes()).unwrap())
+            .collect();
+        assert!(area.written() > 0, "most went to the file");
+        // Memory, file and buffer, in any order; the empty string too.
+        let empty = s.push(b"").unwrap();
+        for i in [0usize, 1, 2, 5, 19_999, 7_000, 3, 12_345, 19_998] {
+            assert_eq!(s.get(at[i]).unwrap(), words[i].as_bytes(), "string {i}");
+        }
+        assert_eq!(s.get(empty).unwrap(), b"");
     }
 }
