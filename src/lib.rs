@@ -9,6 +9,7 @@
 //!   learned from an index, and the biggest groups a run left (serve's view);
 //! - [`store`]: the seam, with the file store and the Solr store;
 //! - [`solr`]: the Solr HTTP client, its errors, retries and the Schema API;
+//! - `spill`: the memory budget and the temporary files past it, under the engine and the stores;
 //! - [`cli`], [`config`], [`commands`]: the command line, plain configuration, and the subcommands.
 
 pub mod cli;
@@ -21,5 +22,6 @@ pub mod model;
 pub mod server;
 pub mod signature;
 pub mod solr;
+pub(crate) mod spill;
 pub mod store;
 pub mod urlrules;

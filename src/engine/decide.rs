@@ -35,7 +35,7 @@ impl<S: Store> Round<'_, S> {
         let f = &self.plan.cfg.fields;
         let mut unsettled = 0u64;
         let mut batch: Vec<AtomicUpdate> = Vec::new();
-        let mut seen = vec![false; recs.len()];
+        let mut seen = fixedbitset::FixedBitSet::with_capacity(recs.len());
         let mut find = records.finder();
         // Pass B kept what it looked up: one batch of those, else pages read again.
         let mut pages = stash
@@ -66,7 +66,7 @@ impl<S: Store> Round<'_, S> {
                 if !open.docs[idx] || seen[idx] {
                     continue;
                 }
-                seen[idx] = true;
+                seen.insert(idx);
                 let rec = &recs.get(idx);
                 if !self.plan.same_version(doc, rec) {
                     report.documents.changed_during_run += 1;
@@ -163,11 +163,7 @@ impl<S: Store> Round<'_, S> {
         }
         recs.check()?;
         unsettled += self.flush(&mut batch, report).await?;
-        let gone = seen
-            .iter()
-            .zip(&open.docs)
-            .filter(|(s, n)| **n && !**s)
-            .count() as u64;
+        let gone = open.docs.difference_count(&seen) as u64;
         if gone > 0 {
             // Deleted (or moved out of the filter) during the run: their groups shrank.
             debug!(gone, "documents disappeared during the run");

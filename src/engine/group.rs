@@ -44,24 +44,48 @@ impl Groups {
 
     /// Builds the groups of `docs` documents from `(key, doc)` pairs; a document may have several
     /// keys (the near-duplicate dimension's combination keys will), which join their groups.
-    /// Memory: the pairs, and about 12 bytes for each document in a pair.
+    /// Memory: the pairs, and about 24 bytes for each document that shares a key.
     pub fn build(docs: usize, mut pairs: Vec<(u64, u32)>) -> Groups {
         pairs.sort_unstable();
-        // Runs of one key held by two documents or more; their documents, numbered densely for the
-        // union-find.
-        let shared_runs = || pairs.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() >= 2);
-        let mut shared: Vec<u32> = shared_runs().flatten().map(|p| p.1).collect();
-        shared.sort_unstable();
-        shared.dedup();
-        let dense = |d: u32| shared.binary_search(&d).expect("a shared document") as u32;
-        let mut parent: Vec<u32> = (0..shared.len() as u32).collect();
-        for run in shared_runs() {
-            let first = dense(run[0].1);
-            for p in &run[1..] {
-                union(&mut parent, first, dense(p.1));
+        let sorted = pairs.into_iter().map(Ok::<_, std::convert::Infallible>);
+        match Groups::from_sorted(docs, sorted) {
+            Ok(g) => g,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`Groups::build`] from pairs already sorted by key (read back from a sort that spilled, say):
+    /// only the documents that share a key are held, about 24 bytes each while the groups are
+    /// built.
+    pub fn from_sorted<E>(
+        docs: usize,
+        pairs: impl Iterator<Item = Result<(u64, u32), E>>,
+    ) -> Result<Groups, E> {
+        // Each document of a shared key joined to the first of that key.
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut run: Option<(u64, u32)> = None;
+        for p in pairs {
+            let (key, doc) = p?;
+            match run {
+                Some((k, first)) if k == key => {
+                    if doc != first {
+                        edges.push((first, doc));
+                    }
+                }
+                _ => run = Some((key, doc)),
             }
         }
-        drop(pairs);
+        // The documents that share a key, numbered densely for the union-find.
+        let mut shared: Vec<u32> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
+        shared.sort_unstable();
+        shared.dedup();
+        shared.shrink_to_fit();
+        let dense = |d: u32| shared.binary_search(&d).expect("a shared document") as u32;
+        let mut parent: Vec<u32> = (0..shared.len() as u32).collect();
+        for &(a, b) in &edges {
+            union(&mut parent, dense(a), dense(b));
+        }
+        drop(edges);
         // Groups numbered in the order of their first member.
         let mut root_group: Vec<u32> = vec![Groups::ALONE; shared.len()];
         let mut sizes = Vec::new();
@@ -76,7 +100,7 @@ impl Groups {
             members.push((d, g));
             sizes[g as usize] += 1;
         }
-        Groups::from_members(docs, members.into_iter(), sizes)
+        Ok(Groups::from_members(docs, members.into_iter(), sizes))
     }
 
     /// The groups of `docs` documents from the group of each member (in document order) and the

@@ -86,7 +86,6 @@ mod rank;
 mod records;
 pub mod report;
 mod sign;
-mod spill;
 pub mod url_key;
 mod work;
 
@@ -97,6 +96,7 @@ use tracing::{debug, info};
 use crate::signature::chrome::ChromeSet;
 use crate::signature::near::{NearParams, NearSigner};
 use crate::signature::{Scheme, Signer};
+use crate::spill;
 use crate::store::{CommitMode, Doc, Filter, ReadQuery, Store, StoreError};
 
 pub use crate::model::{Dimension, DimensionError, Exclusion, FieldNames};
@@ -726,7 +726,7 @@ impl<S: Store> Round<'_, S> {
         for d in Dimension::ALL {
             groups.push(if self.plan.on(d) && d != Dimension::Near {
                 Some(
-                    keys.groups(d, &recs)
+                    keys.groups(d, &recs, &self.spill, self.spill.share(Recs::SHARE))
                         .map_err(|e| StoreError::io("cannot read the grouping keys back", e))?,
                 )
             } else {
@@ -762,7 +762,7 @@ impl<S: Store> Round<'_, S> {
         report.memory.records_bytes = report.memory.records_bytes.max(held);
         let open = self.plan.open_groups(&recs, &groups);
         recs.check()?;
-        let needed = open.docs.iter().filter(|n| **n).count();
+        let needed = open.docs.count_ones(..);
         info!(documents = needed, "documents in groups to decide");
         report.documents.decided += needed as u64;
         if needed == 0 {

@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 
+use fixedbitset::FixedBitSet;
 use serde_json::Value;
 use tracing::debug;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -331,14 +332,15 @@ impl Plan<'_> {
     }
 
     /// The groups the stored group ids describe: what the last runs decided.
-    fn stored_near_groups(&self, recs: &Recs) -> Groups {
-        let pairs: Vec<(u64, u32)> = recs
+    /// Sorted in runs of an eighth of the budget, spilled past one run.
+    fn stored_near_groups(&self, recs: &Recs, area: &SpillArea) -> std::io::Result<Groups> {
+        let pairs = recs
             .iter()
             .enumerate()
             .filter(|(_, r)| r.near_group != 0)
-            .map(|(i, r)| (r.near_group, i as u32))
-            .collect();
-        Groups::build(recs.len(), pairs)
+            .map(|(i, r)| (r.near_group, i as u32));
+        let sorted = SortedPairs::sort(area, area.share(Recs::SHARE), pairs)?;
+        Groups::from_sorted(recs.len(), sorted.iter())
     }
 }
 
@@ -369,9 +371,12 @@ impl<S: Store> Round<'_, S> {
             .filter(|r| r.mask & bit != 0 && !r.near_signed)
             .count();
         if stored_members > 0 && !self.plan.full {
-            let stored = self.plan.stored_near_groups(recs);
+            let stored = self
+                .plan
+                .stored_near_groups(recs, &self.spill)
+                .map_err(join_error)?;
             let (_, seeds) = self.plan.open_in(d, recs, &stored);
-            if !seeds.iter().any(|o| *o) {
+            if seeds.is_clear() {
                 debug!("near: every stored cluster stands");
                 return Ok(stored);
             }
@@ -445,7 +450,7 @@ impl<S: Store> Round<'_, S> {
         join: &mut Join,
         keep: &mut Keep,
         stored: &Groups,
-        seeds: Vec<bool>,
+        seeds: FixedBitSet,
     ) -> Result<Local, EngineError> {
         let f = &self.plan.cfg.fields;
         let bit = 1u8 << Dimension::Near.index();
@@ -460,11 +465,11 @@ impl<S: Store> Round<'_, S> {
         for ((i, r), g) in recs.iter().enumerate().zip(stored.each()) {
             if r.mask & bit == 0 && g != Groups::ALONE && !affected[i] {
                 for &m in members.of(g) {
-                    affected[m as usize] = true;
+                    affected.insert(m as usize);
                 }
             }
         }
-        let seeds = affected.iter().filter(|a| **a).count();
+        let seeds = affected.count_ones(..);
         if seeds * 4 > n {
             // A first run over stored keys, or a large change: one read of every key costs less.
             debug!(seeds, "near: a large change; reading every stored key");
@@ -481,9 +486,9 @@ impl<S: Store> Round<'_, S> {
             Ok(())
         })
         .map_err(join_error)?;
-        let mut have_keys = vec![false; n];
+        let mut have_keys = FixedBitSet::with_capacity(n);
         for &(_, r) in &pairs {
-            have_keys[r as usize] = true;
+            have_keys.insert(r as usize);
         }
         // Pass A kept the ids of dirty documents and of every stored cluster's members
         // ([`Keep::id_of`]); `known` remembers which documents it kept one of.
@@ -543,7 +548,7 @@ impl<S: Store> Round<'_, S> {
                             continue;
                         };
                         if !have_keys[idx] {
-                            have_keys[idx] = true;
+                            have_keys.insert(idx);
                             let keys = self.near_keys_of(doc, None);
                             if expand[idx] {
                                 frontier.extend_from_slice(&keys);
@@ -554,7 +559,7 @@ impl<S: Store> Round<'_, S> {
                             continue;
                         }
                         // Shares a key with a changed document: it and its stored cluster.
-                        affected[idx] = true;
+                        affected.insert(idx);
                         let kept = *known
                             .entry(idx as u32)
                             .or_insert_with(|| keep.id_of(idx as u32).is_some());
@@ -568,7 +573,7 @@ impl<S: Store> Round<'_, S> {
                             for &m in members.of(g) {
                                 let m = m as usize;
                                 if !affected[m] {
-                                    affected[m] = true;
+                                    affected.insert(m);
                                     if recs.get(m).mask & bit != 0 && !have_keys[m] {
                                         fetch.push(m as u32);
                                     }
@@ -587,7 +592,7 @@ impl<S: Store> Round<'_, S> {
             // Passes B and C find it by id.
             keep.note_id(idx, &id);
         }
-        let decided = affected.iter().filter(|a| **a).count();
+        let decided = affected.count_ones(..);
         debug!(
             seeds,
             decided, looked_up, steps, "near: the change's clusters looked up"
@@ -692,14 +697,14 @@ impl Members {
 
 /// The stored groups of the records not affected, and the new groups of those affected (which
 /// hold whole stored groups, never part of one).
-fn combine(stored: &Groups, affected: &[bool], local: &Groups) -> Groups {
+fn combine(stored: &Groups, affected: &FixedBitSet, local: &Groups) -> Groups {
     let mut sizes: Vec<u32> = Vec::new();
     let mut members = Vec::new();
     let mut from_stored = vec![Groups::ALONE; stored.count()];
     let mut from_local = vec![Groups::ALONE; local.count()];
-    let both = affected.iter().zip(local.each().zip(stored.each()));
-    for (i, (&a, (in_local, in_stored))) in both.enumerate() {
-        let (g, map) = if a {
+    let both = local.each().zip(stored.each());
+    for (i, (in_local, in_stored)) in both.enumerate() {
+        let (g, map) = if affected[i] {
             (in_local, &mut from_local)
         } else {
             (in_stored, &mut from_stored)

@@ -1,6 +1,8 @@
 //! Which groups a round decides again (`Open`), what pass A keeps to look their documents up (`Keep`),
 //! and the work list passes B and C share (`Todo`).
 
+use fixedbitset::FixedBitSet;
+
 use super::group::Groups;
 use super::pending::Pending;
 use super::spill::SpillArea;
@@ -33,10 +35,11 @@ use super::{Dimension, Plan, RankPrefix, Rec, Recs};
 pub(super) struct Open {
     /// Everything is decided again.
     pub(super) all: bool,
-    /// Per dimension, per group: decided again.
-    pub(super) groups: Vec<Vec<bool>>,
-    /// Per record: takes part in some group decided again, or is alone and does not stand.
-    pub(super) docs: Vec<bool>,
+    /// Per dimension, per group: decided again (a bit each).
+    pub(super) groups: Vec<FixedBitSet>,
+    /// Per record: takes part in some group decided again, or is alone and does not stand (a bit
+    /// each).
+    pub(super) docs: FixedBitSet,
 }
 
 impl Open {
@@ -401,10 +404,11 @@ impl Plan<'_> {
         let all = self.full;
         let mut open = Open {
             all,
-            groups: vec![Vec::new(); Dimension::COUNT],
-            docs: vec![all; recs.len()],
+            groups: vec![FixedBitSet::new(); Dimension::COUNT],
+            docs: FixedBitSet::with_capacity(recs.len()),
         };
         if all {
+            open.docs.insert_range(..);
             return open;
         }
         for d in Dimension::ALL {
@@ -412,9 +416,7 @@ impl Plan<'_> {
                 continue;
             };
             let (decide, docs) = self.open_in(d, recs, g);
-            for (o, n) in open.docs.iter_mut().zip(docs) {
-                *o |= n;
-            }
+            open.docs.union_with(&docs);
             open.groups[d.index()] = decide;
         }
         open
@@ -422,11 +424,16 @@ impl Plan<'_> {
 
     /// One dimension's part of [`Plan::open_groups`]: per group, whether it is decided again, and per
     /// record, whether it takes part in such a group or is alone and does not stand.
-    pub(super) fn open_in(&self, d: Dimension, recs: &Recs, g: &Groups) -> (Vec<bool>, Vec<bool>) {
+    pub(super) fn open_in(
+        &self,
+        d: Dimension,
+        recs: &Recs,
+        g: &Groups,
+    ) -> (FixedBitSet, FixedBitSet) {
         let bit = 1u8 << d.index();
         let counted = self.cfg.fields.count(d).is_some();
         let n = g.count();
-        let mut docs = vec![false; recs.len()];
+        let mut docs = FixedBitSet::with_capacity(recs.len());
         let mut broken = vec![false; n];
         let mut trues = vec![0u32; n];
         let mut best: Vec<Option<RankPrefix>> = vec![None; n];
@@ -435,7 +442,7 @@ impl Plan<'_> {
         let mut rep_id = vec![0u64; n];
         for ((i, r), gi) in recs.iter().enumerate().zip(g.each()) {
             if gi == Groups::ALONE {
-                docs[i] = !self.alone_stands(d, &r);
+                docs.set(i, !self.alone_stands(d, &r));
                 continue;
             }
             let gi = gi as usize;
@@ -466,17 +473,19 @@ impl Plan<'_> {
                 tie_reordered[gi as usize] |= r.reordered;
             }
         }
-        let decide: Vec<bool> = (0..n)
-            .map(|gi| {
+        let decide: FixedBitSet = (0..n)
+            .filter(|&gi| {
                 broken[gi]
                     || trues[gi] != 1
                     || rep[gi] != best[gi]
                     || (tied[gi] > 1 && tie_reordered[gi])
             })
             .collect();
+        let mut decide = decide;
+        decide.grow(n);
         for (i, gi) in g.members() {
             if decide[gi as usize] {
-                docs[i] = true;
+                docs.insert(i);
             }
         }
         (decide, docs)

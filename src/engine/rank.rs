@@ -63,7 +63,7 @@ impl<S: Store> Round<'_, S> {
             });
         }
         let mut find = records.finder();
-        let mut seen = vec![false; recs.len()];
+        let mut seen = fixedbitset::FixedBitSet::with_capacity(recs.len());
         while let Some(page) = pages.next(self.store, report).await? {
             for doc in &page.docs {
                 let Some(id) = self.plan.id_of(doc) else {
@@ -79,7 +79,7 @@ impl<S: Store> Round<'_, S> {
                     // Lookups may find a document twice; it is kept once.
                     continue;
                 }
-                seen[idx] = true;
+                seen.insert(idx);
                 let rec = &recs.get(idx);
                 if let Some(kept) = &mut stash {
                     if kept.len() < STASH_DOCS {
@@ -116,13 +116,7 @@ impl<S: Store> Round<'_, S> {
                 }
             }
         }
-        let missed = lookups.then(|| {
-            open.docs
-                .iter()
-                .zip(&seen)
-                .filter(|(n, s)| **n && !**s)
-                .count()
-        });
+        let missed = lookups.then(|| open.docs.difference_count(&seen));
         Ok(Ranked {
             best,
             missed,

@@ -201,21 +201,37 @@ impl Keys {
     }
 
     /// The groups of dimension `d` (not `near`) among the records whose mask has its bit: the keys
-    /// are read in order, and only the members' are sorted (16 bytes a member, for one dimension
-    /// at a time).
-    pub(super) fn groups(&self, d: Dimension, recs: &Recs) -> std::io::Result<Groups> {
+    /// are read in order and sorted with the members' record indices in runs of `share` bytes
+    /// (spilled and merged past one run), and only the documents that share a key are held.
+    pub(super) fn groups(
+        &self,
+        d: Dimension,
+        recs: &Recs,
+        area: &spill::SpillArea,
+        share: usize,
+    ) -> std::io::Result<Groups> {
         let bit = 1u8 << d.index();
-        let mut pairs = Vec::new();
-        if let Some(c) = &self.cols[d.index()] {
-            debug_assert_eq!(c.len(), recs.len());
-            for (i, (k, r)) in c.iter().zip(recs.iter()).enumerate() {
-                let k = k?;
-                if r.mask & bit != 0 {
-                    pairs.push((k, i as u32));
+        let Some(c) = &self.cols[d.index()] else {
+            return Ok(Groups::build(recs.len(), Vec::new()));
+        };
+        debug_assert_eq!(c.len(), recs.len());
+        let mut failed = None;
+        let pairs = c
+            .iter()
+            .zip(recs.iter())
+            .enumerate()
+            .filter_map(|(i, (k, r))| match k {
+                Ok(k) => (r.mask & bit != 0).then_some((k, i as u32)),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    None
                 }
-            }
+            });
+        let sorted = spill::SortedPairs::sort(area, share, pairs)?;
+        if let Some(e) = failed {
+            return Err(e);
         }
-        Ok(Groups::build(recs.len(), pairs))
+        Groups::from_sorted(recs.len(), sorted.iter())
     }
 }
 

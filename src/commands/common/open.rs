@@ -130,12 +130,9 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
                 engine.filter = filter.clone();
             }
             let f = &engine.fields;
-            open_file(path, output, format, f, index.max_line_bytes)?.with_text_fields(&[
-                &f.text,
-                &f.title,
-                &f.description,
-                &f.url,
-            ])
+            open_file(path, output, format, f, index.max_line_bytes)?
+                .with_text_fields(&[&f.text, &f.title, &f.description, &f.url])
+                .with_memory(engine.memory, engine.temp_dir.as_deref())
         }
         Purpose::Read { fields, .. } => open_file(
             path,

@@ -1,6 +1,8 @@
 //! The update journal: the atomic updates of a run, merged per document in the order they were
 //! made, and applied to documents for the `docs` output.
 
+use std::collections::VecDeque;
+
 use super::*;
 
 /// Applies an atomic update's `set` operations to a document.
@@ -27,26 +29,33 @@ pub(super) fn apply(doc: &mut Doc, update: &Value, id_field: &str, version_field
 /// The engine writes while it reads, so the pending file is a few runs each already in input order
 /// (one per pass that wrote). Each run is read sequentially and the runs are merged by input offset.
 pub(super) struct Merged {
-    /// The input offset of each pending update's document, in the order written.
-    pub(super) docs: Vec<u64>,
-    pub(super) runs: Vec<Run>,
+    /// The input offset of each pending update's document, in the order written (spilled past a
+    /// 64th of the budget).
+    docs: Column<u64>,
+    runs: Vec<Run>,
 }
 
 /// A run of pending updates in input order: `docs[next..end]`, read from `reader`.
-pub(super) struct Run {
-    pub(super) next: usize,
-    pub(super) end: usize,
-    pub(super) reader: BufReader<File>,
+struct Run {
+    next: usize,
+    end: usize,
+    /// `docs[next..]`, read a block at a time.
+    heads: VecDeque<u64>,
+    reader: BufReader<File>,
 }
 
 impl Run {
+    /// Offsets read from the column at a time.
+    const HEADS: usize = 4096;
+
     /// The next pending update of this run, as written.
-    pub(super) fn read(&mut self) -> Result<String, StoreError> {
+    fn read(&mut self) -> Result<String, StoreError> {
         let mut line = String::new();
         self.reader
             .read_line(&mut line)
             .map_err(|e| StoreError::io("cannot read pending updates", e))?;
         self.next += 1;
+        self.heads.pop_front();
         Ok(line)
     }
 }
@@ -55,7 +64,7 @@ impl Merged {
     /// `runs` holds where each run starts: index into `docs`, byte offset in the pending file.
     pub(super) fn new(
         path: Option<&Path>,
-        docs: Vec<u64>,
+        docs: Column<u64>,
         runs: Vec<(usize, u64)>,
     ) -> Result<Self, StoreError> {
         let mut readers = Vec::new();
@@ -68,6 +77,7 @@ impl Merged {
                 readers.push(Run {
                     next,
                     end: runs.get(i + 1).map_or(docs.len(), |r| r.0),
+                    heads: VecDeque::new(),
                     reader: BufReader::with_capacity(1 << 20, f),
                 });
             }
@@ -78,21 +88,36 @@ impl Merged {
         })
     }
 
-    pub(super) fn head(&self, run: &Run) -> Option<u64> {
-        (run.next < run.end).then(|| self.docs[run.next])
+    /// The input offset of the next update of run `i`, if any.
+    fn head(&mut self, i: usize) -> Result<Option<u64>, StoreError> {
+        let run = &mut self.runs[i];
+        if run.heads.is_empty() && run.next < run.end {
+            let n = (run.end - run.next).min(Run::HEADS);
+            for v in self.docs.iter_from(run.next).take(n) {
+                run.heads
+                    .push_back(v.map_err(|e| StoreError::io("cannot read pending updates", e))?);
+            }
+        }
+        Ok(run.heads.front().copied())
     }
 
     /// The pending updates of the next document, unparsed and in the order they were written, with
     /// the document's input offset. Reading is sequential; parsing and merging ([`merge_updates`])
     /// can then run in parallel.
     pub(super) fn next_document(&mut self) -> Result<Option<(u64, Vec<String>)>, StoreError> {
-        let Some(offset) = self.runs.iter().filter_map(|r| self.head(r)).min() else {
+        let mut offset = None;
+        for i in 0..self.runs.len() {
+            if let Some(h) = self.head(i)? {
+                offset = Some(offset.map_or(h, |o: u64| o.min(h)));
+            }
+        }
+        let Some(offset) = offset else {
             return Ok(None);
         };
         let mut lines = Vec::new();
         // Runs in write order, and within a run in order.
         for i in 0..self.runs.len() {
-            while self.head(&self.runs[i]) == Some(offset) {
+            while self.head(i)? == Some(offset) {
                 lines.push(self.runs[i].read()?);
             }
         }

@@ -82,6 +82,7 @@ use rustc_hash::FxHasher;
 use serde_json::Value;
 use tracing::{debug, info};
 
+use crate::spill::{Column, SpillArea};
 use index::{IdIndex, Twice};
 use input::{convert_select_response, looks_like_select_response};
 use journal::{apply, merge_updates, Merged};
@@ -140,6 +141,8 @@ pub struct FileStore {
     text_fields: Vec<String>,
     /// Id hashes of the documents where a field holding one value held several.
     multi_valued: Mutex<HashSet<u64, BuildHasherDefault<FxHasher>>>,
+    /// Where the id index and the pending updates' offsets spill (see [`FileStore::with_memory`]).
+    spill: SpillArea,
     state: Mutex<State>,
 }
 
@@ -148,6 +151,11 @@ pub struct FileStore {
 /// while what one line costs (the line, then its parse, on each parsing thread) stays a small part of
 /// a small machine's memory, and a file that is not JSON Lines (one endless line) fails fast.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The error of a failed read or write of the id index's temporary files.
+fn index_error(e: io::Error) -> StoreError {
+    StoreError::io("cannot keep the index of the input's ids", e)
+}
 
 /// A place in the input: byte offset and number of lines before it.
 type Pos = (u64, u64);
@@ -159,12 +167,15 @@ struct State {
     reader: Option<(Pos, ReadAhead)>,
     light: Light,
     pending: Option<(TempFile, BufWriter<File>)>,
-    /// The input offset of each pending update's document, in the order written.
-    pending_docs: Vec<u64>,
+    /// The input offset of each pending update's document, in the order written (a 64th of the
+    /// budget in memory, the rest spilled), once an update came.
+    pending_docs: Option<Column<u64>>,
     /// Where each run of pending updates in input order starts: index into `pending_docs`, byte
     /// offset in the pending file.
     pending_runs: Vec<(usize, u64)>,
     pending_bytes: u64,
+    /// The input offset of the last pending update (a smaller one starts a new run).
+    pending_last: Option<u64>,
 }
 
 /// A parsed line: the document, its id, its input offset and the input position after it.
@@ -256,14 +267,16 @@ impl FileStore {
             max_line,
             text_fields: Vec::new(),
             multi_valued: Mutex::default(),
+            spill: SpillArea::new(None, crate::spill::DEFAULT_MEMORY),
             state: Mutex::new(State {
-                index: IdIndex::default(),
+                index: IdIndex::new(SpillArea::new(None, crate::spill::DEFAULT_MEMORY)),
                 reader: None,
                 light: Light::default(),
                 pending: None,
-                pending_docs: Vec::new(),
+                pending_docs: None,
                 pending_runs: Vec::new(),
                 pending_bytes: 0,
+                pending_last: None,
             }),
         })
     }
@@ -273,6 +286,17 @@ impl FileStore {
     /// and an array of several values gives its first (counted). Other fields are left as they are.
     pub fn with_text_fields(mut self, fields: &[&str]) -> Self {
         self.text_fields = fields.iter().map(|f| (*f).to_owned()).collect();
+        self
+    }
+
+    /// The memory budget (`--memory`) and the folder past it (`--temp-dir`; the system's temporary
+    /// folder when `None`): the id index keeps a 16th of the budget in memory and the input offsets
+    /// of the pending updates a 64th, the rest goes to anonymous temporary files. Without this, the
+    /// default budget in the system's temporary folder.
+    pub fn with_memory(mut self, budget: u64, temp_dir: Option<&Path>) -> Self {
+        self.spill = SpillArea::new(temp_dir, budget);
+        let state = self.state.get_mut().expect("file store lock");
+        state.index = IdIndex::new(self.spill.clone());
         self
     }
 
@@ -539,7 +563,10 @@ impl FileStore {
                 let p = p?;
                 let (line_at, line_after, _) = batch.lines[i];
                 let hash = p.as_ref().map(|(_, id, ..)| id_hash(id));
-                state.index.note(hash, line_at, line_after.0);
+                state
+                    .index
+                    .note(hash, line_at, line_after.0)
+                    .map_err(index_error)?;
                 let Some((doc, id, _, after, record)) = p else {
                     continue;
                 };
@@ -556,7 +583,7 @@ impl FileStore {
                 }
             }
             if eof {
-                if let Err(twice) = state.index.reached_end(pos.0) {
+                if let Err(twice) = state.index.reached_end(pos.0).map_err(index_error)? {
                     return Err(self.duplicate_line(twice));
                 }
                 if builds {

@@ -86,13 +86,14 @@ impl Store for FileStore {
         for id in ids {
             let find = || {
                 let state = self.state.lock().expect("file store lock");
-                (state.index.get(id_hash(id)), state.index.complete())
+                let found = state.index.get(id_hash(id)).map_err(index_error)?;
+                Ok::<_, StoreError>((found, state.index.complete()))
             };
-            let mut offset = find();
+            let mut offset = find()?;
             if let (None, false) = offset {
                 // Not read yet (a get before the first full read): index the whole file once.
                 self.scan_all(Some(&[]), |_, _| {})?;
-                offset = find();
+                offset = find()?;
             }
             if let (Some(off), _) = offset {
                 if let Some((doc, found)) = self.read_at(&mut file, off, keep)? {
@@ -112,15 +113,21 @@ impl Store for FileStore {
             // An update before any read went through the file: index it once.
             self.scan_all(Some(&[]), |_, _| {})?;
         }
-        let mut state = self.state.lock().expect("file store lock");
+        let mut guard = self.state.lock().expect("file store lock");
+        let state = &mut *guard;
         if state.pending.is_none() {
             let path = self.temp_path("pending");
             let f = File::create(&path)
                 .map_err(|e| StoreError::io("cannot write pending updates", e))?;
             state.pending = Some((TempFile::new(path), BufWriter::with_capacity(1 << 20, f)));
         }
+        if state.pending_docs.is_none() {
+            let share = self.spill.share(PENDING_SHARE);
+            state.pending_docs = Some(Column::new(self.spill.clone(), share));
+        }
+        let pending_error = |e| StoreError::io("cannot write pending updates", e);
         for u in batch {
-            let Some(doc_offset) = state.index.get(id_hash(&u.id)) else {
+            let Some(doc_offset) = state.index.get(id_hash(&u.id)).map_err(index_error)? else {
                 // Real Solr answers 409 to a versioned update of a document that does not exist.
                 return Err(StoreError::unsupported(format!(
                     "update of unknown document '{}'",
@@ -129,15 +136,13 @@ impl Store for FileStore {
             };
             let mut line = u.json_bytes(&self.id_field, &self.version_field);
             line.push(b'\n');
-            if state
-                .pending_docs
-                .last()
-                .is_none_or(|&last| doc_offset < last)
-            {
-                let run = (state.pending_docs.len(), state.pending_bytes);
-                state.pending_runs.push(run);
+            let docs = state.pending_docs.as_mut().expect("made above");
+            let count = docs.len();
+            if state.pending_last.is_none_or(|last| doc_offset < last) {
+                state.pending_runs.push((count, state.pending_bytes));
             }
-            state.pending_docs.push(doc_offset);
+            docs.push(doc_offset).map_err(pending_error)?;
+            state.pending_last = Some(doc_offset);
             state.pending_bytes += line.len() as u64;
             let (_, w) = state.pending.as_mut().expect("just created");
             w.write_all(&line)
@@ -152,9 +157,15 @@ impl Store for FileStore {
     async fn commit(&self, _mode: CommitMode) -> Result<(), StoreError> {
         let (pending, docs, runs) = {
             let mut state = self.state.lock().expect("file store lock");
-            let docs = std::mem::take(&mut state.pending_docs);
+            let mut docs = state
+                .pending_docs
+                .take()
+                .unwrap_or_else(|| Column::new(self.spill.clone(), 1));
+            docs.flush()
+                .map_err(|e| StoreError::io("cannot write pending updates", e))?;
             let runs = std::mem::take(&mut state.pending_runs);
             state.pending_bytes = 0;
+            state.pending_last = None;
             match state.pending.take() {
                 Some((tmp, mut w)) => {
                     w.flush()
@@ -190,6 +201,9 @@ impl Store for FileStore {
         crate::store::solr::SOLR_COSTS
     }
 }
+
+/// Of the memory budget, the part the pending updates' input offsets keep in memory.
+const PENDING_SHARE: u64 = 64;
 
 /// The file store evaluates filters itself; a raw Solr `fq` would match nothing, silently.
 pub(super) fn evaluable(filter: &Filter) -> Result<(), StoreError> {

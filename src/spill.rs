@@ -1,11 +1,12 @@
 //! The memory budget (`--memory`) and the temporary files that take what goes past it.
 //!
-//! The structures of a round that grow with the index and that are written once and read back in
-//! order (the signatures waiting for pass C in [`super::pending::Pending`], the near-duplicate
-//! keys in [`super::near::Join`]) each keep a share of the budget in memory and append the rest to
-//! anonymous temporary files in the temporary folder (`--temp-dir`, else the system's). The files
-//! have no name from the start, so they are gone when the run ends, fails, is interrupted or is
-//! killed. What they took on disk is counted for the report (`memory.spilled_bytes`).
+//! The structures that grow with the index (the engine's records, keys, id-hash index, waiting
+//! signatures, near-duplicate keys and best members; the file store's id index and pending
+//! updates) each keep a share of the budget in memory and put the rest in anonymous temporary
+//! files in a temporary folder (`--temp-dir`, else the system's). The files have no name from the
+//! start, so they are gone when the run ends, fails, is interrupted or is killed. What they took on
+//! disk is counted for the report (`memory.spilled_bytes`). No I/O but those files: below the
+//! engine and the stores, which both use it.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ pub const DEFAULT_MEMORY: u64 = 256 << 20;
 /// Where a round's spilled structures go, and what they wrote there. Cloned into each structure
 /// that spills; the count is shared.
 #[derive(Clone, Debug)]
-pub(super) struct SpillArea {
+pub(crate) struct SpillArea {
     dir: PathBuf,
     budget: u64,
     written: Arc<AtomicU64>,
@@ -26,7 +27,7 @@ pub(super) struct SpillArea {
 
 impl SpillArea {
     /// An area in `dir` (the system's temporary folder when `None`) for a run with `budget` bytes.
-    pub(super) fn new(dir: Option<&Path>, budget: u64) -> Self {
+    pub(crate) fn new(dir: Option<&Path>, budget: u64) -> Self {
         SpillArea {
             dir: dir.map_or_else(std::env::temp_dir, Path::to_path_buf),
             budget,
@@ -36,14 +37,14 @@ impl SpillArea {
 
     /// The bytes a structure keeps in memory before it spills: `1 / parts` of the budget, at least
     /// one byte (so that a budget of a few bytes spills everything, as tests want).
-    pub(super) fn share(&self, parts: u64) -> usize {
+    pub(crate) fn share(&self, parts: u64) -> usize {
         usize::try_from(self.budget / parts.max(1))
             .unwrap_or(usize::MAX)
             .max(1)
     }
 
     /// A new anonymous temporary file; the error names the folder.
-    pub(super) fn file(&self) -> std::io::Result<File> {
+    pub(crate) fn file(&self) -> std::io::Result<File> {
         tempfile::tempfile_in(&self.dir).map_err(|e| {
             std::io::Error::new(
                 e.kind(),
@@ -56,18 +57,18 @@ impl SpillArea {
     }
 
     /// Counts `bytes` written to a spill file.
-    pub(super) fn wrote(&self, bytes: usize) {
+    pub(crate) fn wrote(&self, bytes: usize) {
         self.written.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     /// Bytes written to spill files so far.
-    pub(super) fn written(&self) -> u64 {
+    pub(crate) fn written(&self) -> u64 {
         self.written.load(Ordering::Relaxed)
     }
 }
 
 /// A value of fixed size that a [`Column`] can keep in its file.
-pub(super) trait Fixed: Copy {
+pub(crate) trait Fixed: Copy {
     /// Bytes a value takes in the file.
     const SIZE: usize;
     /// Appends its bytes (exactly [`Fixed::SIZE`]).
@@ -90,7 +91,7 @@ impl Fixed for u64 {
 /// to the share it was given) in memory, the rest in an anonymous temporary file. Read back in
 /// order ([`Column::iter`]) or one at a time ([`Column::get`]; the block read last is kept, so
 /// reads in increasing order read each block of the file once).
-pub(super) struct Column<T: Fixed = u64> {
+pub(crate) struct Column<T: Fixed = u64> {
     mem: Vec<T>,
     /// Values kept in memory before the rest go to the file.
     cap: usize,
@@ -110,7 +111,7 @@ impl<T: Fixed> Column<T> {
     const BLOCK: usize = 1024;
 
     /// An empty column that keeps `share` bytes in memory.
-    pub(super) fn new(area: SpillArea, share: usize) -> Self {
+    pub(crate) fn new(area: SpillArea, share: usize) -> Self {
         Column {
             mem: Vec::new(),
             cap: (share / std::mem::size_of::<T>().max(1)).max(1),
@@ -122,13 +123,27 @@ impl<T: Fixed> Column<T> {
         }
     }
 
+    /// A column of `values`, all in memory (what it holds is its share).
+    pub(crate) fn in_memory(area: SpillArea, values: Vec<T>) -> Self {
+        Column {
+            cap: values.len().max(1),
+            mem: values,
+            ..Column::new(area, 1)
+        }
+    }
+
+    /// Its values, taken out, when all are in memory (it is empty then); else `None`.
+    pub(crate) fn take_vec(&mut self) -> Option<Vec<T>> {
+        (self.file.is_none() && self.buf.is_empty()).then(|| std::mem::take(&mut self.mem))
+    }
+
     /// How many values it holds.
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.mem.len() + self.flushed + self.buf.len()
     }
 
     /// Appends a value.
-    pub(super) fn push(&mut self, v: T) -> std::io::Result<()> {
+    pub(crate) fn push(&mut self, v: T) -> std::io::Result<()> {
         if self.mem.len() < self.cap && self.file.is_none() && self.buf.is_empty() {
             self.mem.push(v);
             return Ok(());
@@ -141,7 +156,7 @@ impl<T: Fixed> Column<T> {
     }
 
     /// Writes what waits to the file.
-    pub(super) fn flush(&mut self) -> std::io::Result<()> {
+    pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         use std::io::Write;
         if self.buf.is_empty() {
             return Ok(());
@@ -164,7 +179,7 @@ impl<T: Fixed> Column<T> {
     }
 
     /// The value at `i`.
-    pub(super) fn get(&self, i: usize) -> std::io::Result<T> {
+    pub(crate) fn get(&self, i: usize) -> std::io::Result<T> {
         if let Some(&v) = self.mem.get(i) {
             return Ok(v);
         }
@@ -195,11 +210,18 @@ impl<T: Fixed> Column<T> {
     }
 
     /// Every value in order, read from the file a block at a time. After an error, nothing more.
-    pub(super) fn iter(&self) -> impl Iterator<Item = std::io::Result<T>> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = std::io::Result<T>> + '_ {
+        self.iter_from(0)
+    }
+
+    /// The values from `start` on, in order (see [`Column::iter`]).
+    pub(crate) fn iter_from(&self, start: usize) -> impl Iterator<Item = std::io::Result<T>> + '_ {
         let mut block: Vec<T> = Vec::new();
         // The next value's place: in memory, then in the file, then in the buffer.
-        let mut i = 0usize;
+        let mut i = start;
         let mut failed = false;
+        // The block holding the first value read from the file, when that is not a block's first.
+        let mut loaded = false;
         std::iter::from_fn(move || {
             if failed {
                 return None;
@@ -209,7 +231,7 @@ impl<T: Fixed> Column<T> {
             } else if i - self.mem.len() < self.flushed {
                 let at = i - self.mem.len();
                 let start = at - at % Self::BLOCK;
-                if at == start {
+                if at == start || !loaded {
                     match self.read_block(start) {
                         Ok(b) => block = b,
                         Err(e) => {
@@ -217,6 +239,7 @@ impl<T: Fixed> Column<T> {
                             return Some(Err(e));
                         }
                     }
+                    loaded = true;
                 }
                 block[at - start]
             } else {
@@ -228,16 +251,26 @@ impl<T: Fixed> Column<T> {
     }
 }
 
-impl Fixed for (u64, u32) {
-    const SIZE: usize = 12;
+impl Fixed for u32 {
+    const SIZE: usize = 4;
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn take(bytes: &[u8]) -> Self {
+        u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
+    }
+}
+
+impl<V: Fixed> Fixed for (u64, V) {
+    const SIZE: usize = 8 + V::SIZE;
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.0.to_le_bytes());
-        out.extend_from_slice(&self.1.to_le_bytes());
+        self.1.put(out);
     }
     fn take(bytes: &[u8]) -> Self {
         (
             u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")),
-            u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")),
+            V::take(&bytes[8..]),
         )
     }
 }
@@ -245,37 +278,41 @@ impl Fixed for (u64, u32) {
 /// `(key, value)` pairs sorted by key, then value, with the first key of every block of the file
 /// in memory: a lookup reads one block at most. Built by an external sort: runs of a share of the
 /// budget each, sorted in memory, written, and merged.
-pub(super) struct SortedPairs {
-    col: Column<(u64, u32)>,
+pub(crate) struct SortedPairs<V: Fixed + Ord = u32> {
+    col: Column<(u64, V)>,
     /// The first key of each block of [`Column::BLOCK`] pairs.
     fences: Vec<u64>,
 }
 
-impl SortedPairs {
-    /// Sorts `pairs` keeping about `share` bytes in memory at a time.
-    pub(super) fn sort(
+impl<V: Fixed + Ord> SortedPairs<V> {
+    /// Sorts `pairs` keeping about `share` bytes in memory at a time; the sorted pairs stay in
+    /// memory when they fit in one run, else keep nothing there but their fences.
+    pub(crate) fn sort(
         area: &SpillArea,
         share: usize,
-        pairs: impl Iterator<Item = (u64, u32)>,
+        pairs: impl Iterator<Item = (u64, V)>,
     ) -> std::io::Result<Self> {
-        let per_run = (share / 16).max(Column::<(u64, u32)>::BLOCK);
-        let mut runs: Vec<Column<(u64, u32)>> = Vec::new();
-        let mut chunk: Vec<(u64, u32)> = Vec::new();
+        Self::sort_keeping(area, share, 1, pairs)
+    }
+
+    /// [`SortedPairs::sort`], keeping the first `keep` bytes of the sorted pairs in memory when they
+    /// did not fit in one run (a lookup of those reads nothing).
+    pub(crate) fn sort_keeping(
+        area: &SpillArea,
+        share: usize,
+        keep: usize,
+        pairs: impl Iterator<Item = (u64, V)>,
+    ) -> std::io::Result<Self> {
+        let per_run = (share / std::mem::size_of::<(u64, V)>()).max(Column::<(u64, V)>::BLOCK);
+        let mut runs: Vec<Column<(u64, V)>> = Vec::new();
+        let mut chunk: Vec<(u64, V)> = Vec::new();
         let mut pairs = pairs.peekable();
         while pairs.peek().is_some() {
             chunk.extend(pairs.by_ref().take(per_run));
             chunk.sort_unstable();
             if runs.is_empty() && pairs.peek().is_none() {
                 // Pairs that fit in one run stay in memory, in the share the run took.
-                let mut out = SortedPairs {
-                    col: Column::new(area.clone(), share),
-                    fences: Vec::new(),
-                };
-                for &p in &chunk {
-                    out.push(p)?;
-                }
-                out.col.flush()?;
-                return Ok(out);
+                return Ok(Self::in_memory(area, chunk));
             }
             // A run keeps nothing in memory but its last block.
             let mut run = Column::new(area.clone(), 1);
@@ -287,9 +324,9 @@ impl SortedPairs {
             chunk.clear();
         }
         drop(chunk);
-        // Merged, the output keeps nothing in memory but its fences and the block read last.
+        // Merged, the output keeps `keep` bytes in memory, its fences and the block read last.
         let mut out = SortedPairs {
-            col: Column::new(area.clone(), 1),
+            col: Column::new(area.clone(), keep),
             fences: Vec::new(),
         };
         if runs.len() <= 1 {
@@ -316,29 +353,51 @@ impl SortedPairs {
         Ok(out)
     }
 
-    fn push(&mut self, p: (u64, u32)) -> std::io::Result<()> {
-        if self.col.len().is_multiple_of(Column::<(u64, u32)>::BLOCK) {
+    /// Its pairs, taken out, when all are in memory (it is empty then); else `None`.
+    pub(crate) fn take_vec(&mut self) -> Option<Vec<(u64, V)>> {
+        let pairs = self.col.take_vec()?;
+        self.fences.clear();
+        Some(pairs)
+    }
+
+    /// Pairs already sorted, kept in memory as they are.
+    pub(crate) fn in_memory(area: &SpillArea, mut sorted: Vec<(u64, V)>) -> Self {
+        debug_assert!(sorted.is_sorted());
+        let fences = sorted
+            .iter()
+            .step_by(Column::<(u64, V)>::BLOCK)
+            .map(|p| p.0)
+            .collect();
+        sorted.shrink_to_fit();
+        SortedPairs {
+            col: Column::in_memory(area.clone(), sorted),
+            fences,
+        }
+    }
+
+    fn push(&mut self, p: (u64, V)) -> std::io::Result<()> {
+        if self.col.len().is_multiple_of(Column::<(u64, V)>::BLOCK) {
             self.fences.push(p.0);
         }
         self.col.push(p)
     }
 
     /// How many pairs it holds.
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.col.len()
     }
 
     /// Every pair, in order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = std::io::Result<(u64, u32)>> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = std::io::Result<(u64, V)>> + '_ {
         self.col.iter()
     }
 
     /// The value of the first pair with `key`.
-    pub(super) fn find(&self, key: u64) -> std::io::Result<Option<u32>> {
+    pub(crate) fn find(&self, key: u64) -> std::io::Result<Option<V>> {
         // The last block whose first key is below `key` may hold it, or the next one's first pair.
         let block = self.fences.partition_point(|&f| f < key).saturating_sub(1);
-        let start = block * Column::<(u64, u32)>::BLOCK;
-        let end = (start + 2 * Column::<(u64, u32)>::BLOCK).min(self.len());
+        let start = block * Column::<(u64, V)>::BLOCK;
+        let end = (start + 2 * Column::<(u64, V)>::BLOCK).min(self.len());
         let (mut lo, mut hi) = (start, end);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -360,7 +419,7 @@ impl SortedPairs {
 /// [`Strings::push`] gave: the first ones (up to the share it was given) in memory, the rest in an
 /// anonymous temporary file. For what is written often and read back now and then, in any order
 /// (pass B's best members, read again when another member ties with one on its rank prefix).
-pub(super) struct Strings {
+pub(crate) struct Strings {
     mem: Vec<u8>,
     /// Bytes kept in memory before the rest go to the file.
     cap: usize,
@@ -377,7 +436,7 @@ impl Strings {
     const BLOCK: usize = 64 << 10;
 
     /// An empty one that keeps `share` bytes in memory.
-    pub(super) fn new(area: SpillArea, share: usize) -> Self {
+    pub(crate) fn new(area: SpillArea, share: usize) -> Self {
         Strings {
             mem: Vec::new(),
             cap: share,
@@ -389,7 +448,7 @@ impl Strings {
     }
 
     /// Appends `bytes`; the offset finds them again.
-    pub(super) fn push(&mut self, bytes: &[u8]) -> std::io::Result<u64> {
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> std::io::Result<u64> {
         let len = u32::try_from(bytes.len())
             .map_err(|_| std::io::Error::other("a string of 4 GiB or more"))?;
         let at = self.mem.len() as u64 + self.flushed + self.buf.len() as u64;
@@ -430,7 +489,7 @@ impl Strings {
     }
 
     /// The bytes pushed at `at`.
-    pub(super) fn get(&self, at: u64) -> std::io::Result<Vec<u8>> {
+    pub(crate) fn get(&self, at: u64) -> std::io::Result<Vec<u8>> {
         let whole = |from: &[u8], i: usize| {
             let len = u32::from_le_bytes(from[i..i + 4].try_into().expect("4 bytes")) as usize;
             from[i + 4..i + 4 + len].to_vec()
@@ -536,7 +595,7 @@ mod tests {
             let first = expect.iter().find(|p| p.0 == key).map(|p| p.1);
             assert_eq!(sorted.find(key).unwrap(), first, "key {key}");
         }
-        let empty = SortedPairs::sort(&area, 16, std::iter::empty()).unwrap();
+        let empty: SortedPairs = SortedPairs::sort(&area, 16, std::iter::empty()).unwrap();
         assert_eq!(empty.find(3).unwrap(), None);
     }
 
