@@ -155,6 +155,13 @@ impl<T: Fixed> Column<T> {
         Ok(())
     }
 
+    /// Writes what waits to the file and lets go of the buffer: nothing more comes.
+    pub(crate) fn seal(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        self.buf = Vec::new();
+        Ok(())
+    }
+
     /// Writes what waits to the file.
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
         use std::io::Write;
@@ -303,54 +310,25 @@ impl<V: Fixed + Ord> SortedPairs<V> {
         keep: usize,
         pairs: impl Iterator<Item = (u64, V)>,
     ) -> std::io::Result<Self> {
-        let per_run = (share / std::mem::size_of::<(u64, V)>()).max(Column::<(u64, V)>::BLOCK);
-        let mut runs: Vec<Column<(u64, V)>> = Vec::new();
-        let mut chunk: Vec<(u64, V)> = Vec::new();
-        let mut pairs = pairs.peekable();
-        while pairs.peek().is_some() {
-            chunk.extend(pairs.by_ref().take(per_run));
-            chunk.sort_unstable();
-            if runs.is_empty() && pairs.peek().is_none() {
-                // Pairs that fit in one run stay in memory, in the share the run took.
-                return Ok(Self::in_memory(area, chunk));
-            }
-            // A run keeps nothing in memory but its last block.
-            let mut run = Column::new(area.clone(), 1);
-            for &p in &chunk {
-                run.push(p)?;
-            }
-            run.flush()?;
-            runs.push(run);
-            chunk.clear();
+        let mut runs = RunBuilder::new(area, share);
+        for p in pairs {
+            runs.push(p)?;
         }
-        drop(chunk);
-        // Merged, the output keeps `keep` bytes in memory, its fences and the block read last.
-        let mut out = SortedPairs {
-            col: Column::new(area.clone(), keep),
-            fences: Vec::new(),
-        };
-        if runs.len() <= 1 {
-            for p in runs.iter().flat_map(Column::iter) {
-                out.push(p?)?;
-            }
-        } else {
-            use std::cmp::Reverse;
-            let mut iters: Vec<_> = runs.iter().map(Column::iter).collect();
-            let mut heap = std::collections::BinaryHeap::new();
-            for (r, it) in iters.iter_mut().enumerate() {
-                if let Some(p) = it.next() {
-                    heap.push(Reverse((p?, r)));
-                }
-            }
-            while let Some(Reverse((p, r))) = heap.pop() {
-                out.push(p)?;
-                if let Some(next) = iters[r].next() {
-                    heap.push(Reverse((next?, r)));
-                }
+        match runs.finish()? {
+            // Pairs that fit in one run stay in memory, in the share the run took.
+            Runs::Memory(chunk) => Ok(Self::in_memory(area, chunk)),
+            spilled => {
+                // Merged, the output keeps `keep` bytes in memory, its fences and the block read
+                // last.
+                let mut out = SortedPairs {
+                    col: Column::new(area.clone(), keep),
+                    fences: Vec::new(),
+                };
+                spilled.merge(|p| out.push(p))?;
+                out.col.flush()?;
+                Ok(out)
             }
         }
-        out.col.flush()?;
-        Ok(out)
     }
 
     /// Its pairs, taken out, when all are in memory (it is empty then); else `None`.
@@ -413,6 +391,141 @@ impl<V: Fixed + Ord> SortedPairs<V> {
             .filter(|p| p.0 == key)
             .map(|p| p.1))
     }
+}
+
+/// The first half of an external sort: `(key, value)` pairs pushed in any order, sorted in runs of
+/// a share of the budget, each run past the first written to an anonymous temporary file.
+pub(crate) struct RunBuilder<V: Fixed + Ord> {
+    area: SpillArea,
+    per_run: usize,
+    chunk: Vec<(u64, V)>,
+    /// The runs written, each with its level: a run of level `l + 1` merged [`FAN_IN`] of level
+    /// `l`, so that however many pairs come, there are a few dozen runs at most to merge at the
+    /// end (a block of each in memory), and each pair is written once a level.
+    runs: Vec<(u32, Column<(u64, V)>)>,
+}
+
+/// How many runs of one level are merged into one of the next.
+const FAN_IN: usize = 32;
+
+/// Sorted runs ([`RunBuilder::finish`]): one in memory, or several in files, to be merged.
+pub(crate) enum Runs<V: Fixed + Ord> {
+    /// Everything fitted in one run.
+    Memory(Vec<(u64, V)>),
+    /// Runs in files, each keeping nothing in memory but its last block.
+    Spilled(Vec<Column<(u64, V)>>),
+}
+
+impl<V: Fixed + Ord> RunBuilder<V> {
+    /// Runs of about `share` bytes each.
+    pub(crate) fn new(area: &SpillArea, share: usize) -> Self {
+        RunBuilder {
+            area: area.clone(),
+            per_run: (share / std::mem::size_of::<(u64, V)>()).max(Column::<(u64, V)>::BLOCK),
+            chunk: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Adds a pair.
+    pub(crate) fn push(&mut self, p: (u64, V)) -> std::io::Result<()> {
+        if self.chunk.len() >= self.per_run {
+            self.write_run()?;
+        }
+        self.chunk.push(p);
+        Ok(())
+    }
+
+    fn write_run(&mut self) -> std::io::Result<()> {
+        self.chunk.sort_unstable();
+        let mut run = Column::new(self.area.clone(), 1);
+        for &p in &self.chunk {
+            run.push(p)?;
+        }
+        run.seal()?;
+        self.runs.push((0, run));
+        self.chunk.clear();
+        // The last FAN_IN runs of one level become one of the next.
+        while self.runs.len() >= FAN_IN {
+            let tail = &self.runs[self.runs.len() - FAN_IN..];
+            let level = tail[0].0;
+            if tail.iter().any(|r| r.0 != level) {
+                break;
+            }
+            let tail: Vec<Column<(u64, V)>> = self
+                .runs
+                .split_off(self.runs.len() - FAN_IN)
+                .into_iter()
+                .map(|r| r.1)
+                .collect();
+            let mut merged = Column::new(self.area.clone(), 1);
+            merge_columns(&tail, |p| merged.push(p))?;
+            merged.seal()?;
+            self.runs.push((level + 1, merged));
+        }
+        Ok(())
+    }
+
+    /// The sorted runs.
+    pub(crate) fn finish(mut self) -> std::io::Result<Runs<V>> {
+        if self.runs.is_empty() {
+            self.chunk.sort_unstable();
+            return Ok(Runs::Memory(self.chunk));
+        }
+        if !self.chunk.is_empty() {
+            self.write_run()?;
+        }
+        Ok(Runs::Spilled(self.runs.into_iter().map(|r| r.1).collect()))
+    }
+}
+
+impl<V: Fixed + Ord> Runs<V> {
+    /// Sorts `pairs` in runs of about `share` bytes.
+    pub(crate) fn sort(
+        area: &SpillArea,
+        share: usize,
+        pairs: impl Iterator<Item = (u64, V)>,
+    ) -> std::io::Result<Self> {
+        let mut runs = RunBuilder::new(area, share);
+        for p in pairs {
+            runs.push(p)?;
+        }
+        runs.finish()
+    }
+
+    /// Calls `f` with every pair in order, merging the runs (a block of each in memory).
+    pub(crate) fn merge(
+        &self,
+        mut f: impl FnMut((u64, V)) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        match self {
+            Runs::Memory(pairs) => pairs.iter().try_for_each(|&p| f(p)),
+            Runs::Spilled(runs) if runs.len() == 1 => runs[0].iter().try_for_each(|p| f(p?)),
+            Runs::Spilled(runs) => merge_columns(runs, f),
+        }
+    }
+}
+
+/// Calls `f` with the values of sorted `runs` in order (a block of each in memory).
+fn merge_columns<T: Fixed + Ord>(
+    runs: &[Column<T>],
+    mut f: impl FnMut(T) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    use std::cmp::Reverse;
+    let mut iters: Vec<_> = runs.iter().map(Column::iter).collect();
+    let mut heap = std::collections::BinaryHeap::new();
+    for (r, it) in iters.iter_mut().enumerate() {
+        if let Some(p) = it.next() {
+            heap.push(Reverse((p?, r)));
+        }
+    }
+    while let Some(Reverse((p, r))) = heap.pop() {
+        f(p)?;
+        if let Some(next) = iters[r].next() {
+            heap.push(Reverse((next?, r)));
+        }
+    }
+    Ok(())
 }
 
 /// Byte strings of any length appended one after another, each found again by the offset
@@ -624,5 +737,32 @@ mod tests {
             assert_eq!(s.get(at[i]).unwrap(), words[i].as_bytes(), "string {i}");
         }
         assert_eq!(s.get(empty).unwrap(), b"");
+    }
+
+    #[test]
+    fn many_runs_merge_in_levels_and_come_out_sorted() {
+        let area = SpillArea::new(None, 1 << 20);
+        // Runs of 1,024 pairs: 1,200 runs, merged 32 at a time into two levels above the first.
+        let n = 1024 * 1200u32;
+        let mut runs = RunBuilder::new(&area, 16);
+        for i in 0..n {
+            runs.push((u64::from(i.wrapping_mul(2_654_435_761) % 100_003), i))
+                .unwrap();
+        }
+        assert!(runs.runs.iter().any(|r| r.0 == 2), "a second level");
+        assert!(runs.runs.len() < 3 * FAN_IN, "{} runs", runs.runs.len());
+        let runs = runs.finish().unwrap();
+        let mut last = None;
+        let (mut count, mut sum) = (0u32, 0u64);
+        runs.merge(|p| {
+            assert!(last.is_none_or(|l| l <= p), "{last:?} then {p:?}");
+            last = Some(p);
+            count += 1;
+            sum += u64::from(p.1);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(count, n);
+        assert_eq!(sum, u64::from(n) * u64::from(n - 1) / 2, "every value once");
     }
 }

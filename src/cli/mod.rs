@@ -543,10 +543,11 @@ pub struct JobArgs {
     pub max_line_bytes: u64,
 
     /// Memory budget, in bytes or with K, M or G (KiB, MiB, GiB): past their share of it, the
-    /// per-document records and their index, the signatures waiting to be written, the grouping
-    /// keys, the near-duplicate keys and the ids and URLs kept for lookups go to temporary files
-    /// in --temp-dir (the groupings stay in memory: 8 bytes a document that has a double, per
-    /// dimension; with --input, the file's id index takes 16 bytes a line)
+    /// per-document records and their index, the grouping keys and their sort, the signatures
+    /// waiting to be written, the near-duplicate keys, the ids and URLs kept for lookups, the best
+    /// members' strings and, with --input, the file's id index and pending updates go to
+    /// temporary files in --temp-dir. What stays in memory: the groupings (8 bytes a document
+    /// that has a double, per dimension), 40 bytes a group, and a bit or two a document
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = parse_bytes)]
     pub memory: u64,
 

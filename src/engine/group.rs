@@ -47,34 +47,47 @@ impl Groups {
     /// Memory: the pairs, and about 24 bytes for each document that shares a key.
     pub fn build(docs: usize, mut pairs: Vec<(u64, u32)>) -> Groups {
         pairs.sort_unstable();
-        let sorted = pairs.into_iter().map(Ok::<_, std::convert::Infallible>);
-        match Groups::from_sorted(docs, sorted) {
+        let all = |add: &mut dyn FnMut((u64, u32))| {
+            pairs.iter().for_each(|&p| add(p));
+            Ok::<_, std::convert::Infallible>(())
+        };
+        match Groups::from_sorted(docs, all) {
             Ok(g) => g,
             Err(never) => match never {},
         }
     }
 
-    /// [`Groups::build`] from pairs already sorted by key (read back from a sort that spilled, say):
-    /// only the documents that share a key are held, about 24 bytes each while the groups are
-    /// built.
+    /// [`Groups::build`] from pairs sorted by key, which `pairs` hands to the function it is given
+    /// in order (merged from a sort that spilled, say): only the documents that share a key are
+    /// held, about 24 bytes each while the groups are built.
     pub fn from_sorted<E>(
         docs: usize,
-        pairs: impl Iterator<Item = Result<(u64, u32), E>>,
+        pairs: impl FnOnce(&mut dyn FnMut((u64, u32))) -> Result<(), E>,
     ) -> Result<Groups, E> {
-        // Each document of a shared key joined to the first of that key.
+        // Each document of a shared key joined to the first of that key. Two documents that share
+        // many keys (near-duplicates share most of theirs) give one edge many times: the edges are
+        // sorted and deduplicated whenever they doubled, so they stay about as many as the pairs
+        // of documents that share a key.
+        const COMPACT: usize = 1 << 20;
         let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut compact_at = COMPACT;
         let mut run: Option<(u64, u32)> = None;
-        for p in pairs {
-            let (key, doc) = p?;
-            match run {
-                Some((k, first)) if k == key => {
-                    if doc != first {
-                        edges.push((first, doc));
+        pairs(&mut |(key, doc)| match run {
+            Some((k, first)) if k == key => {
+                if doc != first {
+                    edges.push((first, doc));
+                    if edges.len() >= compact_at {
+                        edges.sort_unstable();
+                        edges.dedup();
+                        compact_at = (2 * edges.len()).max(COMPACT);
                     }
                 }
-                _ => run = Some((key, doc)),
             }
-        }
+            _ => run = Some((key, doc)),
+        })?;
+        edges.sort_unstable();
+        edges.dedup();
+        edges.shrink_to_fit();
         // The documents that share a key, numbered densely for the union-find.
         let mut shared: Vec<u32> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
         shared.sort_unstable();

@@ -48,17 +48,18 @@
 //! without reading the documents again.
 //!
 //! Memory is bounded by the `--memory` budget ([`EngineConfig::memory`], default
-//! [`DEFAULT_MEMORY`]) except for a few bytes a document. Each structure that grows with the index
-//! keeps a share of the budget in memory and the rest in anonymous temporary files (`spill.rs`):
-//! the records ([`Recs`]) and the runs that sort their id-hash index ([`spill::SortedPairs`]) an
-//! eighth each; the signatures waiting for pass C, the near-duplicate join and the ids and URLs
-//! pass A keeps for lookups (`open::Keep`) a 32nd each; the keys of each dimension ([`Keys`]) and
-//! the index of the waiting signatures a 512th each. What stays in memory whatever the budget:
-//! the groupings (8 bytes a member of a group, or 4 bytes a document in a dimension where most
-//! documents have a double; [`group`]), a few flags a document while a round runs (which are
-//! decided, which were seen), and the best member's strings per open group. Nothing depends on
-//! document size. The report's `memory` section says the budget, the bytes spilled and the bytes
-//! of the groupings (`records_bytes`).
+//! [`DEFAULT_MEMORY`]) except for a few bytes a group. Each structure that grows with the index
+//! keeps a share of the budget in memory and the rest in anonymous temporary files
+//! (`crate::spill`): the records ([`Recs`]) and the runs that sort their id-hash index and each
+//! dimension's keys ([`spill::SortedPairs`]) an eighth each; the signatures waiting for pass C, the
+//! near-duplicate join, the ids and URLs pass A keeps for lookups (`open::Keep`) and the strings of
+//! pass B's best members (`rank::Bests`) a 32nd each; the keys of each dimension ([`Keys`]) and the
+//! index of the waiting signatures a 512th each. What stays in memory whatever the budget: the
+//! groupings (8 bytes a member of a group, or 4 bytes a document in a dimension where most
+//! documents have a double; [`group`]), pass B's slot per group (40 bytes), and a bit or two a
+//! document while a round runs (which are decided, which were seen). Nothing depends on document
+//! size. The report's `memory` section says the budget, the bytes spilled and the bytes of the
+//! groupings (`records_bytes`).
 //!
 //! # Consequences
 //!

@@ -37,7 +37,7 @@ use super::doc::get_str;
 use super::group::Groups;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
-use super::spill::{SortedPairs, SpillArea};
+use super::spill::{RunBuilder, Runs, SortedPairs, SpillArea};
 use super::url_key::host_name;
 use super::{
     Dimension, EngineError, NearInput, Plan, Records, Recs, Report, Round, Scope, UrlKeys,
@@ -193,24 +193,41 @@ impl Join {
         Ok((!over).then_some(out))
     }
 
-    /// The pairs of keys that two records or more hold, ready for [`Groups::build`].
-    pub(super) fn shared(mut self) -> std::io::Result<Vec<(u64, u32)>> {
-        let mut out = Vec::new();
-        self.each_part(|pairs| {
-            pairs.sort_unstable();
-            pairs.dedup();
-            let mut i = 0;
-            while i < pairs.len() {
-                let k = pairs[i].0;
-                let end = i + pairs[i..].iter().take_while(|p| p.0 == k).count();
-                if end - i > 1 {
-                    out.extend_from_slice(&pairs[i..end]);
+    /// The clusters of `docs` records: the components of the records that share a key. The pairs
+    /// are read back a partition at a time, as a stream, and sorted in runs of `share` bytes
+    /// (spilled and merged past one run), so memory holds a run and the documents that share a key,
+    /// however many pairs there are.
+    pub(super) fn groups(mut self, docs: usize, share: usize) -> std::io::Result<Groups> {
+        use std::io::Seek;
+        let mut runs = RunBuilder::new(&self.area, share);
+        for i in 0..Self::PARTS {
+            if let Some(w) = self.files[i].take() {
+                let mut file = w.into_inner().map_err(|e| e.into_error())?;
+                file.rewind()?;
+                let mut r = BufReader::with_capacity(1 << 16, file);
+                let mut buf = [0u8; Self::PAIR];
+                loop {
+                    match r.read_exact(&mut buf) {
+                        Ok(()) => runs.push((
+                            u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")),
+                            u32::from_le_bytes(buf[8..].try_into().expect("4 bytes")),
+                        ))?,
+                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                        Err(e) => return Err(e),
+                    }
                 }
-                i = end;
             }
-            Ok(())
-        })?;
-        Ok(out)
+            for p in std::mem::take(&mut self.parts[i]) {
+                runs.push(p)?;
+            }
+        }
+        let runs = runs.finish()?;
+        Groups::from_sorted(docs, |add| {
+            runs.merge(|p| {
+                add(p);
+                Ok(())
+            })
+        })
     }
 }
 
@@ -339,8 +356,13 @@ impl Plan<'_> {
             .enumerate()
             .filter(|(_, r)| r.near_group != 0)
             .map(|(i, r)| (r.near_group, i as u32));
-        let sorted = SortedPairs::sort(area, area.share(Recs::SHARE), pairs)?;
-        Groups::from_sorted(recs.len(), sorted.iter())
+        let runs = Runs::sort(area, area.share(Recs::SHARE), pairs)?;
+        Groups::from_sorted(recs.len(), |add| {
+            runs.merge(|p| {
+                add(p);
+                Ok(())
+            })
+        })
     }
 }
 
@@ -396,8 +418,8 @@ impl<S: Store> Round<'_, S> {
             self.near_streamed(report, recs, by_hash, &mut join).await?;
         }
         debug!(pairs = join.len(), "near: joining");
-        let shared = join.shared().map_err(join_error)?;
-        Ok(Groups::build(recs.len(), shared))
+        join.groups(recs.len(), self.spill.share(Join::SHARE))
+            .map_err(join_error)
     }
 
     /// Reads every stored document's keys into the join: the path that is always right, for the
@@ -761,11 +783,13 @@ mod tests {
         let keys = join.distinct_keys(usize::MAX).unwrap().unwrap();
         assert_eq!(keys.len(), 2 * 400_000 + 2);
         assert!(join.distinct_keys(10).unwrap().is_none());
-        let mut shared = join.shared().unwrap();
-        shared.sort_unstable();
-        let mut want: Vec<(u64, u32)> = (0..8).map(|i| (shared_a, i * 50_000)).collect();
-        want.extend([(shared_b, 7), (shared_b, 8)]);
-        want.sort_unstable();
-        assert_eq!(shared, want);
+        // Sorted in runs of 1 MiB: the 800,010 pairs spill again and are merged.
+        let groups = join.groups(400_000, 1 << 20).unwrap();
+        assert_eq!(groups.count(), 2);
+        let members: Vec<(usize, u32)> = groups.members().collect();
+        let mut want: Vec<(usize, u32)> = (0..8).map(|i| (i * 50_000, 0)).collect();
+        want.insert(1, (7, 1));
+        want.insert(2, (8, 1));
+        assert_eq!(members, want);
     }
 }

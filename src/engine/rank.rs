@@ -299,8 +299,8 @@ impl Bests {
     /// Per dimension, the first rule of the order that separated each decided group's
     /// representative from its runner-up (the report's `decided_by`).
     pub(super) fn count_deciding_rules(&self, report: &mut Report) {
-        for d in Dimension::ALL {
-            for slot in &self.slots[d.index()] {
+        for (d, slots) in Dimension::ALL.into_iter().zip(&self.slots) {
+            for slot in slots {
                 let Some(rule) = slot.rule else {
                     continue;
                 };
@@ -326,5 +326,123 @@ impl Plan<'_> {
     pub(super) fn same_version(&self, doc: &Doc, rec: &Rec) -> bool {
         let v = get_i64(doc, &self.cfg.fields.version).unwrap_or(0);
         v == rec.read_version
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Preference, UrlKeys};
+    use proptest::prelude::*;
+
+    /// Members of one group, in the order pass B reads them: the slot ends with the member the
+    /// whole order puts first, and the rule that separates it from the one it puts second (what
+    /// keeping the runner-up gave), for every order of arrival; prefixes tie often (same length,
+    /// same scheme), so the URL and id decide through the kept strings, spilled or not.
+    fn check(urls: Vec<(usize, u8)>, budget: u64) {
+        let hosts = [
+            "http://a.org/",
+            "https://a.org/",
+            "http://www.a.org/",
+            "https://b.org/",
+        ];
+        let members: Vec<(RankPrefix, String, String)> = urls
+            .iter()
+            .enumerate()
+            .map(|(i, &(h, p))| {
+                let url = format!(
+                    "{}{}",
+                    hosts[h % hosts.len()],
+                    ["x", "y", "xy", "yx"][p as usize % 4]
+                );
+                let keys = UrlKeys::new(Some(&url));
+                let prefix = RankPrefix::new(Some(&url), &keys, Preference::default(), None);
+                (
+                    prefix,
+                    keys.normalized.unwrap_or_default(),
+                    format!("id-{}", (i * 7) % 5 + i),
+                )
+            })
+            .collect();
+        let area = spill::SpillArea::new(None, budget);
+        let groups = vec![Some(Groups::from_members(
+            members.len(),
+            (0..members.len() as u32).map(|i| (i, 0)),
+            vec![members.len() as u32],
+        ))];
+        let mut best = Bests::new(&groups, &area).unwrap();
+        for (i, (p, u, id)) in members.iter().enumerate() {
+            best.consider(Dimension::Exact, 0, i as u32, (*p, Some(u), id), "")
+                .unwrap();
+        }
+        let key = |i: usize| {
+            (
+                members[i].0,
+                Some(members[i].1.as_str()),
+                members[i].2.as_str(),
+            )
+        };
+        let mut order: Vec<usize> = (0..members.len()).collect();
+        order.sort_by(|&a, &b| compare_full(key(a), key(b)));
+        assert_eq!(best.winner(Dimension::Exact, 0), Some(order[0] as u32));
+        assert_eq!(
+            best.winner_id(Dimension::Exact, 0).unwrap().as_deref(),
+            Some(members[order[0]].2.as_str())
+        );
+        let mut report = Report::default();
+        best.count_deciding_rules(&mut report);
+        let rules = report
+            .dimensions
+            .get("exact")
+            .map(|d| d.decided_by.clone())
+            .unwrap_or_default();
+        if members.len() > 1 {
+            let rule = deciding_rule(key(order[0]), key(order[1]));
+            assert_eq!(rules.len(), 1);
+            assert_eq!(rules.get(rule.name()), Some(&1), "{rules:?}");
+        } else {
+            assert!(rules.is_empty());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_best_member_and_its_rule_match_a_sort(
+            urls in proptest::collection::vec((0usize..4, 0u8..4), 1..12),
+            small in any::<bool>(),
+        ) {
+            // A budget of 64 bytes spills every string after the first.
+            check(urls, if small { 64 * Bests::SHARE } else { 1 << 20 });
+        }
+    }
+
+    #[test]
+    fn two_keys_with_one_hash_are_told() {
+        let area = spill::SpillArea::new(None, 1 << 20);
+        let groups = vec![
+            None,
+            Some(Groups::from_members(
+                2,
+                [(0, 0), (1, 0)].into_iter(),
+                vec![2],
+            )),
+        ];
+        let mut best = Bests::new(&groups, &area).unwrap();
+        let url = "http://a.org/x";
+        let p = RankPrefix::new(
+            Some(url),
+            &UrlKeys::new(Some(url)),
+            Preference::default(),
+            None,
+        );
+        best.consider(Dimension::Fuzzy, 0, 0, (p, Some(url), "a"), "k1")
+            .unwrap();
+        let e = best
+            .consider(Dimension::Fuzzy, 0, 1, (p, Some(url), "b"), "k2")
+            .unwrap_err();
+        assert!(
+            matches!(&e, EngineError::KeyCollision { first, second, .. } if first == "k1" && second == "k2"),
+            "{e}"
+        );
     }
 }

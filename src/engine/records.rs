@@ -227,11 +227,16 @@ impl Keys {
                     None
                 }
             });
-        let sorted = spill::SortedPairs::sort(area, share, pairs)?;
+        let runs = spill::Runs::sort(area, share, pairs)?;
         if let Some(e) = failed {
             return Err(e);
         }
-        Groups::from_sorted(recs.len(), sorted.iter())
+        Groups::from_sorted(recs.len(), |add| {
+            runs.merge(|p| {
+                add(p);
+                Ok(())
+            })
+        })
     }
 }
 

@@ -68,9 +68,8 @@ pub mod target;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
-use std::hash::BuildHasherDefault;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -78,7 +77,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use rayon::prelude::*;
-use rustc_hash::FxHasher;
 use serde_json::Value;
 use tracing::{debug, info};
 
@@ -140,7 +138,7 @@ pub struct FileStore {
     /// Fields read as one text or string value (see [`FileStore::with_text_fields`]).
     text_fields: Vec<String>,
     /// Id hashes of the documents where a field holding one value held several.
-    multi_valued: Mutex<HashSet<u64, BuildHasherDefault<FxHasher>>>,
+    multi_valued: Mutex<MultiValued>,
     /// Where the id index and the pending updates' offsets spill (see [`FileStore::with_memory`]).
     spill: SpillArea,
     state: Mutex<State>,
@@ -151,6 +149,77 @@ pub struct FileStore {
 /// while what one line costs (the line, then its parse, on each parsing thread) stays a small part of
 /// a small machine's memory, and a file that is not JSON Lines (one endless line) fails fast.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The documents in which a field holding one value held several: their id hashes, noted each time
+/// such a document is read (a 128th of the budget in memory, the rest spilled), and counted once
+/// each when asked.
+#[derive(Default)]
+struct MultiValued {
+    hashes: Option<Column<u64>>,
+    /// The first few, told in the log.
+    told: Vec<u64>,
+    /// A hash could not be kept: the count is a lower bound.
+    failed: bool,
+}
+
+impl MultiValued {
+    const SHARE: u64 = 128;
+    const TOLD: usize = 10;
+
+    /// Notes a document; whether to tell it in the log (one of the first few).
+    fn note(&mut self, hash: u64, area: &SpillArea) -> bool {
+        let hashes = self
+            .hashes
+            .get_or_insert_with(|| Column::new(area.clone(), area.share(Self::SHARE)));
+        self.failed |= hashes.push(hash).is_err();
+        let tell = self.told.len() < Self::TOLD && !self.told.contains(&hash);
+        if tell {
+            self.told.push(hash);
+        }
+        tell
+    }
+
+    /// How many distinct documents were noted.
+    fn distinct(&self, area: &SpillArea) -> u64 {
+        let Some(hashes) = &self.hashes else {
+            return 0;
+        };
+        let count = || -> io::Result<u64> {
+            let mut failed = None;
+            let pairs = hashes.iter().map_while(|h| match h {
+                Ok(h) => Some((h, 0u32)),
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
+            });
+            let runs = crate::spill::Runs::sort(area, area.share(Self::SHARE), pairs)?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let (mut n, mut last) = (0u64, None);
+            runs.merge(|(h, _)| {
+                if last != Some(h) {
+                    n += 1;
+                    last = Some(h);
+                }
+                Ok(())
+            })?;
+            Ok(n)
+        };
+        match count() {
+            Ok(n) if !self.failed => n,
+            outcome => {
+                tracing::warn!(
+                    error = outcome.err().map(|e| e.to_string()),
+                    "the documents with several values in a one-value field could not all be \
+                     counted; the report's figure is a lower bound"
+                );
+                self.told.len() as u64
+            }
+        }
+    }
+}
 
 /// The error of a failed read or write of the id index's temporary files.
 fn index_error(e: io::Error) -> StoreError {
@@ -302,7 +371,9 @@ impl FileStore {
 
     /// Documents in which a field holding one value held several, of which the first was taken.
     pub fn multi_valued_first_taken(&self) -> u64 {
-        self.multi_valued.lock().map_or(0, |m| m.len() as u64)
+        self.multi_valued
+            .lock()
+            .map_or(0, |m| m.distinct(&self.spill))
     }
 
     fn location(&self, line: u64) -> String {
@@ -341,7 +412,7 @@ impl FileStore {
                     }
                     if a.len() > 1 {
                         let mut seen = self.multi_valued.lock().expect("multi-valued lock");
-                        if seen.insert(id_hash(id)) && seen.len() <= 10 {
+                        if seen.note(id_hash(id), &self.spill) {
                             info!(
                                 id,
                                 field = %field,
