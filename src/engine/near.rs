@@ -20,9 +20,10 @@
 //!
 //! The [`Join`] keeps `(key, record)` pairs in 64 partitions by the key's top bits: in memory up to
 //! a 32nd of the `--memory` budget ([`Join::SHARE`]; 8 MiB by default), in anonymous temporary files
-//! ([`SpillArea`]) beyond. Each partition is then sorted on its
-//! own, and only the pairs of keys held by two documents or more are kept: the input of
-//! [`Groups::build`], whose components are the clusters.
+//! ([`SpillArea`]) beyond. The pairs are read back as a stream and sorted in runs of a 32nd of
+//! the budget, merged in levels ([`RunBuilder`]); [`Groups::from_sorted`] walks the merged stream
+//! and keeps only the documents that share a key: the components are the clusters. Memory holds a
+//! run and those documents, however many pairs there are.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
