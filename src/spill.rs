@@ -49,7 +49,7 @@ impl SpillArea {
             std::io::Error::new(
                 e.kind(),
                 format!(
-                    "cannot write temporary files in {} (--temp-dir): {e}",
+                    "cannot write temporary files in {} (set --temp-dir, or TMPDIR, to a writable folder): {e}",
                     self.dir.display()
                 ),
             )
@@ -394,7 +394,8 @@ impl<V: Fixed + Ord> SortedPairs<V> {
 }
 
 /// The first half of an external sort: `(key, value)` pairs pushed in any order, sorted in runs of
-/// a share of the budget, each run past the first written to an anonymous temporary file.
+/// a share of the budget; once there is more than one, each is written to an anonymous temporary
+/// file.
 pub(crate) struct RunBuilder<V: Fixed + Ord> {
     area: SpillArea,
     per_run: usize,
@@ -412,7 +413,7 @@ const FAN_IN: usize = 32;
 pub(crate) enum Runs<V: Fixed + Ord> {
     /// Everything fitted in one run.
     Memory(Vec<(u64, V)>),
-    /// Runs in files, each keeping nothing in memory but its last block.
+    /// Runs in files (the merge reads a block of each at a time).
     Spilled(Vec<Column<(u64, V)>>),
 }
 
@@ -431,6 +432,10 @@ impl<V: Fixed + Ord> RunBuilder<V> {
     pub(crate) fn push(&mut self, p: (u64, V)) -> std::io::Result<()> {
         if self.chunk.len() >= self.per_run {
             self.write_run()?;
+        }
+        if self.chunk.capacity() == 0 {
+            // Exactly a run, not the next power of two: only what is written in it is resident.
+            self.chunk.reserve_exact(self.per_run);
         }
         self.chunk.push(p);
         Ok(())

@@ -156,6 +156,8 @@ async fn execute(
     let mode = if c.check { Mode::Check } else { Mode::Run };
     let taken = |mut report: Report| {
         report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
+        // The engine counted its own spills; the file store's go to the same folder.
+        report.memory.spilled_bytes += store.spilled_bytes();
         report
     };
     let decided = Decided::of(c);

@@ -4,8 +4,10 @@
 //! keys side by side; a union-find joins each run. With one key per document (all six dimensions today)
 //! this is plain grouping by key; with several (MinHash bands) it is the transitive closure.
 //!
-//! Memory: 12 bytes per pair plus about 12 per document in a group while a dimension is built;
-//! kept, 4 bytes a document, or 8 a member when fewer than half the documents are in a group.
+//! Memory: the pairs come in sorted (from a sort that spills past its share of the budget, or a
+//! vector [`Groups::build`] sorts), and only the documents that share a key are held while a
+//! dimension is built: about 24 bytes each, plus the edges between them. Kept, 4 bytes a
+//! document, or 8 a member when fewer than half the documents are in a group.
 //! Nothing depends on document size.
 
 /// Group membership of every document in one dimension.

@@ -50,8 +50,8 @@
 //! Memory is bounded by the `--memory` budget ([`EngineConfig::memory`], default
 //! [`DEFAULT_MEMORY`]) except for a few bytes a group. Each structure that grows with the index
 //! keeps a share of the budget in memory and the rest in anonymous temporary files
-//! (`crate::spill`): the records ([`Recs`]) and the runs that sort their id-hash index and each
-//! dimension's keys ([`spill::SortedPairs`]) an eighth each; the signatures waiting for pass C, the
+//! (`crate::spill`): the records ([`Recs`]) and the runs that sort their id-hash index
+//! ([`spill::SortedPairs`]) and each dimension's keys ([`spill::Runs`]) an eighth each; the signatures waiting for pass C, the
 //! near-duplicate join, the ids and URLs pass A keeps for lookups (`open::Keep`) and the strings of
 //! pass B's best members (`rank::Bests`) a 32nd each; the keys of each dimension ([`Keys`]) and the
 //! index of the waiting signatures a 512th each. What stays in memory whatever the budget: the

@@ -343,7 +343,8 @@ pub fn deciding_rule(
         Rule::ParamOrder
     } else if x.url_len != y.url_len {
         Rule::Shorter
-    } else if a.1 != b.1 {
+    } else if a.1.unwrap_or("") != b.1.unwrap_or("") {
+        // As [`compare_full`] compares them: no URL is the empty one.
         Rule::SmallerUrl
     } else if a.2 != b.2 {
         Rule::Id

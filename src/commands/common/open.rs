@@ -431,6 +431,15 @@ impl OpenedStore {
             OpenedStore::Solr(_) => 0,
         }
     }
+
+    /// File mode: the bytes the store's own structures (the id index, the pending updates'
+    /// offsets) wrote to temporary files past their share of `--memory` (0 for Solr).
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        match self {
+            OpenedStore::File(s) => s.spilled_bytes(),
+            OpenedStore::Solr(_) => 0,
+        }
+    }
 }
 
 /// Calls the same method on whichever store is open.

@@ -2,9 +2,11 @@
 //!
 //! Input is JSON Lines of Solr documents, or a Solr `/select` JSON response (converted once into a
 //! temporary JSON Lines file beside the system's temp dir). Reads stream the file; the only
-//! whole-file structures kept in memory are an index from a 64-bit hash of each id to its byte offset,
-//! which serves real-time gets (16 bytes per document, [`index`]), and the input offset of each pending
-//! update (8 bytes). Facets and bucket statistics are counting passes.
+//! whole-file structures are an index from a 64-bit hash of each id to its byte offset, which serves
+//! real-time gets (16 bytes per document, [`index`]), the input offset of each pending update
+//! (8 bytes) and the id hashes of documents with several values in a one-value field: each keeps a
+//! share of the `--memory` budget in memory ([`FileStore::with_memory`]) and the rest in anonymous
+//! temporary files. Facets and bucket statistics are counting passes.
 //!
 //! Updates go to a temporary file and only become the output at [`Store::commit`]. A regular output
 //! file is replaced by rename (a run that fails half-way leaves no half-written output), a symbolic
@@ -171,7 +173,8 @@ impl MultiValued {
         let hashes = self
             .hashes
             .get_or_insert_with(|| Column::new(area.clone(), area.share(Self::SHARE)));
-        self.failed |= hashes.push(hash).is_err();
+        // After a failed write nothing more is kept: the count is a lower bound then.
+        self.failed = self.failed || hashes.push(hash).is_err();
         let tell = self.told.len() < Self::TOLD && !self.told.contains(&hash);
         if tell {
             self.told.push(hash);
@@ -367,6 +370,12 @@ impl FileStore {
         let state = self.state.get_mut().expect("file store lock");
         state.index = IdIndex::new(self.spill.clone());
         self
+    }
+
+    /// The bytes its id index, pending updates' offsets and multi-valued ids wrote to temporary
+    /// files past their share of the budget (see [`FileStore::with_memory`]).
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spill.written()
     }
 
     /// Documents in which a field holding one value held several, of which the first was taken.
