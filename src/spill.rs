@@ -299,22 +299,19 @@ impl<V: Fixed + Ord> SortedPairs<V> {
         share: usize,
         pairs: impl Iterator<Item = (u64, V)>,
     ) -> std::io::Result<Self> {
-        Self::sort_keeping(area, share, 1, pairs)
+        Self::sort_keeping(area, share, 1, pairs.map(Ok))
     }
 
-    /// [`SortedPairs::sort`], keeping the first `keep` bytes of the sorted pairs in memory when they
-    /// did not fit in one run (a lookup of those reads nothing).
+    /// [`SortedPairs::sort`] of pairs read back from somewhere that may fail (the first error is
+    /// the sort's), keeping the first `keep` bytes of the sorted pairs in memory when they did not
+    /// fit in one run (a lookup of those reads nothing).
     pub(crate) fn sort_keeping(
         area: &SpillArea,
         share: usize,
         keep: usize,
-        pairs: impl Iterator<Item = (u64, V)>,
+        pairs: impl Iterator<Item = std::io::Result<(u64, V)>>,
     ) -> std::io::Result<Self> {
-        let mut runs = RunBuilder::new(area, share);
-        for p in pairs {
-            runs.push(p)?;
-        }
-        match runs.finish()? {
+        match Runs::sort(area, share, pairs)? {
             // Pairs that fit in one run stay in memory, in the share the run took.
             Runs::Memory(chunk) => Ok(Self::in_memory(area, chunk)),
             spilled => {
@@ -485,15 +482,15 @@ impl<V: Fixed + Ord> RunBuilder<V> {
 }
 
 impl<V: Fixed + Ord> Runs<V> {
-    /// Sorts `pairs` in runs of about `share` bytes.
+    /// Sorts `pairs` in runs of about `share` bytes; the first error among them is the sort's.
     pub(crate) fn sort(
         area: &SpillArea,
         share: usize,
-        pairs: impl Iterator<Item = (u64, V)>,
+        pairs: impl Iterator<Item = std::io::Result<(u64, V)>>,
     ) -> std::io::Result<Self> {
         let mut runs = RunBuilder::new(area, share);
         for p in pairs {
-            runs.push(p)?;
+            runs.push(p?)?;
         }
         runs.finish()
     }

@@ -357,7 +357,7 @@ impl Plan<'_> {
             .enumerate()
             .filter(|(_, r)| r.near_group != 0)
             .map(|(i, r)| (r.near_group, i as u32));
-        let runs = Runs::sort(area, area.share(Recs::SHARE), pairs)?;
+        let runs = Runs::sort(area, area.share(Recs::SHARE), pairs.map(Ok))?;
         Groups::from_sorted(recs.len(), |add| {
             runs.merge(|p| {
                 add(p);

@@ -215,22 +215,16 @@ impl Keys {
             return Ok(Groups::build(recs.len(), Vec::new()));
         };
         debug_assert_eq!(c.len(), recs.len());
-        let mut failed = None;
         let pairs = c
             .iter()
             .zip(recs.iter())
             .enumerate()
             .filter_map(|(i, (k, r))| match k {
-                Ok(k) => (r.mask & bit != 0).then_some((k, i as u32)),
-                Err(e) => {
-                    failed.get_or_insert(e);
-                    None
-                }
+                Ok(k) => (r.mask & bit != 0).then_some(Ok((k, i as u32))),
+                // A key that cannot be read fails the grouping, whoever's it is.
+                Err(e) => Some(Err(e)),
             });
         let runs = spill::Runs::sort(area, share, pairs)?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
         Groups::from_sorted(recs.len(), |add| {
             runs.merge(|p| {
                 add(p);

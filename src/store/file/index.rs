@@ -102,19 +102,7 @@ impl IdIndex {
     fn sort_spilled(&mut self) -> std::io::Result<SortedPairs<u64>> {
         self.building.flush()?;
         let share = self.area.share(Self::SHARE);
-        let mut failed = None;
-        let pairs = self.building.iter().map_while(|p| match p {
-            Ok(p) => Some(p),
-            Err(e) => {
-                failed = Some(e);
-                None
-            }
-        });
-        let sorted = SortedPairs::sort_keeping(&self.area, share, share, pairs)?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(sorted),
-        }
+        SortedPairs::sort_keeping(&self.area, share, share, self.building.iter())
     }
 
     /// The byte offset of the line whose id has `hash`. Before the index is complete, found only

@@ -188,18 +188,8 @@ impl MultiValued {
             return 0;
         };
         let count = || -> io::Result<u64> {
-            let mut failed = None;
-            let pairs = hashes.iter().map_while(|h| match h {
-                Ok(h) => Some((h, 0u32)),
-                Err(e) => {
-                    failed = Some(e);
-                    None
-                }
-            });
+            let pairs = hashes.iter().map(|h| h.map(|h| (h, 0u32)));
             let runs = crate::spill::Runs::sort(area, area.share(Self::SHARE), pairs)?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
             let (mut n, mut last) = (0u64, None);
             runs.merge(|(h, _)| {
                 if last != Some(h) {
