@@ -118,6 +118,19 @@ impl Groups {
         Ok(Groups::from_members(docs, members.into_iter(), sizes))
     }
 
+    /// [`Groups::from_sorted`] of the merged runs of a sort that spilled.
+    pub(crate) fn from_runs(
+        docs: usize,
+        runs: &crate::spill::Runs<u32>,
+    ) -> std::io::Result<Groups> {
+        Groups::from_sorted(docs, |add| {
+            runs.merge(|p| {
+                add(p);
+                Ok(())
+            })
+        })
+    }
+
     /// The groups of `docs` documents from the group of each member (in document order) and the
     /// size of each group.
     pub fn from_members(

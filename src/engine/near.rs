@@ -27,7 +27,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
 
 use fixedbitset::FixedBitSet;
 use serde_json::Value;
@@ -38,7 +38,7 @@ use super::doc::get_str;
 use super::group::Groups;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
-use super::spill::{RunBuilder, Runs, SortedPairs, SpillArea};
+use super::spill::{Fixed, RunBuilder, Runs, SortedPairs, SpillArea};
 use super::url_key::host_name;
 use super::{
     Dimension, EngineError, NearInput, Plan, Records, Recs, Report, Round, Scope, UrlKeys,
@@ -76,7 +76,7 @@ impl Join {
     /// The part of the budget kept in memory: one 32nd.
     pub(super) const SHARE: u64 = 32;
     const PARTS: usize = 64;
-    const PAIR: usize = 12;
+    const PAIR: usize = <(u64, u32) as Fixed>::SIZE;
 
     pub(super) fn new(area: SpillArea) -> Self {
         Join {
@@ -124,9 +124,11 @@ impl Join {
             }
             self.area.wrote(part.len() * Self::PAIR);
             let w = file.as_mut().expect("created above");
-            for &(k, r) in part.iter() {
-                w.write_all(&k.to_le_bytes())?;
-                w.write_all(&r.to_le_bytes())?;
+            let mut bytes = Vec::with_capacity(Self::PAIR);
+            for p in part.iter() {
+                bytes.clear();
+                p.put(&mut bytes);
+                w.write_all(&bytes)?;
             }
             part.clear();
             part.shrink_to_fit();
@@ -141,7 +143,7 @@ impl Join {
         &mut self,
         mut f: impl FnMut(&mut Vec<(u64, u32)>) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        use std::io::{Seek, SeekFrom};
+        use std::io::SeekFrom;
         for i in 0..Self::PARTS {
             let in_memory = std::mem::take(&mut self.parts[i]);
             let Some(w) = self.files[i].take() else {
@@ -150,23 +152,12 @@ impl Join {
                 self.parts[i] = pairs;
                 continue;
             };
-            let mut file = w.into_inner().map_err(|e| e.into_error())?;
-            file.rewind()?;
-            let mut r = BufReader::with_capacity(1 << 16, file);
             let mut pairs = Vec::new();
-            let mut buf = [0u8; Self::PAIR];
-            loop {
-                match r.read_exact(&mut buf) {
-                    Ok(()) => pairs.push((
-                        u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")),
-                        u32::from_le_bytes(buf[8..].try_into().expect("4 bytes")),
-                    )),
-                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                    Err(e) => return Err(e),
-                }
-            }
+            let mut file = Self::read_file(w, |p| {
+                pairs.push(p);
+                Ok(())
+            })?;
             // Later spills append where the file ends.
-            let mut file = r.into_inner();
             file.seek(SeekFrom::End(0))?;
             self.files[i] = Some(BufWriter::with_capacity(1 << 16, file));
             pairs.extend_from_slice(&in_memory);
@@ -174,6 +165,25 @@ impl Join {
             self.parts[i] = in_memory;
         }
         Ok(())
+    }
+
+    /// Calls `f` with every pair a partition's file holds, from its start; gives the file back.
+    fn read_file(
+        w: BufWriter<File>,
+        mut f: impl FnMut((u64, u32)) -> std::io::Result<()>,
+    ) -> std::io::Result<File> {
+        let mut file = w.into_inner().map_err(|e| e.into_error())?;
+        file.rewind()?;
+        let mut r = BufReader::with_capacity(1 << 16, file);
+        let mut buf = [0u8; Self::PAIR];
+        loop {
+            match r.read_exact(&mut buf) {
+                Ok(()) => f(<(u64, u32)>::take(&buf))?,
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(r.into_inner())
     }
 
     /// The distinct keys, or `None` when there are more than `limit`.
@@ -199,36 +209,17 @@ impl Join {
     /// (spilled and merged past one run), so memory holds a run and the documents that share a key,
     /// however many pairs there are.
     pub(super) fn groups(mut self, docs: usize, share: usize) -> std::io::Result<Groups> {
-        use std::io::Seek;
         let mut runs = RunBuilder::new(&self.area, share);
         for i in 0..Self::PARTS {
             if let Some(w) = self.files[i].take() {
-                let mut file = w.into_inner().map_err(|e| e.into_error())?;
-                file.rewind()?;
-                let mut r = BufReader::with_capacity(1 << 16, file);
-                let mut buf = [0u8; Self::PAIR];
-                loop {
-                    match r.read_exact(&mut buf) {
-                        Ok(()) => runs.push((
-                            u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")),
-                            u32::from_le_bytes(buf[8..].try_into().expect("4 bytes")),
-                        ))?,
-                        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-                        Err(e) => return Err(e),
-                    }
-                }
+                Self::read_file(w, |p| runs.push(p))?;
             }
             for p in std::mem::take(&mut self.parts[i]) {
                 runs.push(p)?;
             }
         }
         let runs = runs.finish()?;
-        Groups::from_sorted(docs, |add| {
-            runs.merge(|p| {
-                add(p);
-                Ok(())
-            })
-        })
+        Groups::from_runs(docs, &runs)
     }
 }
 
@@ -358,12 +349,7 @@ impl Plan<'_> {
             .filter(|(_, r)| r.near_group != 0)
             .map(|(i, r)| (r.near_group, i as u32));
         let runs = Runs::sort(area, area.share(Recs::SHARE), pairs.map(Ok))?;
-        Groups::from_sorted(recs.len(), |add| {
-            runs.merge(|p| {
-                add(p);
-                Ok(())
-            })
-        })
+        Groups::from_runs(recs.len(), &runs)
     }
 }
 

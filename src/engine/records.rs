@@ -225,12 +225,7 @@ impl Keys {
                 Err(e) => Some(Err(e)),
             });
         let runs = spill::Runs::sort(area, share, pairs)?;
-        Groups::from_sorted(recs.len(), |add| {
-            runs.merge(|p| {
-                add(p);
-                Ok(())
-            })
-        })
+        Groups::from_runs(recs.len(), &runs)
     }
 }
 
