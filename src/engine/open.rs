@@ -473,7 +473,7 @@ impl Plan<'_> {
                 tie_reordered[gi as usize] |= r.reordered;
             }
         }
-        let decide: FixedBitSet = (0..n)
+        let mut decide: FixedBitSet = (0..n)
             .filter(|&gi| {
                 broken[gi]
                     || trues[gi] != 1
@@ -481,7 +481,7 @@ impl Plan<'_> {
                     || (tied[gi] > 1 && tie_reordered[gi])
             })
             .collect();
-        let mut decide = decide;
+        // As long as the groups, also when the last ones stand.
         decide.grow(n);
         for (i, gi) in g.members() {
             if decide[gi as usize] {
