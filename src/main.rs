@@ -7,16 +7,24 @@ use std::process::ExitCode;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
-use solr_dedup::cli::Cli;
-use solr_dedup::commands::{self, Exit};
-use solr_dedup::config::Config;
+use solr_dedup::cli::{self, Cli};
+use solr_dedup::commands::{self, Exit, Failure};
+use solr_dedup::config::Environment;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
-    match commands::run(Config::from(cli)) {
+    let config = match cli::resolve(cli, &Environment::capture()) {
+        Ok(config) => config,
+        Err(e) => {
+            let failure = Failure::new(Exit::Usage, anyhow::Error::new(e));
+            eprintln!("solr-dedup: error: {failure}");
+            return failure.exit.into();
+        }
+    };
+    match commands::run(config) {
         Ok(exit) => exit.into(),
         Err(failure) if failure.is_broken_pipe() => Exit::Ok.into(),
         Err(failure) => {

@@ -1,6 +1,7 @@
 //! The command line as clap types, and nothing else: no I/O, no defaults that depend on each other.
 //!
-//! `to_config` turns a parsed [`Cli`] into the plain structs of [`crate::config`] the commands run on; `main` does the
+//! [`resolve`] turns a parsed [`Cli`] and the environment into the plain structs of [`crate::config`]
+//! the commands run on; `main` does the
 //! parsing and maps failures to exit codes. Every subcommand is one variant of [`Command`] with its own
 //! `Args` struct, and options several subcommands share (the signature scheme and its tunables) live in
 //! their own struct that each flattens in, so `run`, `check` and `schema` can be added beside
@@ -15,6 +16,8 @@ use crate::model::{Dimension, YACY_NAMES};
 mod chrome;
 mod to_config;
 mod urls;
+
+pub use to_config::resolve;
 
 pub use chrome::{ChromeCommand, ChromeLearnArgs};
 

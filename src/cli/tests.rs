@@ -209,10 +209,7 @@ fn the_preference_order_and_yacy_compatibility() {
     let order = |args: &[&str]| {
         let mut all = vec!["run", "--input", "d.jsonl"];
         all.extend_from_slice(args);
-        crate::config::JobConfig::from(run_args(&all))
-            .engine
-            .preference
-            .order
+        job_config(&all).engine.preference.order
     };
     use crate::engine::Order;
     assert_eq!(order(&[]), Order::Canonical);
@@ -242,9 +239,7 @@ fn the_fewest_fuzzy_profile_words() {
     let min = |args: &[&str]| {
         let mut all = vec!["run", "--input", "d.jsonl"];
         all.extend_from_slice(args);
-        crate::config::JobConfig::from(run_args(&all))
-            .engine
-            .fuzzy_min_words
+        job_config(&all).engine.fuzzy_min_words
     };
     // The default the repr-eval measurements support; YaCy's semantics group profiles of any size.
     assert_eq!(min(&[]), 4);
@@ -256,10 +251,7 @@ fn the_fewest_fuzzy_profile_words() {
     let check = |args: &[&str]| {
         let mut all = vec!["check", "--input", "d.jsonl"];
         all.extend_from_slice(args);
-        match parse(&all).unwrap().command {
-            Command::Check(a) => crate::config::JobConfig::from(a).engine.fuzzy_min_words,
-            other => panic!("{other:?}"),
-        }
+        job_config(&all).engine.fuzzy_min_words
     };
     assert_eq!(check(&[]), 4);
     assert_eq!(check(&["--compat", "yacy"]), 0);
@@ -282,4 +274,13 @@ fn the_fewest_fuzzy_profile_words() {
     }
     // A negative number is no value: clap takes it for an option.
     assert!(parse(&["run", "--input", "d", "--fuzzy-min-words", "-1"]).is_err());
+}
+
+/// The configuration `args` resolve to (against an empty environment), for `run` and `check`.
+fn job_config(args: &[&str]) -> crate::config::JobConfig {
+    let cli = parse(args).expect("parses");
+    match super::resolve(cli, &crate::config::Environment::default()).expect("resolves") {
+        crate::config::Config::Job(c) => *c,
+        other => panic!("not a job: {other:?}"),
+    }
 }

@@ -8,201 +8,221 @@ use super::{
     OutputFormatArg, PreferArg, ReportArgs, RunArgs, RunCommandArgs, SchemaAction, SchemaArgs,
     SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs, UrlsCommand,
 };
-use crate::config::ServeConfig;
+use std::path::{Path, PathBuf};
+
 use crate::config::{
-    ChromeLearnConfig, Config, Input, JobConfig, NearTableConfig, SchemaConfig, SignatureConfig,
-    SolrConfig, Source, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
+    ChromeLearnConfig, Config, ConfigError, Environment, IndexConfig, Input, JobConfig, Logging,
+    NearTableConfig, SchemaConfig, ServeConfig, SignatureConfig, SolrConfig, Source, Token,
+    UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
 use crate::engine::{EngineConfig, Order, Preference, Scope, DEFAULT_FUZZY_MIN_WORDS};
 use crate::model::{Dimension, FieldNames};
 use crate::signature::near::NearParams;
 use crate::signature::{ProfileParams, Scheme, Signer};
+use crate::solr::Credentials;
 use crate::store::file::OutputFormat;
 use crate::store::CommitMode;
 
-impl From<Cli> for Config {
-    fn from(cli: Cli) -> Self {
-        match cli.command {
-            Command::Run(args) => Config::Job(Box::new(JobConfig::from(args))),
-            Command::Check(args) => Config::Job(Box::new(JobConfig::from(args))),
-            Command::Schema(args) => Config::Schema(Box::new(SchemaConfig::from(args))),
-            Command::Signature(args) => Config::Signature(SignatureConfig::from(args)),
-            Command::Near(NearCommand::Table(args)) => Config::NearTable(NearTableConfig {
-                hashes: args.hashes.iter().map(|&h| h as usize).collect(),
-                trials: args.trials as usize,
-                agree: args.agree as usize,
-                overlaps: args.overlap,
-            }),
-            Command::Chrome(ChromeCommand::Learn(args)) => {
-                Config::ChromeLearn(Box::new(ChromeLearnConfig {
-                    source: source(&args.input, &args.solr, 2),
-                    filter: args.filter,
-                    out: Input::from_arg(args.out),
-                    sample: usize::try_from(args.sample).unwrap_or(200),
-                    share: args.share,
-                    min_pages: usize::try_from(args.min_pages).unwrap_or(50),
-                    shingle: usize::try_from(args.near_shingle).unwrap_or(2),
-                    fields: field_names(&args.fields),
-                    max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
-                    batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
-                    verbosity: args.verbose,
-                }))
-            }
-            Command::Urls(UrlsCommand::Learn(args)) => {
-                Config::UrlsLearn(Box::new(UrlsLearnConfig {
-                    source: source(&args.index.input, &args.index.solr, 2),
-                    filter: args.index.filter,
-                    out: Input::from_arg(args.out),
-                    min_estimate: args.min_estimate,
-                    near: args.content == super::ContentArg::Near,
-                    signer: Signer::new(match args.scheme {
-                        SchemeArg::Yacy => Scheme::Yacy,
-                        SchemeArg::Md5 => Scheme::Md5,
-                    }),
-                    fields: field_names(&args.index.fields),
-                    max_line_bytes: usize::try_from(args.index.max_line_bytes)
-                        .unwrap_or(usize::MAX),
-                    batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
-                    quiet: args.quiet,
-                    verbosity: args.verbose,
-                }))
-            }
-            Command::Urls(UrlsCommand::Predict(args)) => {
-                Config::UrlsPredict(Box::new(UrlsPredictConfig {
-                    rules: args.rules,
-                    source: source(&args.index.input, &args.index.solr, 2),
-                    filter: args.index.filter,
-                    urls: stdin_dash(args.urls),
-                    fields: field_names(&args.index.fields),
-                    max_line_bytes: usize::try_from(args.index.max_line_bytes)
-                        .unwrap_or(usize::MAX),
-                    batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
-                    quiet: args.quiet,
-                    verbosity: args.verbose,
-                }))
-            }
-            Command::Urls(UrlsCommand::Canonical(args)) => {
-                Config::UrlsCanonical(UrlsCanonicalConfig {
-                    rules: args.rules,
-                    urls: stdin_dash(args.urls),
-                })
-            }
-            Command::Serve(args) => {
-                let verbosity = args.run.job.verbose;
-                let state_dir = args.state_dir.unwrap_or_else(default_state_dir);
-                Config::Serve(Box::new(ServeConfig {
-                    rules: args.run.job.rules.clone(),
-                    job: JobConfig {
-                        state_dir: Some(state_dir.clone()),
-                        ..JobConfig::from(args.run)
-                    },
-                    listen: args.listen,
-                    token_file: args.token_file,
-                    state_dir,
-                    every: args.every,
-                    after_quiet: args.after_quiet,
-                    frame_ancestors: args.frame_ancestors,
-                    verbosity,
-                }))
-            }
-            Command::Urls(UrlsCommand::Export(args)) => Config::UrlsExport(UrlsExportConfig {
-                rules: args.rules,
-                min_estimate: args.min_estimate,
+/// Resolves the parsed command line against the environment into the plain configuration the
+/// commands run on: every default, every environment fact (the core's URL, credentials, serve's
+/// token, the log's colours and filter, the state directory) settled here, once.
+pub fn resolve(cli: Cli, env: &Environment) -> Result<Config, ConfigError> {
+    let r = Resolver { env };
+    Ok(match cli.command {
+        Command::Run(args) => Config::Job(Box::new(r.run_command(args)?)),
+        Command::Check(args) => Config::Job(Box::new(r.check(args)?)),
+        Command::Schema(args) => Config::Schema(Box::new(r.schema(args)?)),
+        Command::Signature(args) => Config::Signature(SignatureConfig::from(args)),
+        Command::Near(NearCommand::Table(args)) => Config::NearTable(NearTableConfig {
+            hashes: args.hashes.iter().map(|&h| h as usize).collect(),
+            trials: args.trials as usize,
+            agree: args.agree as usize,
+            overlaps: args.overlap,
+        }),
+        Command::Chrome(ChromeCommand::Learn(args)) => {
+            Config::ChromeLearn(Box::new(ChromeLearnConfig {
+                index: r.index(&args.input, &args.solr, 2, args.filter, args.max_line_bytes)?,
                 out: Input::from_arg(args.out),
-            }),
+                sample: usize::try_from(args.sample).unwrap_or(200),
+                share: args.share,
+                min_pages: usize::try_from(args.min_pages).unwrap_or(50),
+                shingle: usize::try_from(args.near_shingle).unwrap_or(2),
+                fields: field_names(&args.fields),
+                batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                log: env.logging(args.verbose),
+            }))
         }
-    }
+        Command::Urls(UrlsCommand::Learn(args)) => Config::UrlsLearn(Box::new(UrlsLearnConfig {
+            index: r.index(
+                &args.index.input,
+                &args.index.solr,
+                2,
+                args.index.filter,
+                args.index.max_line_bytes,
+            )?,
+            out: Input::from_arg(args.out),
+            min_estimate: args.min_estimate,
+            near: args.content == super::ContentArg::Near,
+            signer: Signer::new(match args.scheme {
+                SchemeArg::Yacy => Scheme::Yacy,
+                SchemeArg::Md5 => Scheme::Md5,
+            }),
+            fields: field_names(&args.index.fields),
+            batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
+            quiet: args.quiet,
+            log: env.logging(args.verbose),
+        })),
+        Command::Urls(UrlsCommand::Predict(args)) => {
+            Config::UrlsPredict(Box::new(UrlsPredictConfig {
+                rules: args.rules,
+                index: r.index(
+                    &args.index.input,
+                    &args.index.solr,
+                    2,
+                    args.index.filter,
+                    args.index.max_line_bytes,
+                )?,
+                urls: stdin_dash(args.urls),
+                fields: field_names(&args.index.fields),
+                batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
+                quiet: args.quiet,
+                log: env.logging(args.verbose),
+            }))
+        }
+        Command::Urls(UrlsCommand::Canonical(args)) => Config::UrlsCanonical(UrlsCanonicalConfig {
+            rules: args.rules,
+            urls: stdin_dash(args.urls),
+        }),
+        Command::Serve(args) => {
+            let log = env.logging(args.run.job.verbose);
+            let state_dir = args.state_dir.unwrap_or_else(|| env.default_state_dir());
+            let token = r.token(args.token_file.as_deref())?;
+            let rules = args.run.job.rules.clone();
+            let mut job = r.run(args.run)?;
+            job.state_dir = Some(state_dir.clone());
+            Config::Serve(Box::new(ServeConfig {
+                rules,
+                job,
+                listen: args.listen,
+                token,
+                state_dir,
+                every: args.every,
+                after_quiet: args.after_quiet,
+                frame_ancestors: args.frame_ancestors,
+                log,
+            }))
+        }
+        Command::Urls(UrlsCommand::Export(args)) => Config::UrlsExport(UrlsExportConfig {
+            rules: args.rules,
+            min_estimate: args.min_estimate,
+            out: Input::from_arg(args.out),
+        }),
+    })
 }
 
-/// `$STATE_DIRECTORY` (systemd's `StateDirectory=`), else `$XDG_STATE_HOME/solr-dedup`, else
-/// `~/.local/state/solr-dedup`, else `.solr-dedup-state` in the working directory.
-fn default_state_dir() -> std::path::PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(d) = var("STATE_DIRECTORY") {
-        // systemd may list several, separated by colons: the first is ours.
-        let first = d
-            .to_string_lossy()
-            .split(':')
-            .next()
-            .unwrap_or("")
-            .to_owned();
-        return first.into();
-    }
-    if let Some(d) = var("XDG_STATE_HOME") {
-        return std::path::PathBuf::from(d).join("solr-dedup");
-    }
-    if let Some(h) = var("HOME") {
-        return std::path::PathBuf::from(h).join(".local/state/solr-dedup");
-    }
-    ".solr-dedup-state".into()
+/// The environment the command line is resolved against.
+struct Resolver<'e> {
+    env: &'e Environment,
 }
 
-/// URL arguments: `-` alone (or none) means standard input, given as an empty list.
-fn stdin_dash(urls: Vec<String>) -> Vec<String> {
-    if urls.len() == 1 && urls[0] == "-" {
-        Vec::new()
-    } else {
-        urls
-    }
-}
-
-impl SolrConfig {
-    /// `--solr`, else `SOLR_URL`; `None` when neither is set.
-    pub(crate) fn from_args(args: &SolrArgs, concurrency: u64) -> Option<SolrConfig> {
-        let url = args.solr.clone().or_else(|| {
-            std::env::var("SOLR_URL")
-                .ok()
-                .filter(|u| !u.trim().is_empty())
-        })?;
-        Some(SolrConfig {
+impl Resolver<'_> {
+    /// `--solr`, else `SOLR_URL`; `None` when neither is set. Credentials come from `--auth-file`,
+    /// else `SOLR_USER` and `SOLR_PASSWORD` (both or neither), else the URL's user info.
+    fn solr(&self, args: &SolrArgs, concurrency: u64) -> Result<Option<SolrConfig>, ConfigError> {
+        let Some(url) = args.solr.clone().or_else(|| self.env.solr_url.clone()) else {
+            return Ok(None);
+        };
+        Ok(Some(SolrConfig {
             url,
-            auth_file: args.auth_file.clone(),
+            credentials: self.credentials(args.auth_file.as_deref())?,
             timeout: Duration::from_secs(args.timeout),
             retries: usize::try_from(args.retries).unwrap_or(5),
             concurrency: usize::try_from(concurrency).unwrap_or(4),
             max_response_bytes: usize::try_from(args.max_response_bytes).unwrap_or(usize::MAX),
+        }))
+    }
+
+    fn credentials(&self, auth_file: Option<&Path>) -> Result<Option<Credentials>, ConfigError> {
+        if let Some(path) = auth_file {
+            let text = std::fs::read_to_string(path).map_err(|source| {
+                ConfigError::AuthFileUnreadable {
+                    path: path.to_owned(),
+                    source,
+                }
+            })?;
+            return Credentials::parse_line(&text).map(Some).map_err(|problem| {
+                ConfigError::AuthFile {
+                    path: path.to_owned(),
+                    problem,
+                }
+            });
+        }
+        match (&self.env.solr_user, &self.env.solr_password) {
+            (Some(user), Some(password)) => Ok(Some(Credentials::new(user, password))),
+            (Some(_), None) => Err(ConfigError::HalfCredentials("SOLR_USER", "SOLR_PASSWORD")),
+            (None, Some(_)) => Err(ConfigError::HalfCredentials("SOLR_PASSWORD", "SOLR_USER")),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// serve's bearer token: the first line of `--token-file`, else `SOLR_DEDUP_TOKEN`.
+    fn token(&self, file: Option<&Path>) -> Result<Option<Token>, ConfigError> {
+        let text = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| {
+                    ConfigError::TokenFileUnreadable {
+                        path: path.to_owned(),
+                        source,
+                    }
+                })?;
+                Some(text.lines().next().unwrap_or("").to_owned())
+            }
+            None => self.env.token.clone(),
+        };
+        text.map(|t| Token::new(&t)).transpose()
+    }
+
+    /// `--input`, else `--solr` / `SOLR_URL`, with `--filter` and `--max-line-bytes`.
+    fn index(
+        &self,
+        input: &Option<PathBuf>,
+        solr: &SolrArgs,
+        concurrency: u64,
+        filter: Option<String>,
+        max_line_bytes: u64,
+    ) -> Result<IndexConfig, ConfigError> {
+        let source = match input {
+            Some(path) => Source::File(path.clone()),
+            None => match self.solr(solr, concurrency)? {
+                Some(solr) => Source::Solr(solr),
+                None => Source::Missing,
+            },
+        };
+        Ok(IndexConfig {
+            source,
+            filter,
+            max_line_bytes: usize::try_from(max_line_bytes).unwrap_or(usize::MAX),
         })
     }
-}
 
-/// The field names after `--field NAME=FIELD` renames.
-fn field_names(renames: &[(String, String)]) -> FieldNames {
-    let mut fields = FieldNames::default();
-    for (name, field) in renames {
-        fields.rename(name, field);
-    }
-    fields
-}
-
-/// `--input`, else `--solr` / `SOLR_URL`.
-fn source(input: &Option<std::path::PathBuf>, solr: &SolrArgs, concurrency: u64) -> Source {
-    match (input, SolrConfig::from_args(solr, concurrency)) {
-        (Some(path), _) => Source::File(path.clone()),
-        (None, Some(solr)) => Source::Solr(solr),
-        (None, None) => Source::Missing,
-    }
-}
-
-impl From<SchemaArgs> for SchemaConfig {
-    fn from(args: SchemaArgs) -> Self {
+    fn schema(&self, args: SchemaArgs) -> Result<SchemaConfig, ConfigError> {
         let fields = field_names(&args.fields);
-        SchemaConfig {
+        Ok(SchemaConfig {
             apply: args.action == SchemaAction::Apply,
             dry_run: args.dry_run,
-            solr: SolrConfig::from_args(&args.solr, 1),
+            solr: self.solr(&args.solr, 1)?,
             engine: EngineConfig {
                 fields,
                 dimensions: args.dimensions.0,
                 ..EngineConfig::default()
             },
-            verbosity: args.verbose,
-        }
+            log: self.env.logging(args.verbose),
+        })
     }
-}
 
-impl From<RunArgs> for JobConfig {
-    fn from(args: RunArgs) -> Self {
-        let mut c = job(args.job, false);
+    /// `run`'s options (serve takes the same).
+    fn run(&self, args: RunArgs) -> Result<JobConfig, ConfigError> {
+        let mut c = self.job(args.job, false)?;
         c.output = args.output;
         c.output_format = match args.output_format {
             OutputFormatArg::Updates => OutputFormat::Updates,
@@ -218,41 +238,68 @@ impl From<RunArgs> for JobConfig {
             CommitArg::Within(ms) => CommitMode::Within(ms),
         };
         c.allow_lossy = args.allow_lossy_atomic_updates;
+        Ok(c)
+    }
+
+    /// `solr-dedup run`: its options and its report.
+    fn run_command(&self, args: RunCommandArgs) -> Result<JobConfig, ConfigError> {
+        Ok(self.with_report(self.run(args.run)?, args.report))
+    }
+
+    /// `solr-dedup check`.
+    fn check(&self, args: CheckArgs) -> Result<JobConfig, ConfigError> {
+        let mut c = self.job(args.job, true)?;
+        c.engine.full = args.full;
+        Ok(self.with_report(c, args.report))
+    }
+
+    fn with_report(&self, mut c: JobConfig, args: ReportArgs) -> JobConfig {
+        c.report = args.report.map(Input::from_arg);
+        c.quiet = args.quiet;
+        c.state_dir = Some(
+            args.state_dir
+                .unwrap_or_else(|| self.env.default_state_dir()),
+        );
         c
     }
-}
 
-impl From<CheckArgs> for JobConfig {
-    fn from(args: CheckArgs) -> Self {
-        let mut c = job(args.job, true);
-        c.engine.full = args.full;
-        c.with_report(args.report)
+    fn job(&self, args: JobArgs, check: bool) -> Result<JobConfig, ConfigError> {
+        let index = self.index(
+            &args.input,
+            &args.solr,
+            args.concurrency,
+            args.filter.clone(),
+            args.max_line_bytes,
+        )?;
+        let log = self.env.logging(args.verbose);
+        Ok(job(args, index, check, log))
     }
 }
 
-impl From<RunCommandArgs> for JobConfig {
-    fn from(args: RunCommandArgs) -> Self {
-        JobConfig::from(args.run).with_report(args.report)
+/// URL arguments: `-` alone (or none) means standard input, given as an empty list.
+fn stdin_dash(urls: Vec<String>) -> Vec<String> {
+    if urls.len() == 1 && urls[0] == "-" {
+        Vec::new()
+    } else {
+        urls
     }
 }
 
-impl JobConfig {
-    fn with_report(mut self, args: ReportArgs) -> Self {
-        self.report = args.report.map(Input::from_arg);
-        self.quiet = args.quiet;
-        self.state_dir = Some(args.state_dir.unwrap_or_else(default_state_dir));
-        self
+/// The field names after `--field NAME=FIELD` renames.
+fn field_names(renames: &[(String, String)]) -> FieldNames {
+    let mut fields = FieldNames::default();
+    for (name, field) in renames {
+        fields.rename(name, field);
     }
+    fields
 }
 
-fn job(args: JobArgs, check: bool) -> JobConfig {
+fn job(args: JobArgs, index: IndexConfig, check: bool, log: Logging) -> JobConfig {
     let fields = field_names(&args.fields);
     let signer = signer(&args.options);
-    let source = source(&args.input, &args.solr, args.concurrency);
     JobConfig {
         check,
-        source,
-        filter: args.filter.clone(),
+        index,
         allow_lossy: false,
         near_optional: args.dimensions.is_none(),
         chrome: args.chrome.clone(),
@@ -261,7 +308,6 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
         output_format: OutputFormat::Updates,
         report: None,
         state_dir: None,
-        max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
         engine: EngineConfig {
             fields,
             write_fuzzy_text: signer.scheme == Scheme::Yacy,
@@ -298,7 +344,7 @@ fn job(args: JobArgs, check: bool) -> JobConfig {
             temp_dir: args.temp_dir.clone(),
             ..EngineConfig::default()
         },
-        verbosity: args.verbose,
+        log,
         quiet: false,
     }
 }
@@ -341,7 +387,7 @@ mod tests {
     fn config(args: &[&str]) -> Config {
         let cli = Cli::try_parse_from(std::iter::once("solr-dedup").chain(args.iter().copied()))
             .expect("parses");
-        Config::from(cli)
+        resolve(cli, &Environment::default()).expect("resolves")
     }
 
     fn sig(args: &[&str]) -> SignatureConfig {
@@ -395,8 +441,8 @@ mod tests {
     #[test]
     fn the_source_is_the_file_or_the_core() {
         let c = job(&["run", "--input", "d.jsonl", "--filter", "a:1 b:2"]);
-        assert_eq!(c.source, Source::File(PathBuf::from("d.jsonl")));
-        assert_eq!(c.filter.as_deref(), Some("a:1 b:2"));
+        assert_eq!(c.index.source, Source::File(PathBuf::from("d.jsonl")));
+        assert_eq!(c.index.filter.as_deref(), Some("a:1 b:2"));
         let c = job(&[
             "run",
             "--solr",
@@ -406,7 +452,7 @@ mod tests {
             "--retries",
             "2",
         ]);
-        let Source::Solr(s) = c.source else {
+        let Source::Solr(s) = c.index.source else {
             panic!("not solr")
         };
         assert_eq!(s.url, "http://127.0.0.1:8983/solr/c");

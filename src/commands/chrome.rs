@@ -13,12 +13,10 @@ use crate::signature::chrome::{ChromeModel, WARN_REMOVED};
 
 /// Learns a model and writes it.
 pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
-    init_logging(c.verbosity);
+    init_logging(&c.log);
     let f = &c.fields;
     let index = Index {
-        source: &c.source,
-        filter: c.filter.as_deref(),
-        max_line_bytes: c.max_line_bytes,
+        config: &c.index,
         missing: "no documents to learn from",
     };
     let required = [("id", f.id.as_str()), ("sku", &f.url), ("text_t", &f.text)];

@@ -81,8 +81,8 @@ pub(crate) struct Stoppable<'a, P> {
 }
 
 impl<P: Progress> Progress for Stoppable<'_, P> {
-    fn phase(&self, name: &'static str) {
-        self.inner.phase(name);
+    fn phase(&self, phase: crate::engine::progress::Phase) {
+        self.inner.phase(phase);
     }
 
     fn expect(&self, documents: u64) {

@@ -23,11 +23,11 @@ use crate::store::file::Output;
 /// whatever the outcome: a failed run's says so (`outcome`, `error`, `exit`) with what the run did
 /// before it failed, so that it is never the previous run's file.
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
-    init_logging(c.verbosity);
+    init_logging(&c.log);
     probe_report(c)?;
     let c = &ready(c).inspect_err(|f| failure_report(c, None, f, "failed"))?;
     // In file mode a signal stops the run cleanly (see `interrupt`); against Solr the default stays.
-    let interrupt = matches!(c.source, Source::File(_))
+    let interrupt = matches!(c.index.source, Source::File(_))
         .then(Interrupt::install)
         .flatten();
     let progress = Stoppable {
@@ -45,7 +45,7 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
         Ok(report) => return finish(c, report),
         Err(failed) => failed,
     };
-    if matches!(c.source, Source::File(_)) {
+    if matches!(c.index.source, Source::File(_)) {
         // The file store writes its output only when a run ends: nothing was written.
         partial.documents.written = 0;
         partial.work.written_docs = 0;
@@ -118,7 +118,7 @@ fn perform_keeping(
     progress: &dyn Progress,
 ) -> Result<Result<Report, (EngineError, Box<Report>)>, Failure> {
     // Against Solr, signing runs on the calling thread's pool; the runtime's workers read ahead.
-    let threads = match c.source {
+    let threads = match c.index.source {
         Source::Solr(_) => Threads::Workers,
         _ => Threads::Caller,
     };
@@ -130,7 +130,7 @@ async fn execute(
     c: &JobConfig,
     progress: &dyn Progress,
 ) -> Result<Result<Report, (EngineError, Box<Report>)>, Failure> {
-    let output = match &c.source {
+    let output = match &c.index.source {
         Source::File(path) => file_output(c, path)?,
         _ => {
             refuse_output(c)?;
@@ -139,9 +139,7 @@ async fn execute(
     };
     let mut engine = c.engine.clone();
     let index = Index {
-        source: &c.source,
-        filter: c.filter.as_deref(),
-        max_line_bytes: c.max_line_bytes,
+        config: &c.index,
         missing: "no documents to work on",
     };
     let purpose = Purpose::Job {
@@ -179,7 +177,7 @@ async fn execute(
 
 /// Against Solr the updates go to the core: `--output` is refused (`run` and `serve`).
 pub(crate) fn refuse_output(c: &JobConfig) -> Result<(), Failure> {
-    if matches!(c.source, Source::Solr(_)) && c.output.is_some() {
+    if matches!(c.index.source, Source::Solr(_)) && c.output.is_some() {
         return Err(anyhow!(
             "--output is for file mode; against Solr the updates go to the core (use --dry-run to write nothing)"
         )
@@ -259,7 +257,7 @@ fn failure_report(c: &JobConfig, partial: Option<&Report>, failure: &Failure, ou
         Some(Input::Stdin) => true,
         // Never over the input or the output (the refusal of exactly that may be the failure).
         Some(Input::File(path)) => {
-            !matches!(&c.source, Source::File(input) if same_file(input, path))
+            !matches!(&c.index.source, Source::File(input) if same_file(input, path))
                 && !c
                     .output
                     .as_ref()

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::engine::progress::Meter;
+use crate::engine::progress::{Meter, Phase};
 use crate::engine::Progress;
 
 /// [`Progress`] as an `indicatif` spinner.
@@ -57,8 +57,9 @@ impl Spinner {
 }
 
 impl Progress for Spinner {
-    fn phase(&self, name: &'static str) {
-        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = (name, Instant::now(), None);
+    fn phase(&self, phase: Phase) {
+        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) =
+            (phase.name(), Instant::now(), None);
         self.done.store(0, Ordering::Relaxed);
         self.show();
     }
@@ -86,7 +87,7 @@ mod tests {
     #[test]
     fn the_line_shows_the_phase_total_and_clamps_the_count() {
         let s = Spinner::new(true);
-        s.phase("rank");
+        s.phase(Phase::Rank);
         s.expect(18_547);
         s.advance(112_669);
         let line = s.line();
@@ -95,7 +96,7 @@ mod tests {
             "{line}"
         );
         // A new phase starts from 0, without the last one's total.
-        s.phase("write");
+        s.phase(Phase::Write);
         assert!(s.line().starts_with("write, 0 documents, "), "{}", s.line());
     }
 }

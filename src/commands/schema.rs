@@ -4,25 +4,25 @@ use std::io::Write;
 
 use anyhow::{anyhow, Context};
 
-use super::common::failure::solr_failure;
-use super::common::open::connect;
+use super::common::open::open_failure;
 use super::common::{init_logging, runtime, Threads};
 use super::schema_fit::{add_commands, inspect, SchemaReport};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
-use crate::solr::schema::SchemaInfo;
+use crate::store::open::SchemaApi;
 
 /// Runs `schema check` or `schema apply`.
 pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
-    init_logging(c.verbosity);
+    init_logging(&c.log);
     let solr = c.solr.as_ref().ok_or_else(|| {
         anyhow!("no core given: use --solr URL (or set SOLR_URL), e.g. http://127.0.0.1:8983/solr/collection1")
     })?;
-    let client = connect(solr)?;
+    let api = SchemaApi::connect(solr).map_err(open_failure)?;
     runtime(Threads::Caller)?.block_on(async {
-        let schema = SchemaInfo::fetch(&client)
+        let schema = api
+            .read("cannot read the schema")
             .await
-            .map_err(|e| solr_failure(e, "cannot read the schema"))?;
+            .map_err(open_failure)?;
         let report = inspect(&schema, &c.engine);
         let mut out = std::io::stdout().lock();
         let missing = report.missing_required();
@@ -38,24 +38,22 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
                 .context("cannot write to standard output")?;
                 return Ok(Exit::Ok);
             }
-            client
-                .schema_post(&commands)
-                .await
-                .map_err(|e| solr_failure(e, "the Schema API refused to add the fields"))?;
+            api.post(&commands).await.map_err(open_failure)?;
             let names: Vec<&str> = to_add.iter().map(|n| n.name.as_str()).collect();
             writeln!(out, "added {}", names.join(", "))
                 .context("cannot write to standard output")?;
             // What is left is what apply cannot fix.
-            let schema = SchemaInfo::fetch(&client)
+            let schema = api
+                .read("cannot read the schema again")
                 .await
-                .map_err(|e| solr_failure(e, "cannot read the schema again"))?;
+                .map_err(open_failure)?;
             let report = inspect(&schema, &c.engine);
-            return verdict(&report, &mut out, client.core_url());
+            return verdict(&report, &mut out, api.core_url());
         }
         if c.apply {
             writeln!(out, "nothing to add").context("cannot write to standard output")?;
         }
-        verdict(&report, &mut out, client.core_url())
+        verdict(&report, &mut out, api.core_url())
     })
 }
 

@@ -20,7 +20,7 @@ use tokio::runtime::Handle;
 use tracing::{info, warn};
 
 use super::common::load::load_rules;
-use super::common::open::{check_filter, connect, light_file, light_solr, parse_filter, Index};
+use super::common::open::{open_failure, target, Index};
 use super::common::{init_logging, runtime, Threads};
 use super::job::{perform, ready, refuse_output};
 use super::progress::Spinner;
@@ -29,13 +29,12 @@ use super::{Exit, Failure};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Order, Progress};
 use crate::groups::{biggest_groups, explain, lookup, on_host, Found, GroupView};
-use crate::server::predictions::{self, Loader, Predictions};
+use crate::server::predictions::{self, LoadError, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
 use crate::server::{router, AppState, Backend, BackendError, Metrics, Settings};
-use crate::solr::error::TransportKind;
-use crate::solr::{Client, SolrError};
-use crate::store::{Filter, Store, StoreErrorKind};
+use crate::store::open::parse_filter;
+use crate::store::{open_light, Filter, LightIndex, Store};
 
 /// The index as the server sees it: the `run` command's job, and light reads for the page.
 pub struct IndexBackend {
@@ -43,64 +42,19 @@ pub struct IndexBackend {
     filter: Filter,
     /// The server's runtime: a run drives its job on it from its own thread.
     rt: Handle,
-    /// How light reads reach the index.
-    reads: Reads,
+    /// How light reads reach the index: a Solr core's store kept for the server's life, or the
+    /// file opened at each read.
+    reads: LightIndex,
 }
-
-/// How the page's light reads reach the index.
-enum Reads {
-    /// A Solr core: one store and its client, kept for the server's life.
-    Solr {
-        /// The core's URL without credentials.
-        core_url: String,
-        /// The store light reads go through (no read-ahead, no `/export`).
-        store: Arc<dyn Store>,
-        /// The store's client (its clone: the same connections), for counts.
-        client: Client,
-        /// A client that tries once with a short time limit, for the health probe: a page or a
-        /// probe waits seconds, not minutes.
-        quick: Client,
-        /// Its time limit.
-        timeout: Duration,
-    },
-    /// A file, opened at each read: it may have changed (opening it sends no request).
-    File(PathBuf),
-}
-
-/// The health probe's time limit at most.
-const QUICK: Duration = Duration::from_secs(5);
 
 impl IndexBackend {
     /// A backend for the job's source ([`ready`]), on the current runtime, which it keeps; fails as
     /// `run` would on a filter or a core URL it refuses. Solr being down is not a reason not to
     /// serve: the runs and the health report it.
     pub async fn open(job: JobConfig) -> Result<Self, Failure> {
-        let filter = parse_filter(&job.source, job.filter.as_deref())?;
-        let reads = match &job.source {
-            Source::Solr(solr) => {
-                let client = connect(solr)?;
-                if let Some(text) = &job.filter {
-                    // A filter Solr refuses would fail every run: refuse it now.
-                    match check_filter(&client, text).await {
-                        Err(f) if f.exit == Exit::Usage => return Err(f),
-                        Err(f) => warn!("{:#}", f.error),
-                        Ok(()) => {}
-                    }
-                }
-                let mut quick = solr.clone();
-                quick.retries = 0;
-                quick.timeout = quick.timeout.min(QUICK);
-                Reads::Solr {
-                    core_url: client.core_url().to_owned(),
-                    store: light_solr(client.clone(), &job.engine.fields),
-                    client,
-                    quick: connect(&quick)?,
-                    timeout: quick.timeout,
-                }
-            }
-            Source::File(path) => Reads::File(path.clone()),
-            Source::Missing => return Err(anyhow!("no index").into()),
-        };
+        let target = target(&job.index, &job.engine.fields, "no index")?;
+        let filter = parse_filter(target.location, target.filter).map_err(open_failure)?;
+        let reads = open_light(target).await.map_err(open_failure)?;
         Ok(IndexBackend {
             job,
             filter,
@@ -111,11 +65,9 @@ impl IndexBackend {
 
     /// The store for a few light reads: the kept one, or the file opened now.
     fn store(&self) -> Result<Arc<dyn Store>, BackendError> {
-        match &self.reads {
-            Reads::Solr { store, .. } => Ok(store.clone()),
-            Reads::File(path) => light_file(path, &self.job.engine.fields, self.job.max_line_bytes)
-                .map_err(|e| BackendError::new(e.kind(), chain(&e))),
-        }
+        self.reads
+            .store()
+            .map_err(|e| BackendError::new(e.kind(), chain(&e)))
     }
 }
 
@@ -129,45 +81,6 @@ fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     line
-}
-
-/// What the health probe of the core at `core_url` tells a person when it failed, in one line:
-/// `Solr at URL is unreachable: connection refused`, rather than the HTTP stack's whole chain.
-fn health_error(core_url: &str, timeout: Duration, e: &SolrError) -> BackendError {
-    let kind = crate::store::solr::kind_of(e);
-    let last = match e {
-        SolrError::Exhausted { last, .. } => last,
-        e => e,
-    };
-    let message = match last {
-        SolrError::Transport {
-            kind: TransportKind::Timeout,
-            ..
-        } => format!(
-            "Solr at {core_url} is unreachable: no answer within {} s",
-            timeout.as_secs_f64()
-        ),
-        SolrError::Transport { reason, .. } => {
-            format!("Solr at {core_url} is unreachable: {}", cause(reason))
-        }
-        other => other.to_string(),
-    };
-    BackendError::new(kind, message)
-}
-
-/// The innermost cause of a flattened transport error (`… tcp connect error: Connection refused
-/// (os error 111)` is `connection refused`).
-fn cause(reason: &str) -> String {
-    let last = reason.rsplit(": ").next().unwrap_or(reason).trim();
-    let last = match last.rfind(" (os error ") {
-        Some(at) if last.ends_with(')') => &last[..at],
-        _ => last,
-    };
-    let mut chars = last.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => reason.to_owned(),
-    }
 }
 
 /// Solr's admin UI for the core at `core_url` (`http://h:8983/solr/core` has its overview at
@@ -194,26 +107,22 @@ fn version_time(version: &str) -> Option<f64> {
 #[async_trait]
 impl Backend for IndexBackend {
     fn describe(&self) -> String {
-        match &self.reads {
-            Reads::File(path) => format!("file {}", path.display()),
-            Reads::Solr { core_url, .. } => format!("solr {core_url}"),
+        match (&self.reads.file(), &self.reads.core_url()) {
+            (Some(path), _) => format!("file {}", path.display()),
+            (None, Some(core_url)) => format!("solr {core_url}"),
+            (None, None) => "no index".to_owned(),
         }
     }
 
     fn document_link(&self, id: &str) -> Option<String> {
-        let Reads::Solr { core_url, .. } = &self.reads else {
-            return None;
-        };
+        let core_url = self.reads.core_url()?;
         let q = format!("{{!term f={}}}{id}", self.job.engine.fields.id);
         let q: String = url::form_urlencoded::byte_serialize(q.as_bytes()).collect();
         Some(format!("{core_url}/select?q={q}"))
     }
 
     fn admin_link(&self) -> Option<String> {
-        let Reads::Solr { core_url, .. } = &self.reads else {
-            return None;
-        };
-        solr_admin_link(core_url)
+        solr_admin_link(self.reads.core_url()?)
     }
 
     fn settings(&self) -> Option<Settings> {
@@ -222,41 +131,21 @@ impl Backend for IndexBackend {
             scheme: e.signer.scheme.name().to_owned(),
             dimensions: e.dimensions.iter().map(|d| d.name().to_owned()).collect(),
             scope: e.scope.name().to_owned(),
-            filter: self.job.filter.clone(),
+            filter: self.job.index.filter.clone(),
             chrome_model: self.job.chrome.as_ref().map(|p| p.display().to_string()),
         })
     }
 
     async fn health(&self) -> Result<(), BackendError> {
-        match &self.reads {
-            Reads::File(path) => std::fs::metadata(path).map(|_| ()).map_err(|e| {
-                BackendError::new(
-                    StoreErrorKind::Io,
-                    format!("cannot read {}: {e}", path.display()),
-                )
-            }),
-            Reads::Solr {
-                core_url,
-                quick,
-                timeout,
-                ..
-            } => {
-                let ping = vec![
-                    ("q".to_owned(), "*:*".to_owned()),
-                    ("rows".to_owned(), "0".to_owned()),
-                ];
-                quick
-                    .select(ping)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| health_error(core_url, *timeout, &e))
-            }
-        }
+        self.reads
+            .ping()
+            .await
+            .map_err(|e| BackendError::new(e.kind(), e.to_string()))
     }
 
     fn effective(&self, options: RunOptions) -> RunOptions {
         let file_without_output =
-            matches!(self.job.source, Source::File(_)) && self.job.output.is_none();
+            matches!(self.job.index.source, Source::File(_)) && self.job.output.is_none();
         RunOptions {
             check: options.check,
             full: options.full || self.job.engine.full,
@@ -279,7 +168,7 @@ impl Backend for IndexBackend {
                 error: None,
             },
             Ok(Err(EngineError::Cancelled(mut report))) => {
-                let error = if matches!(job.source, Source::File(_)) {
+                let error = if matches!(job.index.source, Source::File(_)) {
                     // The file store writes --output only when a run ends: nothing was written.
                     report.documents.written = 0;
                     report.work.written_docs = 0;
@@ -307,18 +196,8 @@ impl Backend for IndexBackend {
     }
 
     async fn count(&self) -> Option<u64> {
-        let Reads::Solr { client, .. } = &self.reads else {
-            return None;
-        };
-        let mut params = vec![
-            ("q".to_owned(), "*:*".to_owned()),
-            ("rows".to_owned(), "0".to_owned()),
-        ];
-        for fq in crate::store::solr::filter::fqs(&self.filter) {
-            params.push(("fq".to_owned(), fq));
-        }
-        let answer = client.select(params).await.ok()?;
-        answer.pointer("/response/numFound")?.as_u64()
+        self.reads.core_url()?;
+        self.store().ok()?.count(&self.filter).await.ok()?
     }
 
     async fn change_mark(&self) -> Result<String, BackendError> {
@@ -341,15 +220,15 @@ impl Backend for IndexBackend {
     }
 
     async fn last_change(&self) -> Option<f64> {
-        match &self.reads {
-            Reads::File(path) => std::fs::metadata(path)
+        match self.reads.file() {
+            Some(path) => std::fs::metadata(path)
                 .ok()?
                 .modified()
                 .ok()?
                 .duration_since(std::time::UNIX_EPOCH)
                 .ok()
                 .map(|d| d.as_secs_f64()),
-            Reads::Solr { .. } => {
+            None => {
                 // The mark is `COUNT/MAX_VERSION`; Solr makes a `_version_` from the time it
                 // was given, in milliseconds, shifted left by 20 bits.
                 let mark = self.store().ok()?.change_mark(&self.filter).await.ok()?;
@@ -417,36 +296,10 @@ fn reread_rules(job: &mut JobConfig) {
     }
 }
 
-/// The bearer token: the first line of `--token-file`, else `SOLR_DEDUP_TOKEN`.
-fn token(c: &ServeConfig) -> Result<Option<String>, Failure> {
-    let token = match &c.token_file {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the token file {}", path.display()))?;
-            Some(text.lines().next().unwrap_or("").trim().to_owned())
-        }
-        None => std::env::var("SOLR_DEDUP_TOKEN")
-            .ok()
-            .map(|t| t.trim().to_owned()),
-    };
-    match token {
-        Some(t) if t.is_empty() => Err(anyhow!(
-            "the bearer token is empty; put at least 16 characters in --token-file or SOLR_DEDUP_TOKEN"
-        )
-        .into()),
-        Some(t) if t.len() < 16 => Err(anyhow!(
-            "the bearer token is too short ({} characters); use at least 16 (e.g. `openssl rand -hex 24`)",
-            t.len()
-        )
-        .into()),
-        t => Ok(t),
-    }
-}
-
 /// Serves until stopped.
 pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
-    init_logging(c.verbosity.max(1));
-    let token = token(c)?;
+    init_logging(&c.log.at_least(1));
+    let token = c.token.as_ref().map(|t| t.expose().to_owned());
     if !c.listen.ip().is_loopback() && token.is_none() {
         return Err(anyhow!(
             "listening on {} (not loopback) needs a bearer token: --token-file FILE or SOLR_DEDUP_TOKEN",
@@ -462,7 +315,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         None => None,
     };
     if (rules.is_some() || c.every.is_some() || c.after_quiet.is_some())
-        && matches!(c.job.source, Source::Missing)
+        && matches!(c.job.index.source, Source::Missing)
     {
         return Err(anyhow!(
             "no index: give --solr URL (or set SOLR_URL) for a Solr core, or --input FILE for a file"
@@ -492,7 +345,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
     // What would make every run fail is refused now, with the line `run` would print (the core's
     // URL and credentials: `IndexBackend::open`).
     refuse_output(&job)?;
-    if let Source::File(path) = &job.source {
+    if let Source::File(path) = &job.index.source {
         std::fs::metadata(path)
             .with_context(|| format!("cannot read the input {}", path.display()))?;
     }
@@ -502,11 +355,11 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
     };
     // The server's one runtime: requests, the schedule, and the futures of runs and rebuilds.
     runtime(Threads::Workers)?.block_on(async {
-        let backend: Option<Arc<dyn Backend>> = match job.source {
+        let backend: Option<Arc<dyn Backend>> = match job.index.source {
             Source::Missing => None,
             _ => Some(Arc::new(IndexBackend::open(job.clone()).await?)),
         };
-        let runs = Arc::new(Runs::open(&c.state_dir).map_err(|e| anyhow!(e))?);
+        let runs = Arc::new(Runs::open(&c.state_dir).map_err(anyhow::Error::new)?);
         let index = match (rules, c.rules.as_deref()) {
             (Some(Some(rules)), Some(path)) => {
                 let ix = prediction_index(&job, rules).await?;
@@ -581,9 +434,7 @@ async fn prediction_index(
     rules: crate::urlrules::Rules,
 ) -> Result<crate::urlrules::predict::Index, Failure> {
     let index = Index {
-        source: &job.source,
-        filter: job.filter.as_deref(),
-        max_line_bytes: job.max_line_bytes,
+        config: &job.index,
         missing: "no index",
     };
     let (fields, batch) = (&job.engine.fields, job.engine.batch_size);
@@ -597,9 +448,9 @@ fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
     let job = job.clone();
     let rules = rules.to_path_buf();
     Box::new(move || {
-        let rules = load_rules(&rules).map_err(|f| format!("{:#}", f.error))?;
+        let rules = load_rules(&rules).map_err(|f| LoadError(f.error.into()))?;
         rt.block_on(prediction_index(&job, rules))
-            .map_err(|f| format!("{:#}", f.error))
+            .map_err(|f| LoadError(f.error.into()))
     })
 }
 
@@ -680,53 +531,5 @@ mod tests {
             Some("https://h/x/solr/#/c/core-overview")
         );
         assert_eq!(solr_admin_link("core"), None);
-    }
-
-    #[test]
-    fn a_transport_error_reads_as_its_innermost_cause() {
-        for (reason, want) in [
-            (
-                "error sending request for url (http://127.0.0.1:1/solr/c/select?wt=json): client error (Connect): tcp connect error: Connection refused (os error 111)",
-                "connection refused",
-            ),
-            (
-                "error sending request for url (http://nohost.invalid/solr/c/select?wt=json): client error (Connect): dns error: failed to lookup address information: Name or service not known",
-                "name or service not known",
-            ),
-            ("connection reset", "connection reset"),
-        ] {
-            assert_eq!(cause(reason), want, "{reason}");
-        }
-    }
-
-    #[test]
-    fn the_health_line_names_the_core_and_the_kind() {
-        let core = "http://127.0.0.1:1/solr/c";
-        let refused = SolrError::Transport {
-            url: format!("{core}/select"),
-            reason: "client error (Connect): tcp connect error: Connection refused (os error 111)"
-                .into(),
-            kind: TransportKind::Connect,
-        };
-        let e = health_error(core, QUICK, &refused);
-        assert_eq!(
-            e.message,
-            "Solr at http://127.0.0.1:1/solr/c is unreachable: connection refused"
-        );
-        assert_eq!(e.kind, StoreErrorKind::Unreachable);
-        let slow = SolrError::Exhausted {
-            attempts: 1,
-            last: Box::new(SolrError::Transport {
-                url: format!("{core}/select"),
-                reason: "operation timed out".into(),
-                kind: TransportKind::Timeout,
-            }),
-        };
-        let e = health_error(core, QUICK, &slow);
-        assert_eq!(
-            e.message,
-            "Solr at http://127.0.0.1:1/solr/c is unreachable: no answer within 5 s"
-        );
-        assert_eq!(e.kind, StoreErrorKind::Timeout);
     }
 }

@@ -24,7 +24,7 @@ const NO_INDEX: &str = "no index";
 
 /// `urls learn`.
 pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
-    init_logging(c.verbosity);
+    init_logging(&c.log);
     let f = &c.fields;
     let light = vec![
         f.id.clone(),
@@ -34,9 +34,7 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
     ];
     let progress = Spinner::new(c.quiet);
     let index = Index {
-        source: &c.source,
-        filter: c.filter.as_deref(),
-        max_line_bytes: c.max_line_bytes,
+        config: &c.index,
         missing: NO_INDEX,
     };
     let required = [("id", f.id.as_str()), ("sku", &f.url)];
@@ -173,14 +171,12 @@ pub(super) async fn index_of(
 
 /// `urls predict`.
 pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
-    init_logging(c.verbosity);
+    init_logging(&c.log);
     let rules = load_rules(&c.rules)?;
     let f = &c.fields;
     let progress = Spinner::new(c.quiet);
     let index = Index {
-        source: &c.source,
-        filter: c.filter.as_deref(),
-        max_line_bytes: c.max_line_bytes,
+        config: &c.index,
         missing: NO_INDEX,
     };
     let index =

@@ -105,7 +105,7 @@ use group::Groups;
 pub use guard::{SchemeMismatch, SchemeSettings};
 pub use needs::{needs, FieldKind, Need};
 use open::Todo;
-pub use progress::{Progress, Silent};
+pub use progress::{Phase, Progress, Silent};
 use rank::Ranked;
 use records::{Keys, Rec, Records, Recs};
 pub use report::{DimensionReport, DocumentCounts, MemoryReport, Name, Report};
@@ -454,7 +454,10 @@ async fn execute_rounds<S: Store>(
     if writes && report.documents.written > 0 {
         let t = Instant::now();
         store.commit(cfg.commit).await?;
-        *report.phases_ms.entry("commit".into()).or_default() += t.elapsed().as_millis() as u64;
+        *report
+            .phases_ms
+            .entry(Phase::Commit.name().into())
+            .or_default() += t.elapsed().as_millis() as u64;
     } else if writes {
         // Nothing to write still produces the (empty) output a file user asked for.
         store.commit(CommitMode::None).await?;
@@ -678,7 +681,7 @@ impl<S: Store> Round<'_, S> {
         // Passes B and C may read the light fields again.
         self.store.hint_rereads(&self.plan.query());
         let t = Instant::now();
-        self.progress.phase("scan");
+        self.progress.phase(Phase::Scan);
         if let Some(total) = self.store.known_count(&self.plan.cfg.filter) {
             self.progress.expect(total);
         }
@@ -694,7 +697,10 @@ impl<S: Store> Round<'_, S> {
         // Re-indexed between the light read and the text read: not in this round's records. The
         // round decides the rest; the next one takes them in.
         let skipped = report.documents.changed_during_run - changed_before;
-        *report.phases_ms.entry("scan".into()).or_default() += t.elapsed().as_millis() as u64;
+        *report
+            .phases_ms
+            .entry(Phase::Scan.name().into())
+            .or_default() += t.elapsed().as_millis() as u64;
         info!(
             documents = recs.len(),
             signed = signed_docs,
@@ -737,7 +743,7 @@ impl<S: Store> Round<'_, S> {
         if self.plan.on(Dimension::Near) {
             let t = Instant::now();
             // Its own phase: it reads documents again (all of them at most).
-            self.progress.phase("near");
+            self.progress.phase(Phase::Near);
             self.progress.expect(recs.len() as u64);
             let input = NearInput {
                 records: Records {
@@ -749,7 +755,10 @@ impl<S: Store> Round<'_, S> {
             };
             let near = self.near_groups(report, input).await?;
             groups[Dimension::Near.index()] = Some(near);
-            *report.phases_ms.entry("near".into()).or_default() += t.elapsed().as_millis() as u64;
+            *report
+                .phases_ms
+                .entry(Phase::Near.name().into())
+                .or_default() += t.elapsed().as_millis() as u64;
         }
         for d in Dimension::ALL {
             if let Some(g) = &groups[d.index()] {
@@ -777,7 +786,7 @@ impl<S: Store> Round<'_, S> {
             open: &open,
             pending: &sigs,
         };
-        self.progress.phase("rank");
+        self.progress.phase(Phase::Rank);
         // A full read goes over every document again; lookups over those of the groups to decide.
         let rereads = |reads: &[Filter]| {
             if reads.len() == 1 && reads[0] == self.plan.cfg.filter {
@@ -806,7 +815,7 @@ impl<S: Store> Round<'_, S> {
             // spelling than its normalised form. Reading everything finds it.
             debug!(missed, "lookups missed documents; ranking from a full read");
             reads = vec![self.plan.cfg.filter.clone()];
-            self.progress.phase("rank");
+            self.progress.phase(Phase::Rank);
             self.progress.expect(rereads(&reads));
             best = self
                 .pass_b(
@@ -821,10 +830,13 @@ impl<S: Store> Round<'_, S> {
         }
         let Ranked { best, stash, .. } = best;
         best.count_deciding_rules(report);
-        *report.phases_ms.entry("rank".into()).or_default() += t.elapsed().as_millis() as u64;
+        *report
+            .phases_ms
+            .entry(Phase::Rank.name().into())
+            .or_default() += t.elapsed().as_millis() as u64;
 
         let t = Instant::now();
-        self.progress.phase("write");
+        self.progress.phase(Phase::Write);
         self.progress.expect(rereads(&reads));
         let Written { unsettled } = self
             .pass_c(
@@ -838,7 +850,10 @@ impl<S: Store> Round<'_, S> {
                 },
             )
             .await?;
-        *report.phases_ms.entry("write".into()).or_default() += t.elapsed().as_millis() as u64;
+        *report
+            .phases_ms
+            .entry(Phase::Write.name().into())
+            .or_default() += t.elapsed().as_millis() as u64;
         self.progress.finish();
         Ok(RoundOutcome {
             unsettled: unsettled + skipped,

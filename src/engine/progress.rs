@@ -6,10 +6,68 @@
 //! (a phase may read a few documents more than expected, such as pages indexed during the run), the
 //! ETA follows from the rate, and numbers are written with thousands separators.
 
+/// The steps of a run, and of the learners on the engine's readers, in the order they come, as
+/// progress and the report name them (the report's `phases_ms` keys, serve's `phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// A run reads the index (a chrome learner too): signatures and keys of every document.
+    Scan,
+    /// A run joins the near-duplicate keys.
+    Near,
+    /// A run ranks each group's members.
+    Rank,
+    /// A run writes its updates.
+    Write,
+    /// A run commits them.
+    Commit,
+    /// `chrome learn` reads each site's sample of texts.
+    Sample,
+    /// `urls learn` reads the URLs.
+    Read,
+    /// `urls learn` pairs the URLs of the same content.
+    Pairs,
+    /// `urls learn` derives the rules.
+    Rules,
+    /// The index of canonical forms is built (`urls predict`, serve's predictions).
+    Index,
+}
+
+impl Phase {
+    /// The name the report, the API and the progress line use.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Phase::Scan => "scan",
+            Phase::Near => "near",
+            Phase::Rank => "rank",
+            Phase::Write => "write",
+            Phase::Commit => "commit",
+            Phase::Sample => "sample",
+            Phase::Read => "read",
+            Phase::Pairs => "pairs",
+            Phase::Rules => "rules",
+            Phase::Index => "index",
+        }
+    }
+
+    /// The phases of a run in order, with the share of the whole run each one's bar covers.
+    const RUN: [(Phase, f64); 4] = [
+        (Phase::Scan, 0.5),
+        (Phase::Near, 0.1),
+        (Phase::Rank, 0.2),
+        (Phase::Write, 0.2),
+    ];
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A receiver of a run's progress. Called from the engine's task; cheap calls only.
 pub trait Progress: Send + Sync {
-    /// A phase begins (`scan`, `near`, `rank`, `write`); its count starts from 0.
-    fn phase(&self, name: &'static str);
+    /// A phase begins; its count starts from 0.
+    fn phase(&self, phase: Phase);
     /// The current phase goes through about `documents` documents (called after
     /// [`Progress::phase`] when the engine knows: its own total, not the index's).
     fn expect(&self, _documents: u64) {}
@@ -31,13 +89,10 @@ pub trait Progress: Send + Sync {
 pub struct Silent;
 
 impl Progress for Silent {
-    fn phase(&self, _: &'static str) {}
+    fn phase(&self, _: Phase) {}
     fn advance(&self, _: u64) {}
     fn finish(&self) {}
 }
-
-/// The phases of a run in order, with the share of the whole run each one's bar covers.
-const PHASES: [(&str, f64); 4] = [("scan", 0.5), ("near", 0.1), ("rank", 0.2), ("write", 0.2)];
 
 /// A phase's progress as shown: the count clamped to the total, the rate and the ETA.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,17 +154,20 @@ impl Meter {
 }
 
 /// How far the whole run is, from 0 to 1: the phases before `phase` are done, and `phase` is
-/// `fraction` done (0 when unknown). An unknown phase name counts as the start.
-pub fn run_fraction(phase: &str, fraction: Option<f64>) -> f64 {
+/// `fraction` done (0 when unknown). No phase yet, or one that is not a run's, counts as the start.
+pub fn run_fraction(phase: Option<Phase>, fraction: Option<f64>) -> f64 {
+    let Some(phase) = phase else {
+        return 0.0;
+    };
     let mut before = 0.0;
-    for (name, share) in PHASES {
-        if name == phase {
+    for (step, share) in Phase::RUN {
+        if step == phase {
             return (before + share * fraction.unwrap_or(0.0).clamp(0.0, 1.0)).min(1.0);
         }
         before += share;
     }
     match phase {
-        "commit" => 1.0,
+        Phase::Commit => 1.0,
         _ => 0.0,
     }
 }
@@ -211,17 +269,18 @@ mod tests {
 
     #[test]
     fn one_bar_covers_the_whole_run() {
-        assert_eq!(run_fraction("starting", None), 0.0);
-        assert_eq!(run_fraction("scan", Some(0.5)), 0.25);
-        assert_eq!(run_fraction("scan", None), 0.0);
-        assert!((run_fraction("rank", Some(0.5)) - 0.7).abs() < 1e-9);
-        assert_eq!(run_fraction("write", Some(1.0)), 1.0);
-        assert_eq!(run_fraction("write", Some(7.0)), 1.0, "clamped");
-        assert_eq!(run_fraction("commit", None), 1.0);
+        use Phase::*;
+        assert_eq!(run_fraction(None, None), 0.0);
+        assert_eq!(run_fraction(Some(Scan), Some(0.5)), 0.25);
+        assert_eq!(run_fraction(Some(Scan), None), 0.0);
+        assert!((run_fraction(Some(Rank), Some(0.5)) - 0.7).abs() < 1e-9);
+        assert_eq!(run_fraction(Some(Write), Some(1.0)), 1.0);
+        assert_eq!(run_fraction(Some(Write), Some(7.0)), 1.0, "clamped");
+        assert_eq!(run_fraction(Some(Commit), None), 1.0);
         // Phases only go forward.
-        let order: Vec<f64> = ["scan", "near", "rank", "write", "commit"]
+        let order: Vec<f64> = [Scan, Near, Rank, Write, Commit]
             .iter()
-            .map(|p| run_fraction(p, Some(0.0)))
+            .map(|&p| run_fraction(Some(p), Some(0.0)))
             .collect();
         assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
     }

@@ -20,7 +20,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::engine::doc::get_str;
 use crate::engine::pages::Pages;
 use crate::engine::url_key::host_name;
-use crate::engine::{EngineError, Progress};
+use crate::engine::{EngineError, Phase, Progress};
 use crate::model::FieldNames;
 use crate::signature::chrome::{site_key, ChromeModel, SiteCounter, Skipped, FORMAT};
 use crate::signature::near;
@@ -79,7 +79,7 @@ pub async fn learn<S: Store>(
         fields: vec![f.id.clone(), f.url.clone()],
         rows: s.batch_size.max(1),
     };
-    progress.phase("scan");
+    progress.phase(Phase::Scan);
     let mut pages = Pages::new(progress);
     while let Some(page) = pages.next(store, &query).await? {
         work.light_docs += page.docs.len() as u64;
@@ -122,7 +122,7 @@ pub async fn learn<S: Store>(
         hosts: BTreeMap::new(),
         skipped: Skipped::default(),
     };
-    progress.phase("sample");
+    progress.phase(Phase::Sample);
     let text_fields = vec![f.id.clone(), f.text.clone()];
     for (name, h) in hosts {
         if h.pages < s.min_pages as u64 {

@@ -19,7 +19,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::engine::doc::{get_i64, get_str};
 use crate::engine::pages::Pages;
-use crate::engine::{EngineError, Progress, Silent};
+use crate::engine::{EngineError, Phase, Progress, Silent};
 use crate::model::FieldNames;
 use crate::signature::Signer;
 use crate::store::{Filter, ReadQuery, Store};
@@ -90,7 +90,7 @@ pub async fn learn<S: Store>(
         rows: s.batch_size.max(1),
     };
     store.hint_rereads(&query);
-    progress.phase("read");
+    progress.phase(Phase::Read);
     let text_fields = vec![f.id.clone(), f.url.clone(), f.text.clone()];
     // With near clusters as content, a page without one (added since the last run) is keyed by its
     // exact signature's cluster where another page with that signature has one: its URL and
@@ -186,7 +186,7 @@ pub async fn learn<S: Store>(
             let _ = learner.add_page(&url, content);
         }
     }
-    progress.phase("pairs");
+    progress.phase(Phase::Pairs);
     let query = ReadQuery {
         filter: s.filter.clone(),
         fields: vec![f.url.clone()],
@@ -201,7 +201,7 @@ pub async fn learn<S: Store>(
             }
         }
     }
-    progress.phase("rules");
+    progress.phase(Phase::Rules);
     let (rules, summary) = learner.finish(s.min_estimate);
     progress.finish();
     debug!(?work, ?summary, "learned URL rules");
@@ -229,7 +229,7 @@ pub async fn load_index<S: Store>(
         fields: vec![fields.id.clone(), fields.url.clone()],
         rows: batch_size.max(1),
     };
-    progress.phase("index");
+    progress.phase(Phase::Index);
     let mut pages = Pages::new(progress);
     while let Some(page) = pages.next(store, &query).await? {
         for doc in &page.docs {

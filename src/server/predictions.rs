@@ -26,7 +26,32 @@ use super::runs::{Runs, State};
 use crate::urlrules::predict::Index;
 
 /// Builds the prediction index anew (blocking: it reads every indexed URL).
-pub type Loader = Box<dyn Fn() -> Result<Index, String> + Send + Sync>;
+pub type Loader = Box<dyn Fn() -> Result<Index, LoadError> + Send + Sync>;
+
+/// Why the prediction index could not be built (the rules file, the index's read, or the loader
+/// stopping on an internal error); `/api/status` shows it as `reload_error`, with its causes.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", chain(.0.as_ref()))]
+pub struct LoadError(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl LoadError {
+    /// An error with only a message.
+    pub fn msg(message: impl Into<String>) -> Self {
+        LoadError(message.into().into())
+    }
+}
+
+/// An error and its causes in one line (`context: cause`).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        line.push_str(": ");
+        line.push_str(&s.to_string());
+        source = s.source();
+    }
+    line
+}
 
 /// An index and when it was loaded.
 pub struct Loaded {
@@ -166,7 +191,7 @@ impl Predictions {
         loop {
             self.again.store(false, Ordering::SeqCst);
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(loader))
-                .unwrap_or_else(|_| Err("the loader stopped on an internal error".to_owned()));
+                .unwrap_or_else(|_| Err(LoadError::msg("the loader stopped on an internal error")));
             let mut last_error = self.last_error.lock().unwrap_or_else(|e| e.into_inner());
             match outcome {
                 Ok(index) => {
@@ -177,7 +202,7 @@ impl Predictions {
                 }
                 Err(e) => {
                     warn!(error = %e, "cannot reload the prediction index; the one loaded before answers");
-                    *last_error = Some(e);
+                    *last_error = Some(e.to_string());
                 }
             }
             drop(last_error);
@@ -249,7 +274,7 @@ mod tests {
         let c = calls.clone();
         let loader: Loader = Box::new(move || match c.fetch_add(1, Ordering::SeqCst) {
             0 => Ok(index_of(&["http://a.example/1", "http://a.example/2"])),
-            _ => Err("Solr is down".to_owned()),
+            _ => Err(LoadError::msg("Solr is down")),
         });
         let p = Arc::new(Predictions::new(
             index_of(&["http://a.example/1"]),
@@ -276,7 +301,7 @@ mod tests {
         let calls = Arc::new(AtomicU32::new(0));
         let c = calls.clone();
         let loader: Loader = Box::new(move || match c.fetch_add(1, Ordering::SeqCst) {
-            0 => Err("cannot read the rules rules.json".to_owned()),
+            0 => Err(LoadError::msg("cannot read the rules rules.json")),
             _ => Ok(index_of(&["http://a.example/1"])),
         });
         let p = Arc::new(Predictions::waiting(loader, "no rules yet".to_owned()));

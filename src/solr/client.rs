@@ -98,7 +98,7 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 256 << 20;
 
 /// `text` with everything between `://` and the last `@` replaced by `***@`: a URL that does not
 /// parse cannot say where its user info ends, so all that may be user info goes.
-fn without_user_info(text: &str) -> String {
+pub fn without_user_info(text: &str) -> String {
     match (text.find("://"), text.rfind('@')) {
         (Some(s), Some(at)) if at > s + 3 => format!("{}***{}", &text[..s + 3], &text[at..]),
         (None, Some(at)) => format!("***{}", &text[at..]),

@@ -18,6 +18,7 @@
 
 pub mod file;
 pub mod filter;
+pub mod open;
 pub mod solr;
 
 use std::sync::Arc;
@@ -26,6 +27,9 @@ use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 pub use filter::{Filter, FilterError};
+pub use open::{
+    connect, open_light, Connection, LightIndex, Location, OpenError, SolrConfig, Target,
+};
 
 /// A Solr document as JSON: field name to value.
 pub type Doc = Map<String, Value>;
@@ -400,6 +404,31 @@ pub trait Store: Send + Sync {
         0
     }
 
+    /// Whether the store answers now, asked once and quickly (serve's health probe); the error says
+    /// why not in one line. By default: it does.
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// How many documents of `filter` there are now, asked of the store (unlike
+    /// [`Store::known_count`], the count when it was opened); `None` when it cannot tell with one
+    /// cheap request (the default).
+    async fn count(&self, _filter: &Filter) -> Result<Option<u64>, StoreError> {
+        Ok(None)
+    }
+
+    /// Documents in which a field holding one value held several, of which the first was taken
+    /// (the file store; Solr refuses such a document when it is indexed). By default 0.
+    fn multi_valued_first_taken(&self) -> u64 {
+        0
+    }
+
+    /// The bytes the store's own structures wrote to temporary files past their share of
+    /// `--memory` (the file store's id index and pending updates). By default 0.
+    fn spilled_bytes(&self) -> u64 {
+        0
+    }
+
     /// What this store's work costs, for the report's `work.modelled_solr_ms`. Every store says:
     /// a wrapper forwards its inner store's.
     fn cost_model(&self) -> CostModel;
@@ -453,6 +482,18 @@ macro_rules! forward_store {
             }
             fn requests(&self) -> u64 {
                 (**self).requests()
+            }
+            async fn ping(&self) -> Result<(), StoreError> {
+                (**self).ping().await
+            }
+            async fn count(&self, filter: &Filter) -> Result<Option<u64>, StoreError> {
+                (**self).count(filter).await
+            }
+            fn multi_valued_first_taken(&self) -> u64 {
+                (**self).multi_valued_first_taken()
+            }
+            fn spilled_bytes(&self) -> u64 {
+                (**self).spilled_bytes()
             }
             fn cost_model(&self) -> CostModel {
                 (**self).cost_model()

@@ -260,8 +260,8 @@ impl Store for Counted {
 struct Recorded(std::sync::Mutex<Vec<(&'static str, u64)>>);
 
 impl engine::Progress for Recorded {
-    fn phase(&self, name: &'static str) {
-        self.0.lock().unwrap().push((name, 0));
+    fn phase(&self, phase: engine::progress::Phase) {
+        self.0.lock().unwrap().push((phase.name(), 0));
     }
     fn expect(&self, documents: u64) {
         self.0.lock().unwrap().push(("expect", documents));

@@ -45,7 +45,7 @@ pub(crate) struct Decided {
 impl Decided {
     /// The kept order of the job's core, when it has a state folder and is a Solr core.
     pub(crate) fn of(c: &JobConfig) -> Option<Decided> {
-        let (Source::Solr(solr), Some(dir)) = (&c.source, &c.state_dir) else {
+        let (Source::Solr(solr), Some(dir)) = (&c.index.source, &c.state_dir) else {
             return None;
         };
         let target = match url::Url::parse(solr.url.trim()) {
@@ -60,7 +60,7 @@ impl Decided {
         Some(Decided {
             path: dir.join("decided").join(name),
             target,
-            filter: c.filter.clone(),
+            filter: c.index.filter.clone(),
         })
     }
 

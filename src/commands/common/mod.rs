@@ -15,22 +15,25 @@ use anyhow::Context;
 use tracing_subscriber::EnvFilter;
 
 use super::Failure;
+use crate::config::Logging;
 
-/// Logs go to standard error: warnings by default, more with -v / -vv, or as `RUST_LOG` says.
-pub(crate) fn init_logging(verbosity: u8) {
-    let default = match verbosity {
+/// Logs go to standard error: warnings by default, more with -v / -vv, or as `RUST_LOG` says;
+/// colours only for a person at a terminal (a log file, a pipe or journald gets plain text, and
+/// NO_COLOR turns them off anywhere), as the configuration settled ([`Logging`]).
+pub(crate) fn init_logging(log: &Logging) {
+    let default = match log.verbosity {
         0 => "warn",
         1 => "info",
         _ => "debug,hyper_util=info,reqwest=info",
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    // Colours only for a person at a terminal: a log file, a pipe or journald gets plain text, and
-    // NO_COLOR (no-color.org) turns them off anywhere.
-    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none();
+    let filter = log
+        .directives
+        .as_deref()
+        .and_then(|d| EnvFilter::try_new(d).ok())
+        .unwrap_or_else(|| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(colour)
+        .with_ansi(log.colour)
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();

@@ -22,7 +22,7 @@ use tracing::{info, warn};
 use utoipa::ToSchema;
 
 use super::Backend;
-use crate::engine::progress::{run_fraction, Meter};
+use crate::engine::progress::{run_fraction, Meter, Phase};
 use crate::engine::{DocumentCounts, Name, Progress, SolrWork};
 
 /// Records kept in the state directory; older ones are removed.
@@ -61,7 +61,8 @@ pub struct ProgressView {
 
 /// The progress of the run going on, shared between its thread and the API.
 pub struct Live {
-    phase: Mutex<(&'static str, Instant)>,
+    /// The phase (none before the first) and when it began.
+    phase: Mutex<(Option<Phase>, Instant)>,
     done: AtomicU64,
     /// The documents of the index (of the filter), when the backend could count them.
     count: Mutex<Option<u64>>,
@@ -75,7 +76,7 @@ pub struct Live {
 impl Live {
     fn new() -> Self {
         Live {
-            phase: Mutex::new(("starting", Instant::now())),
+            phase: Mutex::new((None, Instant::now())),
             done: AtomicU64::new(0),
             count: Mutex::new(None),
             total: Mutex::new(None),
@@ -103,7 +104,7 @@ impl Live {
             phase: if self.cancel.load(Ordering::Relaxed) {
                 "cancelling".to_owned()
             } else {
-                phase.to_owned()
+                phase.map_or("starting", Phase::name).to_owned()
             },
             done: meter.done,
             total: meter.total,
@@ -117,12 +118,12 @@ impl Live {
 }
 
 impl Progress for Live {
-    fn phase(&self, name: &'static str) {
-        *lock(&self.phase) = (name, Instant::now());
+    fn phase(&self, phase: Phase) {
+        *lock(&self.phase) = (Some(phase), Instant::now());
         self.done.store(0, Ordering::Relaxed);
         // The scan reads the index; another phase's total is its own, once the engine tells it.
-        *lock(&self.total) = match name {
-            "scan" => *lock(&self.count),
+        *lock(&self.total) = match phase {
+            Phase::Scan => *lock(&self.count),
             _ => None,
         };
     }
@@ -213,16 +214,54 @@ fn now() -> f64 {
         .map_or(0.0, |d| (d.as_secs_f64() * 1000.0).round() / 1000.0)
 }
 
+/// Why the state directory cannot be used: one line that says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StateDirError {
+    /// Its `runs` folder cannot be made.
+    #[error("cannot create the state directory {}: {error}; give a writable one with --state-dir", dir.display())]
+    Create {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Its lock file cannot be opened.
+    #[error("cannot open {}: {error}", path.display())]
+    Open {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Another server holds its lock.
+    #[error("another solr-dedup serve uses the state directory {}; stop it, or give this one its own --state-dir", .0.display())]
+    Busy(PathBuf),
+    /// Its lock cannot be taken for another reason.
+    #[error("cannot lock {}: {error}", path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Its `runs` folder cannot be listed.
+    #[error("cannot read {}: {error}", dir.display())]
+    Read {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
 impl Runs {
     /// Opens the state directory (creating it), loads the kept records and closes those a stopped
     /// server left `running`.
-    pub fn open(dir: &Path) -> Result<Runs, String> {
+    pub fn open(dir: &Path) -> Result<Runs, StateDirError> {
         let runs_dir = dir.join("runs");
-        std::fs::create_dir_all(&runs_dir).map_err(|e| {
-            format!(
-                "cannot create the state directory {}: {e}; give a writable one with --state-dir",
-                runs_dir.display()
-            )
+        std::fs::create_dir_all(&runs_dir).map_err(|error| StateDirError::Create {
+            dir: runs_dir.clone(),
+            error,
         })?;
         let lock_path = dir.join("lock");
         let lock_file = std::fs::OpenOptions::new()
@@ -230,23 +269,26 @@ impl Runs {
             .truncate(false)
             .write(true)
             .open(&lock_path)
-            .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+            .map_err(|error| StateDirError::Open {
+                path: lock_path.clone(),
+                error,
+            })?;
         if let Err(e) = lock_file.try_lock() {
             return Err(match e {
-                std::fs::TryLockError::WouldBlock => format!(
-                    "another solr-dedup serve uses the state directory {}; stop it, or give this one its own --state-dir",
-                    dir.display()
-                ),
-                std::fs::TryLockError::Error(e) => {
-                    format!("cannot lock {}: {e}", lock_path.display())
-                }
+                std::fs::TryLockError::WouldBlock => StateDirError::Busy(dir.to_owned()),
+                std::fs::TryLockError::Error(error) => StateDirError::Lock {
+                    path: lock_path,
+                    error,
+                },
             });
         }
         let mut records = BTreeMap::new();
         // Ids go on from every record file, also one that cannot be read (never reused).
         let mut last_id = 0;
-        let entries = std::fs::read_dir(&runs_dir)
-            .map_err(|e| format!("cannot read {}: {e}", runs_dir.display()))?;
+        let entries = std::fs::read_dir(&runs_dir).map_err(|error| StateDirError::Read {
+            dir: runs_dir.clone(),
+            error,
+        })?;
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some("json") {

@@ -8,7 +8,7 @@ fn a_phase_shows_its_own_total_and_never_runs_past_it() {
     let live = Live::new();
     live.set_total(18_547);
     live.round(1);
-    live.phase("scan");
+    live.phase(Phase::Scan);
     live.advance(112_669);
     let v = live.view();
     assert_eq!(
@@ -17,7 +17,7 @@ fn a_phase_shows_its_own_total_and_never_runs_past_it() {
     );
     assert_eq!(v.percent, 50.0, "the scan is half of the run's bar");
     // The rank phase looks 300 documents up: its own total, not the index's.
-    live.phase("rank");
+    live.phase(Phase::Rank);
     assert_eq!(live.view().total, None);
     live.expect(300);
     live.advance(150);
@@ -78,7 +78,11 @@ fn a_record_left_running_is_closed_as_interrupted() {
     assert_eq!(lock(&again.inner).next_id, 9);
     // A second server on the same directory is refused while the first holds it.
     let err = Runs::open(dir.path()).err().expect("locked");
-    assert!(err.contains("another solr-dedup serve"), "{err}");
+    assert!(matches!(err, StateDirError::Busy(_)), "{err}");
+    assert!(
+        err.to_string().contains("another solr-dedup serve"),
+        "{err}"
+    );
 }
 
 /// The records of `tests/fixtures/serve-state`, as the server wrote them before its records

@@ -110,11 +110,12 @@ pub enum OutputFormat {
 }
 
 /// Where the output goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Output {
     /// A file, written atomically at commit.
     File(PathBuf),
     /// Standard output, written at commit.
+    #[default]
     Stdout,
 }
 

@@ -4,6 +4,14 @@ use super::*;
 
 #[async_trait::async_trait]
 impl Store for FileStore {
+    fn multi_valued_first_taken(&self) -> u64 {
+        FileStore::multi_valued_first_taken(self)
+    }
+
+    fn spilled_bytes(&self) -> u64 {
+        FileStore::spilled_bytes(self)
+    }
+
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         evaluable(&query.filter)?;
         let start = parse_cursor(cursor)?;

@@ -42,6 +42,7 @@ mod shards;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -85,6 +86,45 @@ pub fn kind_of(e: &SolrError) -> StoreErrorKind {
     }
 }
 
+/// What a failed health probe of the core at `core_url` tells a person, in one line: `Solr at URL
+/// is unreachable: connection refused`, rather than the HTTP stack's whole chain.
+fn health_error(core_url: &str, timeout: Duration, e: &SolrError) -> StoreError {
+    let kind = kind_of(e);
+    let last = match e {
+        SolrError::Exhausted { last, .. } => last,
+        e => e,
+    };
+    let message = match last {
+        SolrError::Transport {
+            kind: TransportKind::Timeout,
+            ..
+        } => format!(
+            "Solr at {core_url} is unreachable: no answer within {} s",
+            timeout.as_secs_f64()
+        ),
+        SolrError::Transport { reason, .. } => {
+            format!("Solr at {core_url} is unreachable: {}", cause(reason))
+        }
+        other => other.to_string(),
+    };
+    StoreError::new(kind, message)
+}
+
+/// The innermost cause of a flattened transport error (`… tcp connect error: Connection refused
+/// (os error 111)` is `connection refused`).
+fn cause(reason: &str) -> String {
+    let last = reason.rsplit(": ").next().unwrap_or(reason).trim();
+    let last = match last.rfind(" (os error ") {
+        Some(at) if last.ends_with(')') => &last[..at],
+        _ => last,
+    };
+    let mut chars = last.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => reason.to_owned(),
+    }
+}
+
 /// The whole Solr error becomes the source: its message (URL, status, what to do) is the store
 /// error's.
 impl From<SolrError> for StoreError {
@@ -113,6 +153,8 @@ pub struct SolrStore {
     leaders: Option<leaders::Leaders>,
     /// A filter and how many documents it selected when the store was opened (`numFound`).
     count: Option<(Filter, u64)>,
+    /// The health probe's client (tried once, with a short time limit) and that limit.
+    quick: Option<(Client, Duration)>,
 }
 
 struct Prefetch {
@@ -144,7 +186,15 @@ impl SolrStore {
             shards: None,
             leaders: None,
             count: None,
+            quick: None,
         }
+    }
+
+    /// Sends [`Store::ping`]'s probe through `quick` (a client that tries once, within `timeout`),
+    /// so that a health probe waits seconds, not the retries' minutes.
+    pub fn with_ping(mut self, quick: Client, timeout: Duration) -> Self {
+        self.quick = Some((quick, timeout));
+        self
     }
 
     /// Lets light reads go through `/export` when every field they ask for is one of `fields` (fields
@@ -486,6 +536,34 @@ impl Store for SolrStore {
         self.client.requests_sent()
     }
 
+    async fn ping(&self) -> Result<(), StoreError> {
+        let (client, timeout) = match &self.quick {
+            Some((client, timeout)) => (client, *timeout),
+            None => (&self.client, Duration::ZERO),
+        };
+        let params = vec![
+            ("q".to_owned(), "*:*".to_owned()),
+            ("rows".to_owned(), "0".to_owned()),
+        ];
+        client
+            .select(params)
+            .await
+            .map(|_| ())
+            .map_err(|e| health_error(client.core_url(), timeout, &e))
+    }
+
+    async fn count(&self, filter: &Filter) -> Result<Option<u64>, StoreError> {
+        let mut params = vec![
+            ("q".to_owned(), "*:*".to_owned()),
+            ("rows".to_owned(), "0".to_owned()),
+        ];
+        for fq in filter::fqs(filter) {
+            params.push(("fq".to_owned(), fq));
+        }
+        let answer = self.client.select(params).await?;
+        Ok(answer.pointer("/response/numFound").and_then(Value::as_u64))
+    }
+
     fn cost_model(&self) -> CostModel {
         SOLR_COSTS
     }
@@ -771,5 +849,53 @@ mod tests {
             "AoE",
         );
         assert!(all.iter().all(|(n, _)| n != "fq"));
+    }
+
+    #[test]
+    fn a_transport_error_reads_as_its_innermost_cause() {
+        for (reason, want) in [
+            (
+                "error sending request for url (http://127.0.0.1:1/solr/c/select?wt=json): client error (Connect): tcp connect error: Connection refused (os error 111)",
+                "connection refused",
+            ),
+            (
+                "error sending request for url (http://nohost.invalid/solr/c/select?wt=json): client error (Connect): dns error: failed to lookup address information: Name or service not known",
+                "name or service not known",
+            ),
+            ("connection reset", "connection reset"),
+        ] {
+            assert_eq!(cause(reason), want, "{reason}");
+        }
+    }
+
+    #[test]
+    fn the_health_line_names_the_core_and_the_kind() {
+        let core = "http://127.0.0.1:1/solr/c";
+        let refused = SolrError::Transport {
+            url: format!("{core}/select"),
+            reason: "client error (Connect): tcp connect error: Connection refused (os error 111)"
+                .into(),
+            kind: TransportKind::Connect,
+        };
+        let e = health_error(core, Duration::from_secs(5), &refused);
+        assert_eq!(
+            e.to_string(),
+            "Solr at http://127.0.0.1:1/solr/c is unreachable: connection refused"
+        );
+        assert_eq!(e.kind(), StoreErrorKind::Unreachable);
+        let slow = SolrError::Exhausted {
+            attempts: 1,
+            last: Box::new(SolrError::Transport {
+                url: format!("{core}/select"),
+                reason: "operation timed out".into(),
+                kind: TransportKind::Timeout,
+            }),
+        };
+        let e = health_error(core, Duration::from_secs(5), &slow);
+        assert_eq!(
+            e.to_string(),
+            "Solr at http://127.0.0.1:1/solr/c is unreachable: no answer within 5 s"
+        );
+        assert_eq!(e.kind(), StoreErrorKind::Timeout);
     }
 }

@@ -2,7 +2,16 @@
 //! types past this point ([`crate::cli`] fills it in; nothing here knows the command line).
 //!
 //! Keeping the commands off clap means they can be driven from tests (or a later config file) by
-//! building these structs directly.
+//! building these structs directly. The environment is read once, into [`env::Environment`], and
+//! resolved into these structs with the command line in one place ([`crate::cli::resolve`]):
+//! credentials, serve's token, the log's colours and filter arrive here settled, and no command
+//! reads the environment itself.
+
+pub mod env;
+
+/// How to reach a Solr core: the store layer's, resolved here.
+pub use crate::store::SolrConfig;
+pub use env::{Environment, Logging};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,8 +55,9 @@ pub struct ServeConfig {
     pub rules: Option<PathBuf>,
     /// Where to listen.
     pub listen: std::net::SocketAddr,
-    /// A file holding the bearer token (else the environment's `SOLR_DEDUP_TOKEN`).
-    pub token_file: Option<PathBuf>,
+    /// The bearer token: the first line of `--token-file`, else `SOLR_DEDUP_TOKEN` (checked: at
+    /// least 16 characters); `None` when neither is given.
+    pub token: Option<Token>,
     /// Where the runs' records are kept.
     pub state_dir: PathBuf,
     /// `--every`: a run every so often.
@@ -56,17 +66,15 @@ pub struct ServeConfig {
     pub after_quiet: Option<Duration>,
     /// Origins allowed to frame the admin page.
     pub frame_ancestors: Vec<String>,
-    /// 0 quiet logs, 1 info, 2 debug.
-    pub verbosity: u8,
+    /// How logs are written (`-v`, `RUST_LOG`, colours).
+    pub log: Logging,
 }
 
 /// `solr-dedup urls learn`.
 #[derive(Debug, Clone)]
 pub struct UrlsLearnConfig {
-    /// Where the documents are.
-    pub source: Source,
-    /// `--filter` as given.
-    pub filter: Option<String>,
+    /// Where the documents are and which of them count.
+    pub index: IndexConfig,
     /// Where the rules go: a file (written atomically) or standard output.
     pub out: Input,
     /// A rule applies when its estimate reaches this.
@@ -77,14 +85,12 @@ pub struct UrlsLearnConfig {
     pub signer: Signer,
     /// Field names.
     pub fields: crate::model::FieldNames,
-    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
-    pub max_line_bytes: usize,
     /// Documents per read page.
     pub batch_size: usize,
     /// No progress bar.
     pub quiet: bool,
-    /// 0 quiet logs, 1 info, 2 debug.
-    pub verbosity: u8,
+    /// How logs are written (`-v`, `RUST_LOG`, colours).
+    pub log: Logging,
 }
 
 /// `solr-dedup urls predict`.
@@ -92,22 +98,18 @@ pub struct UrlsLearnConfig {
 pub struct UrlsPredictConfig {
     /// The rules file.
     pub rules: PathBuf,
-    /// Where the indexed documents are.
-    pub source: Source,
-    /// `--filter` as given.
-    pub filter: Option<String>,
+    /// Where the indexed documents are and which of them count.
+    pub index: IndexConfig,
     /// The URLs; empty: standard input.
     pub urls: Vec<String>,
     /// Field names.
     pub fields: crate::model::FieldNames,
-    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
-    pub max_line_bytes: usize,
     /// Documents per read page.
     pub batch_size: usize,
     /// No progress bar.
     pub quiet: bool,
-    /// 0 quiet logs, 1 info, 2 debug.
-    pub verbosity: u8,
+    /// How logs are written (`-v`, `RUST_LOG`, colours).
+    pub log: Logging,
 }
 
 /// `solr-dedup urls canonical`.
@@ -133,10 +135,8 @@ pub struct UrlsExportConfig {
 /// `solr-dedup chrome learn`.
 #[derive(Debug, Clone)]
 pub struct ChromeLearnConfig {
-    /// Where the documents are.
-    pub source: Source,
-    /// `--filter` as given.
-    pub filter: Option<String>,
+    /// Where the documents are and which of them count.
+    pub index: IndexConfig,
     /// Where the model goes: a file (written atomically) or standard output.
     pub out: Input,
     /// Pages sampled per site at most.
@@ -150,12 +150,10 @@ pub struct ChromeLearnConfig {
     pub shingle: usize,
     /// Field names.
     pub fields: crate::model::FieldNames,
-    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
-    pub max_line_bytes: usize,
     /// Documents per read page.
     pub batch_size: usize,
-    /// 0 quiet logs, 1 info, 2 debug.
-    pub verbosity: u8,
+    /// How logs are written (`-v`, `RUST_LOG`, colours).
+    pub log: Logging,
 }
 
 /// `solr-dedup near table`.
@@ -171,6 +169,18 @@ pub struct NearTableConfig {
     pub overlaps: Vec<f64>,
 }
 
+/// Where a command's documents are and which of them count: the index settings every command
+/// that reads documents shares (`--input` or `--solr`, `--filter`, `--max-line-bytes`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexConfig {
+    /// `--input` or `--solr` / `SOLR_URL`.
+    pub source: Source,
+    /// `--filter` as given.
+    pub filter: Option<String>,
+    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
+    pub max_line_bytes: usize,
+}
+
 /// Where the documents are.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
@@ -180,23 +190,6 @@ pub enum Source {
     Solr(SolrConfig),
     /// Neither was given.
     Missing,
-}
-
-/// How to reach a Solr core.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SolrConfig {
-    /// The core URL as given (it may hold user info, which the client moves out of it).
-    pub url: String,
-    /// `--auth-file`: one line `user:password`.
-    pub auth_file: Option<PathBuf>,
-    /// The time limit of one request.
-    pub timeout: Duration,
-    /// Retries after 5xx, timeouts and connection errors.
-    pub retries: usize,
-    /// Requests in flight.
-    pub concurrency: usize,
-    /// `--max-response-bytes`: the largest Solr answer read (for `/export`, the largest document).
-    pub max_response_bytes: usize,
 }
 
 /// `solr-dedup schema check|apply`.
@@ -210,8 +203,8 @@ pub struct SchemaConfig {
     pub solr: Option<SolrConfig>,
     /// The fields and dimensions that decide what is needed.
     pub engine: EngineConfig,
-    /// 0 quiet logs, 1 info, 2 debug.
-    pub verbosity: u8,
+    /// How logs are written (`-v`, `RUST_LOG`, colours).
+    pub log: Logging,
 }
 
 /// `solr-dedup run` or `solr-dedup check` on a file.
@@ -219,10 +212,9 @@ pub struct SchemaConfig {
 pub struct JobConfig {
     /// True for `check`: read only, exit 1 when anything is out of date.
     pub check: bool,
-    /// Where the documents are.
-    pub source: Source,
-    /// `--filter` as given: an `fq` for Solr, parsed for the file store.
-    pub filter: Option<String>,
+    /// Where the documents are and which of them count (`--filter`: an `fq` for Solr, parsed
+    /// for the file store).
+    pub index: IndexConfig,
     /// Write even when atomic updates would empty fields that are neither stored nor docValues.
     pub allow_lossy: bool,
     /// `--chrome`: the chrome model file the near signatures leave the host's chrome out by.
@@ -238,17 +230,84 @@ pub struct JobConfig {
     pub output_format: OutputFormat,
     /// Where the JSON report goes, if anywhere.
     pub report: Option<Input>,
-    /// File mode: the longest input line accepted, in bytes (`--max-line-bytes`).
-    pub max_line_bytes: usize,
     /// Everything the engine decides with.
     pub engine: EngineConfig,
     /// Where the order the core's flags were decided under is kept between runs (`--state-dir`;
     /// none: not kept, every run treats it as not known).
     pub state_dir: Option<PathBuf>,
-    /// 0 quiet logs, 1 info, 2 debug.
-    pub verbosity: u8,
+    /// How logs are written (`-v`, `RUST_LOG`, colours).
+    pub log: Logging,
     /// No summary on standard error.
     pub quiet: bool,
+}
+
+/// serve's bearer token, at least 16 characters; never shown by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    /// The token checked: empty or shorter than 16 characters is refused with what to do.
+    pub fn new(text: &str) -> Result<Token, ConfigError> {
+        let t = text.trim();
+        match t.len() {
+            0 => Err(ConfigError::TokenEmpty),
+            n if n < 16 => Err(ConfigError::TokenShort(n)),
+            _ => Ok(Token(t.to_owned())),
+        }
+    }
+
+    /// The token's text.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(<hidden>)")
+    }
+}
+
+/// A setting that cannot be resolved: one line saying what to do (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `--auth-file` cannot be read.
+    #[error("cannot read the auth file {}", path.display())]
+    AuthFileUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--auth-file` holds no `user:password` line.
+    #[error("auth file {}: {problem}", path.display())]
+    AuthFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: crate::solr::ConfigError,
+    },
+    /// One of `SOLR_USER` and `SOLR_PASSWORD` without the other.
+    #[error("{0} is set but {1} is not; set both, or use --auth-file")]
+    HalfCredentials(&'static str, &'static str),
+    /// `--token-file` cannot be read.
+    #[error("cannot read the token file {}", path.display())]
+    TokenFileUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An empty token.
+    #[error(
+        "the bearer token is empty; put at least 16 characters in --token-file or SOLR_DEDUP_TOKEN"
+    )]
+    TokenEmpty,
+    /// A token too short to be a secret.
+    #[error("the bearer token is too short ({0} characters); use at least 16 (e.g. `openssl rand -hex 24`)")]
+    TokenShort(usize),
 }
 
 /// Where a command reads its input.
