@@ -383,7 +383,7 @@ impl FakeSolr {
         let server_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("fake-solr".into())
-            // Room for the query parser's recursion up to its depth limit (query::STACK_DEPTH).
+            // Room for the query parser's recursion up to its depth limit (query::parse::STACK_DEPTH).
             .stack_size(16 << 20)
             .spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
