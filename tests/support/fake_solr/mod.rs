@@ -17,6 +17,9 @@
 //! handled synchronously under the core's lock. A fault that drops a connection makes the hyper
 //! service fail, which closes the connection without an answer.
 //!
+//! The HTTP side (accepting, recording, auth, writing answers) is in [`server`], the fault rules
+//! in [`fault`]; this module holds the fake's API and routes requests to the handlers.
+//!
 //! # Consequences
 //! Dropping the [`FakeSolr`] stops the server, cancels held requests and joins the thread. The
 //! fake works with sync tests (spawning the binary) and async tests alike, as it never runs on
@@ -44,6 +47,7 @@ pub mod analysis;
 pub mod cursor;
 pub mod error;
 pub mod facets;
+mod fault;
 pub mod index;
 pub mod json;
 pub mod query;
@@ -51,24 +55,22 @@ pub mod schema;
 pub mod search;
 #[cfg(test)]
 mod self_test;
+mod server;
 pub mod update;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use fault::{FaultEntry, FaultKind, FaultState};
+use server::accept_loop;
 
 pub use error::SolrError;
+pub use fault::{Fault, FaultHandle, FaultRule};
 pub use index::{CommitWithin, Core};
 pub use schema::Schema;
+pub use server::CUT_HEADER;
 
 /// One HTTP request as the handlers see it.
 #[derive(Clone, Debug)]
@@ -135,130 +137,6 @@ impl Default for FakeOptions {
             schema: Schema::transcripts(),
             commit_within: CommitWithin::Timer,
         }
-    }
-}
-
-/// A fault to inject.
-pub enum Fault {
-    /// Answer this status with Solr's JSON error body; the state is untouched.
-    Status(u16),
-    /// Wait, then handle the request normally.
-    Delay(Duration),
-    /// Close the connection with no answer; the state is untouched.
-    Drop,
-    /// Handle the request (the state changes), then close the connection with no answer.
-    DropAfterApply,
-    /// Handle the request, send the first this many bytes of its answer, then break the
-    /// connection off: an `/export` whose node goes away mid-stream.
-    CutAfter(usize),
-    /// For `/update` with a JSON array body: apply only the first `apply_first` documents, then
-    /// hold the request unanswered until the handle is released or dropped (or the client goes
-    /// away), then close the connection. Other requests are held without being applied.
-    Hold { apply_first: usize },
-    /// Run against the state just before the request is handled normally.
-    Hook(HookFn),
-}
-
-/// Where and when a fault applies.
-pub struct FaultRule {
-    /// Path prefix relative to the core (`/update`, `/select`, `/get`, `/schema`); `""` = any.
-    pub path: String,
-    /// Let this many matching requests through first.
-    pub skip: usize,
-    /// Then apply to this many (`usize::MAX` = forever).
-    pub times: usize,
-    pub fault: Fault,
-}
-
-impl FaultRule {
-    /// A rule for the next request to `path`.
-    pub fn once(path: &str, fault: Fault) -> FaultRule {
-        FaultRule {
-            path: path.into(),
-            skip: 0,
-            times: 1,
-            fault,
-        }
-    }
-}
-
-struct FaultState {
-    hits: Mutex<usize>,
-    cond: Condvar,
-    released: tokio::sync::watch::Sender<bool>,
-}
-
-/// A state change a [`Fault::Hook`] makes.
-pub type HookFn = Box<dyn FnOnce(&mut Core) + Send>;
-
-enum FaultKind {
-    Status(u16),
-    Delay(Duration),
-    Drop,
-    DropAfterApply,
-    CutAfter(usize),
-    Hold(usize),
-    Hook(Mutex<Option<HookFn>>),
-}
-
-struct FaultEntry {
-    path: String,
-    skip: usize,
-    times: usize,
-    seen: AtomicUsize,
-    kind: FaultKind,
-    state: Arc<FaultState>,
-}
-
-impl FaultState {
-    fn hit(&self) {
-        *self.hits.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.cond.notify_all();
-    }
-}
-
-/// Observes and releases one fault rule. The rule stays installed when the handle is dropped;
-/// dropping it releases a [`Fault::Hold`] as [`FaultHandle::release`] does.
-pub struct FaultHandle {
-    state: Arc<FaultState>,
-}
-
-impl FaultHandle {
-    /// Waits until the fault has been applied at least once; false on timeout. For `Hold`,
-    /// `DropAfterApply` and `Hook` the state change is done when this returns true.
-    pub fn wait_hit(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut hits = self.state.hits.lock().unwrap_or_else(|e| e.into_inner());
-        while *hits == 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            hits = self
-                .state
-                .cond
-                .wait_timeout(hits, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        true
-    }
-
-    /// How many requests the fault has been applied to.
-    pub fn hits(&self) -> usize {
-        *self.state.hits.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Lets held requests go (their connections are then closed without an answer); later
-    /// matches of a `Hold` rule are no longer held.
-    pub fn release(&self) {
-        self.state.released.send_replace(true);
-    }
-}
-
-impl Drop for FaultHandle {
-    fn drop(&mut self) {
-        self.release();
     }
 }
 
@@ -383,7 +261,7 @@ impl FakeSolr {
         let server_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("fake-solr".into())
-            // Room for the query parser's recursion up to its depth limit (query::STACK_DEPTH).
+            // Room for the query parser's recursion up to its depth limit (query::parse::STACK_DEPTH).
             .stack_size(16 << 20)
             .spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
@@ -527,324 +405,6 @@ impl Drop for FakeSolr {
             let _ = t.join();
         }
     }
-}
-
-async fn accept_loop(
-    listener: std::net::TcpListener,
-    shared: Arc<Shared>,
-    mut shutdown: tokio::sync::oneshot::Receiver<()>,
-) {
-    let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => return,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let shared = shared.clone();
-                tokio::spawn(async move {
-                    let svc = service_fn(move |req| serve(shared.clone(), req));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .await;
-                });
-            }
-        }
-    }
-}
-
-/// The error a service returns to make hyper close the connection without an answer.
-#[derive(Debug)]
-pub struct Dropped;
-
-impl std::fmt::Display for Dropped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("connection dropped by an injected fault")
-    }
-}
-
-impl std::error::Error for Dropped {}
-
-/// A header a handler sets to have its answer's body sent chunked and the connection closed after
-/// it, as Solr's servlet does to an error whose stack trace is longer than 64 KiB; never sent.
-pub const CUT_HEADER: &str = "x-fake-solr-cut";
-
-/// A body: whole, or sent and then broken off (see [`CUT_HEADER`]).
-pub struct Answer {
-    data: Option<Bytes>,
-    cut: bool,
-    /// A cut answer breaks off after this wait, so that hyper writes out what came before.
-    pause: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
-}
-
-impl hyper::body::Body for Answer {
-    type Data = Bytes;
-    type Error = Dropped;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Dropped>>> {
-        if self.data.is_none() && self.cut {
-            let pause = self
-                .pause
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(50))));
-            if std::future::Future::poll(pause.as_mut(), cx).is_pending() {
-                return std::task::Poll::Pending;
-            }
-        }
-        std::task::Poll::Ready(match self.data.take() {
-            Some(data) => Some(Ok(hyper::body::Frame::data(data))),
-            None if self.cut => Some(Err(Dropped)),
-            None => None,
-        })
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.data.is_none() && !self.cut
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match (&self.data, self.cut) {
-            (Some(d), false) => hyper::body::SizeHint::with_exact(d.len() as u64),
-            (None, false) => hyper::body::SizeHint::with_exact(0),
-            _ => hyper::body::SizeHint::default(),
-        }
-    }
-}
-
-fn to_hyper(resp: Resp) -> hyper::Response<Answer> {
-    let mut b = hyper::Response::builder()
-        .status(resp.status)
-        .header("Content-Type", resp.content_type);
-    let mut cut = false;
-    for (k, v) in resp.headers {
-        if k == CUT_HEADER {
-            cut = true;
-        } else {
-            b = b.header(k, v);
-        }
-    }
-    let body = Answer {
-        data: Some(Bytes::from(resp.body)),
-        cut,
-        pause: None,
-    };
-    b.body(body).expect("response")
-}
-
-fn set_status(shared: &Shared, index: usize, status: u16) {
-    if let Some(r) = shared
-        .requests
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get_mut(index)
-    {
-        r.status = Some(status);
-    }
-}
-
-fn percent_decode_path(p: &str) -> String {
-    url::form_urlencoded::parse(format!("x={}", p.replace('+', "%2B")).as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_else(|| p.to_string())
-}
-
-async fn serve(
-    shared: Arc<Shared>,
-    req: hyper::Request<Incoming>,
-) -> Result<hyper::Response<Answer>, Dropped> {
-    let method = req.method().as_str().to_string();
-    let full_path = percent_decode_path(req.uri().path());
-    let query = req.uri().query().unwrap_or("").to_string();
-    let header = |name: &str| {
-        req.headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(String::from)
-    };
-    let content_type = header("content-type");
-    let authorization = header("authorization");
-    let body = match req.into_body().collect().await {
-        Ok(b) => b.to_bytes().to_vec(),
-        Err(_) => return Err(Dropped),
-    };
-    let mut params: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect();
-    let is_form = content_type
-        .as_deref()
-        .is_some_and(|c| c.starts_with("application/x-www-form-urlencoded"));
-    if is_form {
-        params.extend(
-            url::form_urlencoded::parse(&body).map(|(k, v)| (k.into_owned(), v.into_owned())),
-        );
-    }
-    let core_prefix = format!("/solr/{}", shared.core_name);
-    let (path, node_level) = match full_path.strip_prefix(&core_prefix) {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => (rest.to_string(), false),
-        _ => (full_path.clone(), true),
-    };
-    let r = Req {
-        method: method.clone(),
-        path: path.clone(),
-        node_level,
-        params: params.clone(),
-        body: body.clone(),
-        content_type: content_type.clone(),
-    };
-    let index = {
-        let mut log = shared.requests.lock().unwrap_or_else(|e| e.into_inner());
-        log.push(Recorded {
-            method,
-            path,
-            params,
-            body,
-            content_type,
-            status: None,
-        });
-        log.len() - 1
-    };
-
-    if let Some(resp) = check_auth(&shared, &full_path, authorization.as_deref()) {
-        set_status(&shared, index, resp.status);
-        return Ok(to_hyper(resp));
-    }
-
-    let fault = pick_fault(&shared, &r);
-    let resp = match fault {
-        None => handle_guarded(&shared, &r),
-        Some(entry) => match &entry.kind {
-            FaultKind::Status(code) => {
-                entry.state.hit();
-                injected_status(*code)
-            }
-            FaultKind::Delay(d) => {
-                entry.state.hit();
-                tokio::time::sleep(*d).await;
-                handle_guarded(&shared, &r)
-            }
-            FaultKind::Drop => {
-                entry.state.hit();
-                return Err(Dropped);
-            }
-            FaultKind::DropAfterApply => {
-                let _ = handle(&shared, &r);
-                entry.state.hit();
-                return Err(Dropped);
-            }
-            FaultKind::CutAfter(n) => {
-                entry.state.hit();
-                let mut resp = handle_guarded(&shared, &r);
-                resp.body.truncate(*n);
-                resp.headers.push((CUT_HEADER.to_owned(), "1".to_owned()));
-                resp
-            }
-            FaultKind::Hook(f) => {
-                let hook = f.lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Some(hook) = hook {
-                    hook(&mut shared.core());
-                }
-                entry.state.hit();
-                handle_guarded(&shared, &r)
-            }
-            FaultKind::Hold(n) => {
-                apply_prefix(&shared, &r, *n);
-                let mut released = entry.state.released.subscribe();
-                entry.state.hit();
-                while !*released.borrow_and_update() {
-                    if released.changed().await.is_err() {
-                        break;
-                    }
-                }
-                return Err(Dropped);
-            }
-        },
-    };
-    set_status(&shared, index, resp.status);
-    Ok(to_hyper(resp))
-}
-
-/// Applies the first `n` documents of an `/update` JSON array body.
-fn apply_prefix(shared: &Shared, r: &Req, n: usize) {
-    if r.path != "/update" {
-        return;
-    }
-    let text = String::from_utf8_lossy(&r.body).to_string();
-    let Ok(json::JVal::Arr(docs)) = json::parse(&text) else {
-        return;
-    };
-    let first: Vec<json::JVal> = docs.into_iter().take(n).collect();
-    let mut partial = r.clone();
-    partial.body = json::JVal::Arr(first).to_compact().into_bytes();
-    partial
-        .params
-        .retain(|(k, _)| k != "commit" && k != "softCommit");
-    let _ = handle(shared, &partial);
-}
-
-fn pick_fault(shared: &Shared, r: &Req) -> Option<Arc<FaultEntry>> {
-    let faults = shared.faults.lock().unwrap_or_else(|e| e.into_inner());
-    let mut chosen = None;
-    for f in faults.iter() {
-        let matches = f.path.is_empty() || (!r.node_level && r.path.starts_with(&f.path));
-        if !matches {
-            continue;
-        }
-        let n = f.seen.fetch_add(1, Ordering::SeqCst);
-        if chosen.is_none() && n >= f.skip && n - f.skip < f.times {
-            chosen = Some(f.clone());
-        }
-    }
-    chosen
-}
-
-fn injected_status(code: u16) -> Resp {
-    let msg = match code {
-        503 => "Service Unavailable",
-        500 => "Server Error",
-        429 => "Too Many Requests",
-        502 => "Bad Gateway",
-        504 => "Gateway Timeout",
-        _ => "Injected fault",
-    };
-    let e = SolrError::new(code, msg);
-    search::error_resp(&e, None, serde_json::Map::new())
-}
-
-fn check_auth(shared: &Shared, path: &str, header: Option<&str>) -> Option<Resp> {
-    let (user, pass) = shared.auth.as_ref()?;
-    let message = match header {
-        None => "require authentication",
-        Some(h) => {
-            let mut parts = h.split_whitespace();
-            let scheme = parts.next().unwrap_or("");
-            if !scheme.eq_ignore_ascii_case("basic") {
-                "require authentication"
-            } else {
-                match parts.next().and_then(cursor::base64_decode) {
-                    None => "Malformed Basic Auth header",
-                    Some(raw) => {
-                        let text = String::from_utf8_lossy(&raw).to_string();
-                        match text.split_once(':') {
-                            None => "Invalid authentication token",
-                            Some((u, p)) if u.trim() == user && p.trim() == pass => return None,
-                            Some(_) => "Bad credentials",
-                        }
-                    }
-                }
-            }
-        }
-    };
-    let body = format!(
-        "<html>\n<head>\n<meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n<title>Error 401 {message}</title>\n</head>\n<body><h2>HTTP ERROR 401 {message}</h2>\n<table>\n<tr><th>URI:</th><td>{path}</td></tr>\n<tr><th>STATUS:</th><td>401</td></tr>\n<tr><th>MESSAGE:</th><td>{message}</td></tr>\n<tr><th>SERVLET:</th><td>default</td></tr>\n</table>\n\n</body>\n</html>\n"
-    );
-    Some(Resp {
-        status: 401,
-        content_type: "text/html;charset=iso-8859-1".into(),
-        body: body.into_bytes(),
-        headers: vec![("WWW-Authenticate".into(), "Basic realm=\"solr\"".into())],
-    })
 }
 
 fn not_found() -> Resp {
