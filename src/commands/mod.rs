@@ -16,7 +16,6 @@ pub mod job;
 pub mod near;
 mod progress;
 pub mod schema;
-pub mod schema_fit;
 pub mod serve;
 pub mod signature;
 pub mod urls;

@@ -6,9 +6,9 @@ use anyhow::{anyhow, Context};
 
 use super::common::open::open_failure;
 use super::common::{init_logging, runtime, Threads};
-use super::schema_fit::{add_commands, inspect, SchemaReport};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
+use crate::engine::schema_fit::{add_commands, inspect, SchemaReport};
 use crate::store::open::SchemaApi;
 
 /// Runs `schema check` or `schema apply`.

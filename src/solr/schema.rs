@@ -5,7 +5,7 @@
 //! **No atomic update loses data** is the one rule that is Solr's own: Solr rebuilds a document from
 //! its stored fields and docValues on every atomic update, so a field that is neither (and is not
 //! filled by a `copyField`) is silently emptied. What a run needs of the schema, and the advice when
-//! it is not met, is `commands::schema_fit`'s.
+//! it is not met, is `engine::schema_fit`'s.
 
 use std::collections::BTreeMap;
 
@@ -177,7 +177,7 @@ fn glob(pattern: &str, name: &str) -> bool {
     }
 }
 
-/// Schemas for the tests of this module and of `commands::schema_fit`.
+/// Schemas for the tests of this module and of `engine::schema_fit`.
 #[cfg(test)]
 pub(crate) mod fixtures {
     use super::*;

@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 
-use super::super::schema_fit::prepare;
 use super::super::{Exit, Failure};
 use super::failure::solr_failure;
 use crate::config::{IndexConfig, Source};
+use crate::engine::schema_fit::prepare;
 use crate::engine::{self, EngineConfig};
 use crate::model::FieldNames;
 use crate::store::file::{Output, OutputFormat};
@@ -136,7 +136,8 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
                 engine.filter = filter.clone();
             }
             if let (Some(schema), Some(core_url)) = (connection.schema(), connection.core_url()) {
-                prepare(schema, engine, writes, allow_lossy, near_optional, core_url)?;
+                prepare(schema, engine, writes, allow_lossy, near_optional, core_url)
+                    .map_err(|e| Failure::new(Exit::Usage, anyhow::Error::new(e)))?;
             }
             let f = &engine.fields;
             let options = Options {

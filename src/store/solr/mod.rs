@@ -37,6 +37,7 @@
 mod cloud;
 pub mod cost;
 pub mod filter;
+mod health;
 mod leaders;
 mod shards;
 
@@ -83,45 +84,6 @@ pub fn kind_of(e: &SolrError) -> StoreErrorKind {
         SolrError::Conflict { .. } => StoreErrorKind::Conflict,
         SolrError::BadResponse { .. } => StoreErrorKind::Input,
         _ => StoreErrorKind::Rejected,
-    }
-}
-
-/// What a failed health probe of the core at `core_url` tells a person, in one line: `Solr at URL
-/// is unreachable: connection refused`, rather than the HTTP stack's whole chain.
-fn health_error(core_url: &str, timeout: Duration, e: &SolrError) -> StoreError {
-    let kind = kind_of(e);
-    let last = match e {
-        SolrError::Exhausted { last, .. } => last,
-        e => e,
-    };
-    let message = match last {
-        SolrError::Transport {
-            kind: TransportKind::Timeout,
-            ..
-        } => format!(
-            "Solr at {core_url} is unreachable: no answer within {} s",
-            timeout.as_secs_f64()
-        ),
-        SolrError::Transport { reason, .. } => {
-            format!("Solr at {core_url} is unreachable: {}", cause(reason))
-        }
-        other => other.to_string(),
-    };
-    StoreError::new(kind, message)
-}
-
-/// The innermost cause of a flattened transport error (`… tcp connect error: Connection refused
-/// (os error 111)` is `connection refused`).
-fn cause(reason: &str) -> String {
-    let last = reason.rsplit(": ").next().unwrap_or(reason).trim();
-    let last = match last.rfind(" (os error ") {
-        Some(at) if last.ends_with(')') => &last[..at],
-        _ => last,
-    };
-    let mut chars = last.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => reason.to_owned(),
     }
 }
 
@@ -549,7 +511,7 @@ impl Store for SolrStore {
             .select(params)
             .await
             .map(|_| ())
-            .map_err(|e| health_error(client.core_url(), timeout, &e))
+            .map_err(|e| health::health_error(client.core_url(), timeout, &e))
     }
 
     async fn count(&self, filter: &Filter) -> Result<Option<u64>, StoreError> {
@@ -849,53 +811,5 @@ mod tests {
             "AoE",
         );
         assert!(all.iter().all(|(n, _)| n != "fq"));
-    }
-
-    #[test]
-    fn a_transport_error_reads_as_its_innermost_cause() {
-        for (reason, want) in [
-            (
-                "error sending request for url (http://127.0.0.1:1/solr/c/select?wt=json): client error (Connect): tcp connect error: Connection refused (os error 111)",
-                "connection refused",
-            ),
-            (
-                "error sending request for url (http://nohost.invalid/solr/c/select?wt=json): client error (Connect): dns error: failed to lookup address information: Name or service not known",
-                "name or service not known",
-            ),
-            ("connection reset", "connection reset"),
-        ] {
-            assert_eq!(cause(reason), want, "{reason}");
-        }
-    }
-
-    #[test]
-    fn the_health_line_names_the_core_and_the_kind() {
-        let core = "http://127.0.0.1:1/solr/c";
-        let refused = SolrError::Transport {
-            url: format!("{core}/select"),
-            reason: "client error (Connect): tcp connect error: Connection refused (os error 111)"
-                .into(),
-            kind: TransportKind::Connect,
-        };
-        let e = health_error(core, Duration::from_secs(5), &refused);
-        assert_eq!(
-            e.to_string(),
-            "Solr at http://127.0.0.1:1/solr/c is unreachable: connection refused"
-        );
-        assert_eq!(e.kind(), StoreErrorKind::Unreachable);
-        let slow = SolrError::Exhausted {
-            attempts: 1,
-            last: Box::new(SolrError::Transport {
-                url: format!("{core}/select"),
-                reason: "operation timed out".into(),
-                kind: TransportKind::Timeout,
-            }),
-        };
-        let e = health_error(core, Duration::from_secs(5), &slow);
-        assert_eq!(
-            e.to_string(),
-            "Solr at http://127.0.0.1:1/solr/c is unreachable: no answer within 5 s"
-        );
-        assert_eq!(e.kind(), StoreErrorKind::Timeout);
     }
 }

@@ -1,19 +1,123 @@
-//! Whether a core's schema fits a run: every field the run reads and writes exists with a type
-//! that holds its values (signatures `plong`, flags `boolean`, counts `pint`; any type of the same
-//! Solr class will do), the unique key is the id field, and no atomic update would empty a field.
-//! What is wrong comes back one line each with what to do, and `schema apply` gets the Schema API
-//! commands that add the missing output fields.
+//! What a run needs of a core's schema, and whether a schema fits it: the one schema-fit module.
 //!
-//! It joins the engine's [`needs`] with the Solr client's [`SchemaInfo`], so it lives above both.
-//! [`prepare`] is the check a run makes before it starts (through the common open path).
+//! - [`needs`]: the fields a run reads and writes, and what each must hold ([`FieldKind`]), from
+//!   the engine's configuration alone;
+//! - [`inspect`]: a core's [`SchemaInfo`] against those needs: every field exists with a type that
+//!   holds its values (signatures `plong`, flags `boolean`, counts `pint`; any type of the same
+//!   Solr class will do), the unique key is the id field, and no atomic update would empty a field;
+//!   what is wrong comes back one line each with what to do ([`SchemaReport::problems`]);
+//! - [`prepare`]: the check a run makes before it starts (through the commands' open path), which
+//!   adapts the configuration to the core (near left out when it is optional and missing, the fuzzy
+//!   text and word count not written without their fields);
+//! - [`add_commands`]: the Schema API commands `schema apply` sends for the missing output fields.
+//!
+//! The schema itself is read by the store layer ([`crate::store::open`]); the classes and rules
+//! of Solr's schema are [`crate::solr::schema`]'s.
 
-use anyhow::anyhow;
+use std::collections::HashSet;
+
 use serde_json::{json, Value};
 use tracing::{info, warn};
 
-use super::Failure;
-use crate::engine::{needs, Dimension, EngineConfig, FieldKind, Need};
+use super::{Dimension, EngineConfig};
+use crate::model::FieldNames;
 use crate::solr::schema::SchemaInfo;
+
+/// What a field must hold, whatever the store calls its types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A 64-bit integer (signatures).
+    Long,
+    /// Several 64-bit integers (the near-duplicate trial values and keys): a multi-valued field.
+    Longs,
+    /// A 32-bit integer (copy counts).
+    Int,
+    /// A string (the near-duplicate version and group id).
+    Str,
+    /// A boolean (flags).
+    Bool,
+    /// Analysed text (`fuzzy_signature_text_t`).
+    Text,
+    /// Anything (fields that are only read).
+    Any,
+}
+
+/// A field the run needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Need {
+    /// The field name (after `--field` renames).
+    pub name: String,
+    /// What it holds.
+    pub kind: FieldKind,
+    /// Written by the worker (as opposed to only read).
+    pub written: bool,
+    /// The run works without it (`fuzzy_signature_text_t`, and `fuzzy_signature_words_i` when
+    /// `--fuzzy-min-words` is 0).
+    pub optional: bool,
+}
+
+/// The fields a run with `cfg` reads and writes.
+pub fn needs(cfg: &EngineConfig) -> Vec<Need> {
+    let f = &cfg.fields;
+    let on = |d: Dimension| cfg.dimensions.contains(&d);
+    let read = |name: &str| Need {
+        name: name.to_owned(),
+        kind: FieldKind::Any,
+        written: false,
+        optional: false,
+    };
+    let write = |name: &str, kind: FieldKind| Need {
+        name: name.to_owned(),
+        kind,
+        written: true,
+        optional: false,
+    };
+    let mut out = vec![read(&f.id), read(&f.url)];
+    let content = on(Dimension::Exact) || on(Dimension::Fuzzy);
+    if content {
+        out.push(read(&f.text));
+        out.push(write(&f.exact_signature, FieldKind::Long));
+        out.push(write(&f.fuzzy_signature, FieldKind::Long));
+        if cfg.write_fuzzy_text {
+            out.push(Need {
+                optional: true,
+                ..write(&f.fuzzy_signature_text, FieldKind::Text)
+            });
+        }
+        if cfg.write_fuzzy_words || (on(Dimension::Fuzzy) && cfg.fuzzy_min_words > 0) {
+            // Needed when profiles below a size sit out (runs that read no text learn the size from
+            // it); else written when the core has it.
+            out.push(Need {
+                optional: !(on(Dimension::Fuzzy) && cfg.fuzzy_min_words > 0),
+                ..write(&f.fuzzy_signature_words, FieldKind::Int)
+            });
+        }
+    }
+    if on(Dimension::Title) {
+        out.push(read(&f.title));
+        out.push(write(&f.title_signature, FieldKind::Long));
+    }
+    if on(Dimension::Description) {
+        out.push(read(&f.description));
+        out.push(write(&f.description_signature, FieldKind::Long));
+    }
+    if on(Dimension::Near) {
+        out.push(read(&f.text));
+        out.push(write(&f.near_trials, FieldKind::Longs));
+        out.push(write(&f.near_keys, FieldKind::Longs));
+        out.push(write(&f.near_version, FieldKind::Str));
+        out.push(write(&f.near_group, FieldKind::Str));
+    }
+    for d in &cfg.dimensions {
+        out.push(write(f.unique(*d), FieldKind::Bool));
+        if let Some(c) = f.count(*d) {
+            out.push(write(c, FieldKind::Int));
+        }
+    }
+    let mut seen = HashSet::new();
+    out.retain(|n| seen.insert(n.name.clone()));
+    out
+}
 
 /// The Solr classes that hold a kind of value.
 fn classes(kind: FieldKind) -> &'static [&'static str] {
@@ -179,17 +283,22 @@ fn type_for(schema: &SchemaInfo, kind: FieldKind) -> String {
     schema.type_with_class(type_name(kind), classes(kind))
 }
 
+/// A schema a run cannot start on: each problem one line with what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("the schema is not ready for this run: {}", .0.join("; "))]
+pub struct NotReady(pub Vec<String>);
+
 /// Checks the schema for the run and adapts the configuration to it: refuses missing fields and, when
 /// the run writes, a schema on which atomic updates lose data. `core_url` is the client's, without
 /// credentials.
-pub(crate) fn prepare(
+pub fn prepare(
     schema: &SchemaInfo,
     engine: &mut EngineConfig,
     writes: bool,
     allow_lossy: bool,
     near_optional: bool,
     core_url: &str,
-) -> Result<(), Failure> {
+) -> Result<(), NotReady> {
     let mut report = inspect(schema, engine);
     if near_optional && engine.dimensions.contains(&Dimension::Near) {
         let near = near_fields(&engine.fields);
@@ -213,11 +322,7 @@ pub(crate) fn prepare(
     }
     let problems = report.problems(core_url, writes && !allow_lossy);
     if !problems.is_empty() {
-        return Err(anyhow!(
-            "the schema is not ready for this run: {}",
-            problems.join("; ")
-        )
-        .into());
+        return Err(NotReady(problems));
     }
     if writes && !report.lossy.is_empty() {
         warn!(fields = %report.lossy.join(", "), "atomic updates will empty these fields (--allow-lossy-atomic-updates)");
@@ -241,7 +346,7 @@ pub(crate) fn prepare(
 }
 
 /// The fields only the near dimension writes.
-fn near_fields(f: &crate::model::FieldNames) -> [&str; 6] {
+fn near_fields(f: &FieldNames) -> [&str; 6] {
     [
         &f.near_trials,
         &f.near_keys,
@@ -255,7 +360,6 @@ fn near_fields(f: &crate::model::FieldNames) -> [&str; 6] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Dimension;
     use crate::solr::schema::fixtures::{field, yacy_like};
 
     /// The six dimensions YaCy's schema has fields for.
