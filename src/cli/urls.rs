@@ -114,6 +114,8 @@ pub struct ServeArgs {
     /// An origin that may show the admin page in a frame, e.g. a YaCy-like console's
     /// http://console.example:8090 (repeatable; by default only this server's own pages)
     #[arg(long, value_name = "ORIGIN", value_parser = parse_origin)]
+    #[allow(rustdoc::bare_urls)]
+    // the text is --help's, where a bare URL is what a reader wants
     pub frame_ancestors: Vec<String>,
 }
 

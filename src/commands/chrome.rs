@@ -1,6 +1,6 @@
 //! `solr-dedup chrome learn`: open the index through the common path, learn the model
 //! ([`crate::learn::chrome`]), write it atomically. (`run --chrome` reads a model with
-//! [`super::common::load::load_chrome`].)
+//! `super::common::load::load_chrome`.)
 
 use super::common::failure::engine_failure;
 use super::common::open::{open, Index, Purpose};

@@ -1,5 +1,5 @@
 //! `solr-dedup run` and `solr-dedup check`: read `--chrome` and check the `--near-*` parameters
-//! ([`ready`]), open the index through the common path (a file, or a Solr core with its schema
+//! (`ready`), open the index through the common path (a file, or a Solr core with its schema
 //! checked), run the engine, report.
 
 use std::path::Path;

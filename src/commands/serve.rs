@@ -3,7 +3,7 @@
 //! cancel the run going on after its batch in flight, and stop).
 //!
 //! The server reaches the index through [`IndexBackend`], the [`Backend`] built here over the stores
-//! and the `run` command's job ([`super::job::perform`]). Everything runs on one runtime, built
+//! and the `run` command's job (`super::job::perform`). Everything runs on one runtime, built
 //! once: the requests, the schedule, and the runs and prediction rebuilds, which drive their futures
 //! on it from threads of their own (they do their CPU work there). A Solr core's light reads (the
 //! page's health, counts, change marks, groups) go through one store and client opened at start
@@ -48,7 +48,7 @@ pub struct IndexBackend {
 }
 
 impl IndexBackend {
-    /// A backend for the job's source ([`ready`]), on the current runtime, which it keeps; fails as
+    /// A backend for the job's source (`ready`), on the current runtime, which it keeps; fails as
     /// `run` would on a filter or a core URL it refuses. Solr being down is not a reason not to
     /// serve: the runs and the health report it.
     pub async fn open(job: JobConfig) -> Result<Self, Failure> {

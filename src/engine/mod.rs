@@ -18,7 +18,7 @@
 //!
 //! - **Pass A** streams the light fields of every document (never the text) and keeps a fixed-size
 //!   record per document (the fixed part of its rank, its version, its stored flags and counts) and
-//!   its 64-bit key in each dimension (in [`Keys`], which spill past their share). Documents
+//!   its 64-bit key in each dimension (in `Keys`, which spill past their share). Documents
 //!   without signatures (or all, with `--full`) have their text fetched by id, are signed, and get a
 //!   signature update guarded by the version that was read. When most of a page needs its text, the
 //!   next page is read with the text inline instead. Signing and building the records run on every
@@ -50,10 +50,10 @@
 //! Memory is bounded by the `--memory` budget ([`EngineConfig::memory`], default
 //! [`DEFAULT_MEMORY`]) except for a few bytes a group. Each structure that grows with the index
 //! keeps a share of the budget in memory and the rest in anonymous temporary files
-//! (`crate::spill`): the records ([`Recs`]) and the runs that sort their id-hash index
-//! ([`spill::SortedPairs`]) and each dimension's keys ([`spill::Runs`]) an eighth each; the signatures waiting for pass C, the
+//! (`crate::spill`): the records (`Recs`) and the runs that sort their id-hash index
+//! (`spill::SortedPairs`) and each dimension's keys (`spill::Runs`) an eighth each; the signatures waiting for pass C, the
 //! near-duplicate join, the ids and URLs pass A keeps for lookups (`open::Keep`) and the strings of
-//! pass B's best members (`rank::Bests`) a 32nd each; the keys of each dimension ([`Keys`]) and the
+//! pass B's best members (`rank::Bests`) a 32nd each; the keys of each dimension (`Keys`) and the
 //! index of the waiting signatures a 512th each. What stays in memory whatever the budget: the
 //! groupings (8 bytes a member of a group, or 4 bytes a document in a dimension where most
 //! documents have a double; [`group`]), pass B's slot per group (40 bytes), and a bit or two a

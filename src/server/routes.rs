@@ -63,7 +63,7 @@ const ROUTES: &[Route] = &[
     Route { path: "/openapi.json", method: Method::GET, audience: Audience::Api, guarded: true, handler: |m| on(m, openapi_json) },
 ];
 
-/// The router over `state`: the routes of [`ROUTES`], the guarded ones behind the guard.
+/// The router over `state`: the routes of `ROUTES`, the guarded ones behind the guard.
 pub fn router(state: Arc<AppState>) -> Router {
     let (mut open, mut api) = (Router::new(), Router::new());
     for r in ROUTES {

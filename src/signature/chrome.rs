@@ -1,7 +1,7 @@
 //! Chrome (site boilerplate) removal for near-duplicate signatures: the lines of a site's template
 //! (header and footer) that say nothing about one page (`neardup.md`, "Chrome removal").
 //!
-//! Pure code: [`SiteCounter`] (in [`counter`]) learns, from a sample of one site's pages, which
+//! Pure code: [`SiteCounter`] (in `counter`) learns, from a sample of one site's pages, which
 //! whole lines are its template; [`ChromeModel`] is the JSON file `solr-dedup chrome learn` writes,
 //! with the evidence per line (pages, share, position); [`ChromeSet`] is what a run signs with: per
 //! site, the template lines to strip and the model version that goes into `near_version_s`.

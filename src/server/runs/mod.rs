@@ -7,7 +7,7 @@
 //! still `running` when the server starts again belonged to a server that stopped during the run: it
 //! is closed as `interrupted` (nothing is lost; the next run converges, as after a kill).
 //!
-//! A record is typed: its `kind` is a [`Kind`] and its report the engine's [`Report`]. Its JSON keeps
+//! A record is typed: its `kind` is a [`Kind`] and its report the engine's `Report`. Its JSON keeps
 //! the field names, values and key order records had when reports were kept as `serde_json::Value`,
 //! so state files written before load as they are (pinned by `tests/fixtures/serve-state`).
 

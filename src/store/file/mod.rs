@@ -3,7 +3,7 @@
 //! Input is JSON Lines of Solr documents, or a Solr `/select` JSON response (converted once into a
 //! temporary JSON Lines file beside the system's temp dir). Reads stream the file; the only
 //! whole-file structures are an index from a 64-bit hash of each id to its byte offset, which serves
-//! real-time gets (16 bytes per document, [`index`]), the input offset of each pending update
+//! real-time gets (16 bytes per document, `index`), the input offset of each pending update
 //! (8 bytes) and the id hashes of documents with several values in a one-value field: each keeps a
 //! share of the `--memory` budget in memory ([`FileStore::with_memory`]) and the rest in anonymous
 //! temporary files. Facets and bucket statistics are counting passes.
@@ -17,7 +17,7 @@
 //!
 //! # Input that Solr would refuse
 //!
-//! Lines are read with a bound ([`FileStore::with_max_line_bytes`], `--max-line-bytes`): a longer
+//! Lines are read with a bound (`FileStore::with_max_line_bytes`, `--max-line-bytes`): a longer
 //! line is an error naming `file:line`, and no more than the bound is ever held for one line. Values
 //! are read as Solr would store them: a number or boolean in a text or string field is its string form
 //! (`12345` is the text `"12345"`); an array where one value is expected gives its first value

@@ -46,7 +46,7 @@ mod parse;
 /// How deeply parentheses may nest in a parsed filter.
 pub const MAX_DEPTH: usize = 100;
 
-/// Why a `--filter` cannot be parsed. Filters are shown quoted and cut short (see [`shown`]).
+/// Why a `--filter` cannot be parsed. Filters are shown quoted and cut short (see `shown`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FilterError {
     /// A `"` or `[` is not closed.

@@ -2,7 +2,7 @@
 //!
 //! 1. [`Learner::add_page`]: every indexed URL with its content (a 64-bit content key: the near
 //!    cluster or the exact signature; equal keys mean the same content). The learner keeps a map
-//!    from a 64-bit hash of each URL (as [`Parts`] writes it) to its content: 16 bytes a page.
+//!    from a 64-bit hash of each URL (as `Parts` writes it) to its content: 16 bytes a page.
 //! 2. [`Learner::observe`]: every URL again. For each part a rule could cover, the URL is rewritten
 //!    without it (`http` → `https`, `www.` dropped, one path parameter dropped, the last segment
 //!    dropped, one query pair dropped, the pairs sorted), and looked up in the map. When that URL is
@@ -13,8 +13,8 @@
 //! 3. [`Learner::finish`]: sibling records are sorted by their rewritten form; in each group of
 //!    URLs that differ only in one parameter, every member is compared with the first (star pairs,
 //!    linear in the group, never all pairs). Then each candidate with at least
-//!    [`MIN_OBSERVATIONS`] pairs becomes a rule with its [`Evidence`], per site and pooled over all
-//!    sites ([`ALL_SITES`], from at least two sites).
+//!    [`MIN_OBSERVATIONS`] pairs becomes a rule with its `Evidence`, per site and pooled over all
+//!    sites (`ALL_SITES`, from at least two sites).
 //!
 //! Memory: the URL map, the sibling records, and the candidates (one per site and rule kind, name,
 //! value and path prefix met in a pair), each with its name. It grows with the index, not with the
