@@ -12,7 +12,7 @@
 //! A step the fake answers differently on purpose is listed with its reason in the file's table;
 //! such a step must still differ, so the table stays honest.
 //!
-//! Not replayed: what the client (`src/solr/`, `src/store/solr.rs`) never asks for, and the fake
+//! Not replayed: what the client (`src/solr_client/`, `src/store/solr/`) never asks for, and the fake
 //! therefore no longer serves. The steps stay in the recordings; [`not_served`] names them, and
 //! they are read-only, so skipping them changes no later answer. They are `/admin/luke` and the
 //! node's CoreAdmin `STATUS` (in `11-admin.json`), the two searches asking for BM25 scores (`fl`
@@ -461,7 +461,7 @@ fn replay(file: &str, deliberate: &[(usize, &str)]) {
         ..FakeOptions::default()
     });
     let client = {
-        solr_dedup::solr::install_crypto_provider();
+        solr_dedup::solr_client::install_crypto_provider();
         reqwest::blocking::Client::builder()
     }
     .timeout(Duration::from_secs(60))

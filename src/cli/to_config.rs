@@ -19,7 +19,7 @@ use crate::engine::{EngineConfig, Order, Preference, Scope, DEFAULT_FUZZY_MIN_WO
 use crate::model::{Dimension, FieldNames};
 use crate::signature::near::NearParams;
 use crate::signature::{ProfileParams, Scheme, Signer};
-use crate::solr::Credentials;
+use crate::solr_client::Credentials;
 use crate::store::file::OutputFormat;
 use crate::store::CommitMode;
 

@@ -104,7 +104,7 @@ impl fmt::Debug for Environment {
                 &self
                     .solr_url
                     .as_deref()
-                    .map(crate::solr::client::without_user_info),
+                    .map(crate::solr_client::client::without_user_info),
             )
             .field("solr_user", &self.solr_user)
             .field("solr_password", &hidden(&self.solr_password))

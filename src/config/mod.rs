@@ -286,7 +286,7 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
-        problem: crate::solr::ConfigError,
+        problem: crate::solr_client::ConfigError,
     },
     /// One of `SOLR_USER` and `SOLR_PASSWORD` without the other.
     #[error("{0} is set but {1} is not; set both, or use --auth-file")]

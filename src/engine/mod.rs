@@ -72,7 +72,6 @@
 //! - A document that changes during a run (HTTP 409 or a new version between passes) is never written
 //!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
 
-mod decide;
 pub(crate) mod doc;
 pub mod group;
 mod guard;
@@ -85,10 +84,11 @@ pub mod progress;
 mod rank;
 mod records;
 pub mod report;
+mod scan;
 pub mod schema_fit;
-mod sign;
 pub mod url_key;
 mod work;
+mod write;
 
 use std::time::Instant;
 

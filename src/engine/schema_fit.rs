@@ -12,7 +12,7 @@
 //! - [`add_commands`]: the Schema API commands `schema apply` sends for the missing output fields.
 //!
 //! The schema itself is read by the store layer ([`crate::store::open`]); the classes and rules
-//! of Solr's schema are [`crate::solr::schema`]'s.
+//! of Solr's schema are [`crate::solr_client::schema`]'s.
 
 use std::collections::HashSet;
 
@@ -21,7 +21,7 @@ use tracing::{info, warn};
 
 use super::{Dimension, EngineConfig};
 use crate::model::FieldNames;
-use crate::solr::schema::SchemaInfo;
+use crate::solr_client::schema::SchemaInfo;
 
 /// What a field must hold, whatever the store calls its types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -360,7 +360,7 @@ fn near_fields(f: &FieldNames) -> [&str; 6] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solr::schema::fixtures::{field, yacy_like};
+    use crate::solr_client::schema::fixtures::{field, yacy_like};
 
     /// The six dimensions YaCy's schema has fields for.
     fn six() -> EngineConfig {

@@ -23,7 +23,7 @@ use crate::engine::{EngineError, Phase, Progress, Silent};
 use crate::model::FieldNames;
 use crate::signature::Signer;
 use crate::store::{Filter, ReadQuery, Store};
-use crate::urlrules::learn::{Learner, Summary};
+use crate::urlrules::induce::{Learner, Summary};
 use crate::urlrules::predict::Index;
 use crate::urlrules::Rules;
 

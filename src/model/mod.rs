@@ -1,4 +1,4 @@
-//! The vocabulary every layer shares: the six dimensions and the names of the fields the worker
+//! The vocabulary every layer shares: the seven dimensions and the names of the fields the worker
 //! reads and writes. Plain data, no I/O; the command line, the configuration and the engine all use
 //! this one table.
 

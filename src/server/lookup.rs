@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{error, sorted, AppState, ErrorBody, NO_INDEX};
-use crate::groups::Found;
+use crate::browse::Found;
 
 #[derive(Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]

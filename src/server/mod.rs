@@ -6,7 +6,7 @@
 //!   restarts.
 //! - **Schedule** ([`schedule`]): `--every` and `--after-quiet` start runs by themselves.
 //! - **Groups**: the biggest groups of a dimension, for a person to look at
-//!   ([`crate::groups`]).
+//!   ([`crate::browse`]).
 //! - **URLs**: predictions and canonical forms under learned rules, from an index of canonical forms
 //!   ([`crate::urlrules::predict::Index`]) loaded at start and rebuilt in the background after every
 //!   run that succeeds ([`predictions`]), so that a crawler's request costs a lookup per URL and no
@@ -56,8 +56,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
+use crate::browse::{Found, GroupView, Member};
 use crate::engine::{Dimension, Progress};
-use crate::groups::{Found, GroupView, Member};
 use crate::store::{StoreError, StoreErrorKind};
 use crate::urlrules::canonical;
 use crate::urlrules::predict::Prediction;

@@ -26,9 +26,9 @@ use serde::Deserialize;
 
 use super::runs::{Kind, Record};
 use super::{find_documents, find_groups, status_of, AppState};
+use crate::browse::Member;
 use crate::engine::progress::{seconds, thousands};
 use crate::engine::{DimensionReport, DocumentCounts, Name};
-use crate::groups::Member;
 
 /// `url` when it is an `http` or `https` URL (the only ones the page links to).
 pub fn web(url: &str) -> Option<&str> {

@@ -27,8 +27,8 @@ use tracing::{debug, info, warn};
 use super::file::{FileStore, Output, OutputFormat};
 use super::solr::SolrStore;
 use super::{CommitMode, Filter, FilterError, Store, StoreError, StoreErrorKind};
-use crate::solr::schema::SchemaInfo;
-use crate::solr::{Client, ClientConfig, Credentials, SolrError};
+use crate::solr_client::schema::SchemaInfo;
+use crate::solr_client::{Client, ClientConfig, Credentials, SolrError};
 
 /// How to reach a Solr core, every setting resolved (credentials included).
 #[derive(Debug, Clone, PartialEq)]

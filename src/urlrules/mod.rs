@@ -2,7 +2,7 @@
 //! from the pages an index holds, and what that says about a URL not fetched yet. Pure code, no I/O:
 //! [`crate::learn::urls`] feeds it the index.
 //!
-//! - [`learn`]: the evidence for each candidate rule, counted by grouping: pairs of indexed URLs
+//! - [`induce`]: the evidence for each candidate rule, counted by grouping: pairs of indexed URLs
 //!   that differ only in what the rule covers, with the same content (support) or not (against).
 //! - [`canonical`]: a URL rewritten by the rules that the evidence supports.
 //! - [`predict`]: an index of the canonical forms of the indexed URLs, and for a new URL the indexed
@@ -45,7 +45,7 @@
 //! ```
 
 pub mod clean;
-pub mod learn;
+pub mod induce;
 pub mod nutch;
 mod parts;
 pub mod predict;

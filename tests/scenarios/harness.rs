@@ -143,7 +143,7 @@ impl Target {
             SEQ.fetch_add(1, Ordering::Relaxed)
         )
         .replace('_', "-");
-        solr_dedup::solr::install_crypto_provider();
+        solr_dedup::solr_client::install_crypto_provider();
         Target {
             backend,
             core_url,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use solr_dedup::engine::{self, EngineConfig};
-use solr_dedup::solr::{Client, ClientConfig, Credentials};
+use solr_dedup::solr_client::{Client, ClientConfig, Credentials};
 use solr_dedup::store::solr::SolrStore;
 use solr_dedup::store::{
     AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,

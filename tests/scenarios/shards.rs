@@ -115,8 +115,8 @@ fn routing_ids() -> Vec<String> {
     ignore = "needs Java 17 and Maven for a real SolrCloud (tests/solr), or SOLR_DEDUP_TEST_SOLRCLOUD_URL"
 )]
 fn compositeid_routing_agrees_with_solr() {
-    use solr_dedup::solr::cloud::Cluster;
-    use solr_dedup::solr::route::{composite_id_hash, shard_of};
+    use solr_dedup::solr_client::cloud::Cluster;
+    use solr_dedup::solr_client::route::{composite_id_hash, shard_of};
 
     let t = Target::cloud("routing");
     let ids = routing_ids();

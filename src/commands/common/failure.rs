@@ -8,7 +8,7 @@ use anyhow::anyhow;
 
 use super::super::{Exit, Failure};
 use crate::engine::EngineError;
-use crate::solr::SolrError;
+use crate::solr_client::SolrError;
 use crate::store::{StoreError, StoreErrorKind};
 
 /// What an error of Solr or of a store means for the exit code.

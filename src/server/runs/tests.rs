@@ -135,7 +135,7 @@ impl Backend for Scripted {
         _: usize,
         _: usize,
         _: Option<&str>,
-    ) -> Result<Option<Vec<crate::groups::GroupView>>, crate::server::BackendError> {
+    ) -> Result<Option<Vec<crate::browse::GroupView>>, crate::server::BackendError> {
         Ok(None)
     }
 }
@@ -246,7 +246,7 @@ impl Backend for Crawled {
         _: usize,
         _: usize,
         _: Option<&str>,
-    ) -> Result<Option<Vec<crate::groups::GroupView>>, crate::server::BackendError> {
+    ) -> Result<Option<Vec<crate::browse::GroupView>>, crate::server::BackendError> {
         Ok(None)
     }
 }

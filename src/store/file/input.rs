@@ -1,7 +1,7 @@
 //! Input-format detection: JSON Lines, or a saved Solr `/select` response, converted once into a
 //! temporary JSON Lines file.
 
-use super::plumbing::LineTooLong;
+use super::readahead::LineTooLong;
 use super::*;
 
 pub(super) fn looks_like_select_response(

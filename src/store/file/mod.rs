@@ -62,10 +62,10 @@
 mod index;
 mod input;
 mod journal;
-mod light;
+mod light_copy;
+mod operations;
 mod parse;
-mod plumbing;
-mod store_impl;
+mod readahead;
 pub mod target;
 #[cfg(test)]
 mod tests;
@@ -86,10 +86,10 @@ use crate::spill::{Column, SpillArea};
 use index::{IdIndex, Twice};
 use input::{convert_select_response, looks_like_select_response};
 use journal::{apply, merge_updates, Merged};
-use light::{record_line, Leftover, Light};
+use light_copy::{record_line, Leftover, Light};
 use parse::{project, Projection};
-pub use plumbing::remove_all_temp_files;
-use plumbing::{
+pub use readahead::remove_all_temp_files;
+use readahead::{
     read_line_bounded, remove_stale_temp_files, temp_name, too_long, Batch, ReadAhead, TempFile,
 };
 use target::Target;

@@ -20,7 +20,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use super::plumbing::{remove_stale_temp_files, temp_name, TempFile};
+use super::readahead::{remove_stale_temp_files, temp_name, TempFile};
 
 /// How an output path is written (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]

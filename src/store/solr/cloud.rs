@@ -1,5 +1,5 @@
 //! A SolrCloud collection read shard by shard: its layout from the cluster state
-//! ([`crate::solr::cloud`]), a [`ShardReader`] over the cores of its shards, and the shard leaders
+//! ([`crate::solr_client::cloud`]), a [`ShardReader`] over the cores of its shards, and the shard leaders
 //! that writes of a `compositeId` collection go to ([`Leaders`]).
 //!
 //! Where the cluster state cannot be used (not answered, a shard without a readable replica, a
@@ -11,8 +11,8 @@ use tracing::info;
 use super::leaders::Leaders;
 use super::shards::{log_fallback, ShardReader, Source};
 use super::SolrStore;
-use crate::solr::cloud::{cluster_status, Cluster};
-use crate::solr::Client;
+use crate::solr_client::cloud::{cluster_status, Cluster};
+use crate::solr_client::Client;
 
 impl SolrStore {
     /// Reads the SolrCloud collection this store's URL names shard by shard: each shard from one

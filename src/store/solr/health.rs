@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::kind_of;
-use crate::solr::error::TransportKind;
-use crate::solr::SolrError;
+use crate::solr_client::error::TransportKind;
+use crate::solr_client::SolrError;
 use crate::store::StoreError;
 
 /// What a failed health probe of the core at `core_url` tells a person, in one line: `Solr at URL

@@ -1,7 +1,7 @@
 //! Writes to a SolrCloud collection, each update sent to its shard's leader core.
 //!
 //! On a collection with the `compositeId` router (and no `router.field`) the shard of a document
-//! is known from its id ([`crate::solr::route`]) and the hash ranges of the cluster state. A batch
+//! is known from its id ([`crate::solr_client::route`]) and the hash ranges of the cluster state. A batch
 //! is cut into one part per shard, and every part goes to that shard's leader core as a normal
 //! (distributed) update, two requests in flight per shard, all shards at once:
 //!
@@ -28,10 +28,10 @@ use std::task::Poll;
 
 use tracing::warn;
 
-use crate::solr::cloud::Cluster;
-use crate::solr::error::TransportKind;
-use crate::solr::route::{composite_id_hash, shard_of};
-use crate::solr::{Client, SolrError};
+use crate::solr_client::cloud::Cluster;
+use crate::solr_client::error::TransportKind;
+use crate::solr_client::route::{composite_id_hash, shard_of};
+use crate::solr_client::{Client, SolrError};
 use crate::store::{AtomicUpdate, StoreError};
 
 /// The leader core of every shard of a `compositeId` collection, by hash range.
@@ -166,7 +166,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::solr::ClientConfig;
+    use crate::solr_client::ClientConfig;
 
     fn cluster(router: serde_json::Value) -> Cluster {
         let replica = |port: u16, core: &str| {
@@ -185,7 +185,7 @@ mod tests {
     }
 
     fn client() -> Client {
-        crate::solr::install_crypto_provider();
+        crate::solr_client::install_crypto_provider();
         Client::new(&ClientConfig::new("http://127.0.0.1:3/solr/c").unwrap()).unwrap()
     }
 
@@ -201,7 +201,7 @@ mod tests {
     fn a_batch_is_cut_by_the_shard_of_each_id() {
         let base = client();
         let leaders = Leaders::of(&cluster(json!({"name": "compositeId"})), &base).unwrap();
-        // Hashes printed by Solr (see crate::solr::route): "a" 1009084850 (shard2), "abc"
+        // Hashes printed by Solr (see crate::solr_client::route): "a" 1009084850 (shard2), "abc"
         // -1277324294 (shard1), "user!uniqueid" -1785445026 (shard1).
         let batch = [update("a"), update("abc"), update("user!uniqueid")];
         let parts = leaders.route(&batch, &base).unwrap();

@@ -1,4 +1,4 @@
-//! The Solr store: the seam's operations as Solr requests, through [`crate::solr::Client`].
+//! The Solr store: the seam's operations as Solr requests, through [`crate::solr_client::Client`].
 //!
 //! | operation     | request                                                                    |
 //! |---------------|----------------------------------------------------------------------------|
@@ -54,8 +54,8 @@ use super::{
     AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
     StoreError, StoreErrorKind, UpdateOutcome, Via,
 };
-use crate::solr::error::{parse_adds, TransportKind};
-use crate::solr::{Client, SolrError};
+use crate::solr_client::error::{parse_adds, TransportKind};
+use crate::solr_client::{Client, SolrError};
 
 pub use cost::SOLR_COSTS;
 

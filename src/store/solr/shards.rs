@@ -32,9 +32,9 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 use super::{cursor_page, filter, select_params};
-use crate::solr::error::TransportKind;
-use crate::solr::export::{ExportError, Splitter};
-use crate::solr::{Client, SolrError};
+use crate::solr_client::error::TransportKind;
+use crate::solr_client::export::{ExportError, Splitter};
+use crate::solr_client::{Client, SolrError};
 use crate::store::{Doc, Page, ReadQuery, StoreError, StoreErrorKind, Via};
 
 /// One shard: the clients of its readable replicas, the leader first.

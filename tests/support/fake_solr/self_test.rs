@@ -9,7 +9,7 @@ use super::{FakeOptions, FakeSolr, Fault, FaultRule};
 
 fn client() -> reqwest::blocking::Client {
     {
-        solr_dedup::solr::install_crypto_provider();
+        solr_dedup::solr_client::install_crypto_provider();
         reqwest::blocking::Client::builder()
     }
     .timeout(Duration::from_secs(60))
@@ -119,7 +119,7 @@ fn delay_outlasts_a_client_timeout_then_the_next_request_is_normal() {
         Fault::Delay(Duration::from_secs(30)),
     ));
     let impatient = {
-        solr_dedup::solr::install_crypto_provider();
+        solr_dedup::solr_client::install_crypto_provider();
         reqwest::blocking::Client::builder()
     }
     .timeout(Duration::from_millis(200))

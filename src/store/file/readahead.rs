@@ -1,4 +1,4 @@
-//! I/O plumbing: temporary files removed on drop (and, when a killed run left them, by the next run),
+//! Reading and scratch files: temporary files removed on drop (and, when a killed run left them, by the next run),
 //! the read-ahead thread that copies the input out of the kernel while earlier lines are parsed, and
 //! the batch of lines read but not parsed yet, each line bounded by `--max-line-bytes`.
 
