@@ -96,19 +96,26 @@ pub enum OpenError {
     /// file that cannot be opened), or one Solr refused (`--filter`): fix it and run again.
     #[error(transparent)]
     Invalid(Box<dyn std::error::Error + Send + Sync>),
-    /// Solr failed while `doing` something before any work: unreachable (run again later) or
-    /// refusing (a wrong core, credentials); the caller decides on the kind.
+    /// The store failed while `doing` something before any work: unreachable (run again later) or
+    /// refusing (a wrong core, credentials); the caller decides on the error's kind.
     #[error("{doing}")]
-    Solr {
+    Store {
         /// What was being done (`cannot read the schema`).
         doing: &'static str,
-        /// Solr's error.
+        /// The store's error (Solr's, with its kind).
         #[source]
-        source: SolrError,
+        source: StoreError,
     },
 }
 
 impl OpenError {
+    fn store(doing: &'static str, e: SolrError) -> Self {
+        OpenError::Store {
+            doing,
+            source: StoreError::from(e),
+        }
+    }
+
     fn invalid(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         OpenError::Invalid(e.into())
     }
@@ -149,10 +156,7 @@ pub async fn connect(target: Target<'_>) -> Result<Connection<'_>, OpenError> {
             let client = solr.client()?;
             let schema = SchemaInfo::fetch(&client)
                 .await
-                .map_err(|source| OpenError::Solr {
-                    doing: "cannot read the schema",
-                    source,
-                })?;
+                .map_err(|e| OpenError::store("cannot read the schema", e))?;
             Some((client, schema))
         }
     };
@@ -318,10 +322,7 @@ async fn probe(client: &Client, filter: Option<&str>) -> Result<serde_json::Valu
             Some(text) => Err(filter_error(e, text)),
             None => {
                 debug!(error = %e, "light reads use cursorMark pages");
-                Err(OpenError::Solr {
-                    doing: "cannot probe the core",
-                    source: e,
-                })
+                Err(OpenError::store("cannot probe the core", e))
             }
         },
     }
@@ -344,10 +345,7 @@ fn filter_error(e: SolrError, filter: &str) -> OpenError {
                 status.as_u16()
             ))
         }
-        None => OpenError::Solr {
-            doing: "cannot check --filter",
-            source: e,
-        },
+        None => OpenError::store("cannot check --filter", e),
     }
 }
 
@@ -490,7 +488,7 @@ impl SchemaApi {
     pub async fn read(&self, doing: &'static str) -> Result<SchemaInfo, OpenError> {
         SchemaInfo::fetch(&self.client)
             .await
-            .map_err(|source| OpenError::Solr { doing, source })
+            .map_err(|e| OpenError::store(doing, e))
     }
 
     /// Sends Schema API commands (`{"add-field": …}`).
@@ -499,10 +497,7 @@ impl SchemaApi {
             .schema_post(commands)
             .await
             .map(|_| ())
-            .map_err(|source| OpenError::Solr {
-                doing: "the Schema API refused to add the fields",
-                source,
-            })
+            .map_err(|e| OpenError::store("the Schema API refused to add the fields", e))
     }
 
     /// The core's URL without credentials.

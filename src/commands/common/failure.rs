@@ -2,13 +2,13 @@
 //! could not be reached (or answered more than `--max-response-bytes`) is exit 3, a run that could
 //! not settle is exit 1, anything else is exit 2.
 //!
-//! [`trouble`] is the one place that looks inside a [`StoreError`] to classify it.
+//! [`trouble`] is the one place that looks inside a [`StoreError`] to classify it; the commands
+//! see no Solr type.
 
 use anyhow::anyhow;
 
 use super::super::{Exit, Failure};
 use crate::engine::EngineError;
-use crate::solr_client::SolrError;
 use crate::store::{StoreError, StoreErrorKind};
 
 /// What an error of Solr or of a store means for the exit code.
@@ -22,17 +22,6 @@ pub(crate) enum Trouble {
     Other,
 }
 
-/// The kind of a Solr error.
-pub(crate) fn solr_trouble(e: &SolrError) -> Trouble {
-    if matches!(e, SolrError::TooLarge { .. }) {
-        Trouble::TooLarge
-    } else if e.is_unreachable() {
-        Trouble::Unreachable
-    } else {
-        Trouble::Other
-    }
-}
-
 /// The kind of a store error: the one place that looks inside a [`StoreError`].
 pub(crate) fn trouble(e: &StoreError) -> Trouble {
     match e.kind() {
@@ -42,10 +31,10 @@ pub(crate) fn trouble(e: &StoreError) -> Trouble {
     }
 }
 
-/// A Solr error met before the work started (reading the schema, say), with what was being done:
-/// exit 3 when Solr could not be reached, else 2.
-pub(crate) fn solr_failure(e: SolrError, doing: &str) -> Failure {
-    match solr_trouble(&e) {
+/// A store's error met before the work started (reading the schema, say), with what was being
+/// done: exit 3 when Solr could not be reached, else 2.
+pub(crate) fn open_store_failure(e: StoreError, doing: &str) -> Failure {
+    match trouble(&e) {
         // Exit 3 too, but Solr was reached: the error says what to change.
         Trouble::TooLarge => Failure::new(Exit::SolrUnreachable, anyhow!(e).context(doing.to_owned())),
         Trouble::Unreachable => Failure::new(

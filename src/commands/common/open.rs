@@ -17,7 +17,7 @@ use std::sync::Arc;
 use anyhow::anyhow;
 
 use super::super::{Exit, Failure};
-use super::failure::solr_failure;
+use super::failure::open_store_failure;
 use crate::config::{IndexConfig, Source};
 use crate::engine::schema_fit::prepare;
 use crate::engine::{self, EngineConfig};
@@ -108,7 +108,7 @@ pub(crate) fn target<'a>(
 /// reached, else 2; a setting it cannot use is exit 2.
 pub(crate) fn open_failure(e: OpenError) -> Failure {
     match e {
-        OpenError::Solr { doing, source } => solr_failure(source, doing),
+        OpenError::Store { doing, source } => open_store_failure(source, doing),
         other => Failure::new(Exit::Usage, anyhow::Error::new(other)),
     }
 }
