@@ -11,7 +11,8 @@ use solr_dedup::signature::near::{probability, NearParams};
 use solr_dedup::signature::{Profile, ProfileParams, Scheme};
 use solr_dedup::store::file::OutputFormat;
 
-use crate::engine::{by_id, run_file};
+use crate::engine::by_id;
+use crate::support::corpus::run_file;
 
 #[path = "../examples/gen_corpus.rs"]
 pub(crate) mod gen_corpus;

@@ -4,7 +4,6 @@
 //! from a run of the code under test.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use proptest::prelude::*;
@@ -23,64 +22,11 @@ mod guard;
 mod incremental;
 mod model;
 
+pub(crate) use crate::support::corpus::{block_on, read_jsonl, run_file, write_jsonl};
 pub(crate) use incremental::check;
 pub(crate) use model::outputs;
 
 pub(crate) type Docs = BTreeMap<String, Value>;
-
-pub(crate) fn write_jsonl(path: &Path, docs: &[Value]) {
-    let text: String = docs.iter().map(|d| format!("{d}\n")).collect();
-    std::fs::write(path, text).unwrap();
-}
-
-fn read_jsonl(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
-/// Runs (or checks) on a file of documents and returns the report and the output lines. Shared by
-/// every scenario here and by the ground-truth test.
-pub(crate) fn run_file(
-    input: &Path,
-    cfg: &EngineConfig,
-    format: OutputFormat,
-    check: bool,
-) -> (Report, Vec<Value>) {
-    let output = input.with_extension("out.jsonl");
-    let store = FileStore::open(
-        input,
-        Output::File(output.clone()),
-        format,
-        "id",
-        "_version_",
-    )
-    .unwrap();
-    let report = block_on(async {
-        if check {
-            engine::check(&store, cfg).await
-        } else {
-            engine::run(&store, cfg).await
-        }
-    })
-    .unwrap();
-    let lines = if check {
-        Vec::new()
-    } else {
-        read_jsonl(&output)
-    };
-    (report, lines)
-}
 
 /// The file store as a store with an index: it answers lookups (split at 500 values, as the Solr
 /// store does) instead of telling the engine to read everything, so that the lookup path runs here

@@ -156,7 +156,7 @@ fn a_org_rules() -> Rules {
 /// The near-duplicate texts of the next proptest: a chain a - b - c (b bridges a and c), a copy of
 /// a in upper case, a text near nothing, and one without words.
 fn near_texts() -> Vec<String> {
-    let [a, b, c] = crate::scenarios::solr_work::chain("prop");
+    let [a, b, c] = crate::support::corpus::chain("prop");
     let upper = a.to_uppercase();
     vec![
         a,

@@ -22,7 +22,7 @@ use solr_dedup::engine::EngineConfig;
 use solr_dedup::signature::{Scheme, Signer};
 use solr_dedup::store::file::OutputFormat;
 
-use crate::engine::{run_file, write_jsonl};
+use crate::support::corpus::{run_file, write_jsonl};
 
 use crate::support::fake_solr::{FakeOptions, FakeSolr};
 

@@ -1,11 +1,12 @@
 //! Solr does only the work the change needs (issue 11): the worker's own counts of Solr's work (the
 //! report's `work`) against the fake's counts on its side, and against what the change implies.
 
+use crate::support::corpus::chain;
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use solr_dedup::signature::near::{tokens, NearParams, NearSigner};
+use solr_dedup::signature::near::tokens;
 use solr_dedup::signature::{Scheme, Signer};
 
 use super::harness::{assert_settled, corpus, long, solr_test, Target, WORKER_FIELDS};
@@ -177,35 +178,6 @@ fn after_a_recrawl_of_one_percent_only_the_change_costs() {
     assert!(n(w, "lookup_docs") > 0 && n(w, "lookup_docs") < 200, "{w}");
     let checked = assert_settled(&t, dir.path());
     eprintln!("checked {checked} values; work {w}");
-}
-
-/// Whether two texts are near-duplicates under the default parameters: they share a combination key.
-fn links(a: &str, b: &str) -> bool {
-    let signer = NearSigner::new(NearParams::default());
-    let (x, y) = (signer.sign(a).unwrap(), signer.sign(b).unwrap());
-    x.keys.iter().any(|k| y.keys.contains(k))
-}
-
-/// Three texts where the middle one bridges the others: `a`–`b` and `b`–`c` near-duplicates, `a`–`c`
-/// not. `b` is 60 words, `a` and `c` add three words of their own before or after (J(a, b) = 0.95,
-/// J(a, c) = 0.91), which links as wanted about one time in three; the variants are tried in a
-/// fixed order, so the texts are always the same.
-pub(crate) fn chain(topic: &str) -> [String; 3] {
-    for attempt in 0..200 {
-        let words = |from: usize, to: usize, tag: &str| -> Vec<String> {
-            (from..to)
-                .map(|i| format!("{topic}{tag}{attempt}x{i}"))
-                .collect()
-        };
-        let body = words(0, 60, "w").join(" ");
-        let a = format!("{} {body}.", words(0, 3, "a").join(" "));
-        let c = format!("{body} {}.", words(0, 3, "c").join(" "));
-        let b = format!("{body}.");
-        if links(&a, &b) && links(&b, &c) && !links(&a, &c) {
-            return [a, b, c];
-        }
-    }
-    panic!("no chain for {topic}");
 }
 
 solr_test!(

@@ -2,6 +2,7 @@
 //! and SolrCloud) from Solr's own test framework, and a WebDriver client for the browser tests.
 
 pub mod cmd;
+pub mod corpus;
 pub mod fake_solr;
 pub mod real_solr;
 pub mod serve;
