@@ -854,6 +854,17 @@ mod tests {
             "10.0.0.1:8987",
             "localhost.evil.example",
             "[::2]:1",
+            // A host name or address and an optional port, nothing else.
+            "localhost:8987@evil.example",
+            "127.0.0.1:8987 evil",
+            "127.0.0.1:8987:1",
+            "localhost:",
+            "localhost:80a",
+            "[::1]x",
+            "[::1]:8987/",
+            "127.0.0.1/evil",
+            ":8987",
+            "",
         ] {
             assert!(!host(no), "{no}");
         }

@@ -54,20 +54,54 @@ pub(super) fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Whether the request's `Host` names the loopback interface (`localhost`, `127.x.y.z`, `[::1]`,
-/// with any port).
+/// with any port). A `Host` that is not a host name or address and an optional port, and nothing
+/// else (`localhost:80@evil.example`, `127.0.0.1:80 evil`), names nothing and is refused.
 pub(super) fn loopback_host(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+    let Some(host) = headers.get(header::HOST) else {
         // HTTP/1.0 without Host: not a browser's rebinding request.
         return true;
     };
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(n, _)| n),
+    let Some(name) = host.to_str().ok().and_then(host_name) else {
+        return false;
     };
     name.eq_ignore_ascii_case("localhost")
         || name
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The name in a `Host` value (RFC 9110 7.2: `uri-host [ ":" port ]`): a bracketed IPv6 address
+/// (returned without its brackets), or a registered name or IPv4 address made of letters, digits,
+/// `-` and `.`; the port, when there is one, 1 to 5 digits. `None` for anything else.
+fn host_name(host: &str) -> Option<&str> {
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => {
+            let (inside, after) = rest.split_once(']')?;
+            if !inside
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+            {
+                return None;
+            }
+            let port = match after {
+                "" => None,
+                _ => Some(after.strip_prefix(':')?),
+            };
+            (inside, port)
+        }
+        None => match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        },
+    };
+    let name_ok = host.starts_with('[')
+        || (!name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'));
+    let port_ok =
+        port.is_none_or(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    (name_ok && port_ok && !name.is_empty()).then_some(name)
 }
 
 /// The token, no request to another host name without one, and no request from another site.
