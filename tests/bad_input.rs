@@ -560,3 +560,58 @@ fn a_failing_run_leaves_a_failure_report_not_the_last_one() {
     assert!(line.contains("cannot write the report"), "{line}");
     assert!(!out_path.exists());
 }
+
+#[test]
+fn a_killed_run_leaves_running_in_its_report_not_the_last_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = many_docs(dir.path(), 50_000);
+    let output = dir.path().join("out.jsonl");
+    let report = dir.path().join("report.json");
+    std::fs::write(&report, "{\"outcome\": \"succeeded\"}\n").unwrap();
+    let mut child = solr_dedup()
+        .args(["run", "--input", s(&input), "--output", s(&output), "-q"])
+        .args(["--report", s(&report)])
+        .env("TMPDIR", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the run has begun: its temporary files appear beside the output.
+    let start = std::time::Instant::now();
+    while names(dir.path(), ".out.jsonl.").is_empty() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["outcome"], "running", "{r}");
+}
+
+#[test]
+fn a_report_that_cannot_be_written_leaves_the_old_output() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_input(dir.path(), &docs());
+    let output = dir.path().join("out.jsonl");
+    std::fs::write(&output, "the old output\n").unwrap();
+    let out = run(&[
+        "run",
+        "--input",
+        s(&input),
+        "--output",
+        s(&output),
+        "--report",
+        "/dev/full",
+        "-q",
+    ]);
+    let line = usage_failure(&out);
+    assert!(line.contains("/dev/full"), "{line}");
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        "the old output\n"
+    );
+    assert_eq!(names(dir.path(), ".out.jsonl."), Vec::<String>::new());
+}

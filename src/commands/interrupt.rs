@@ -1,9 +1,11 @@
-//! SIGINT and SIGTERM for `run` and `check` in file mode, as `serve` handles them: the first signal
-//! asks the engine to stop before its next page ([`Progress::cancelled`]); the run then ends without
-//! writing its output, its temporary files are removed as the store is dropped, and the process exits
-//! 130 (SIGINT) or 143 (SIGTERM). A second signal ends the process at once, after removing the
-//! temporary files it knows of. A signal that comes while the output is being put in place lets that
-//! finish: the output is then complete, never half written.
+//! SIGINT and SIGTERM for `run` and `check`, as `serve` handles them: the first signal asks the
+//! engine to stop before its next page ([`Progress::cancelled`]). In file mode the run then ends
+//! without writing its output, its temporary files are removed as the store is dropped; against
+//! Solr the batch in flight finishes and every batch written is complete (each is a request Solr
+//! acknowledged). The report says `interrupted`, and the process exits 130 (SIGINT) or 143
+//! (SIGTERM). A second signal ends the process at once, after removing the temporary files it knows
+//! of and recording that in the report. A signal that comes while the output is being put in place
+//! lets that finish: the output is then complete, never half written.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -20,8 +22,10 @@ pub(crate) struct Interrupt(Arc<AtomicU8>);
 
 impl Interrupt {
     /// Installs the handlers (replacing the default action, which would end the process with the
-    /// temporary files left behind). `None` when they cannot be installed; the defaults then stay.
-    pub(crate) fn install() -> Option<Self> {
+    /// temporary files left behind and no word in the report). `aborted` is called with the
+    /// signal's number when a second one stops the process at once (it records that), and
+    /// returns the line printed. `None` when they cannot be installed; the defaults then stay.
+    pub(crate) fn install(aborted: Box<dyn Fn(i32) -> String + Send>) -> Option<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .build()
@@ -46,7 +50,8 @@ impl Interrupt {
                         };
                         if seen.swap(number, Ordering::SeqCst) != 0 {
                             remove_all_temp_files();
-                            eprintln!("solr-dedup: error: stopped at once; nothing was written");
+                            let line = aborted(i32::from(number));
+                            eprintln!("solr-dedup: error: {line}");
                             std::process::exit(128 + i32::from(number));
                         }
                     }

@@ -25,19 +25,44 @@ use crate::store::file::Output;
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     init_logging(&c.log);
     probe_report(c)?;
+    // From here the report file speaks of this run: a run killed before it ends leaves `running`,
+    // never the previous run's outcome.
+    started_report(c)?;
     let c = &ready(c).inspect_err(|f| failure_report(c, None, f, "failed"))?;
-    // In file mode a signal stops the run cleanly (see `interrupt`); against Solr the default stays.
-    let interrupt = matches!(c.index.source, Source::File(_))
-        .then(Interrupt::install)
-        .flatten();
+    let file = matches!(c.index.source, Source::File(_));
+    // A signal stops the run cleanly (see `interrupt`): in file mode before anything is written,
+    // against Solr between batches (what was written is complete). A second one stops at once.
+    let aborted = {
+        let c = c.clone();
+        move |number: i32| {
+            let exit = match number {
+                2 => Exit::Interrupted,
+                _ => Exit::Terminated,
+            };
+            let failure = Failure::new(exit, anyhow!("stopped at once; {}", stopped_what(&c)));
+            failure_report(&c, None, &failure, "interrupted");
+            failure.to_string()
+        }
+    };
+    let interrupt = Interrupt::install(Box::new(aborted));
     let progress = Stoppable {
         inner: Spinner::new(c.quiet),
         interrupt: interrupt.as_ref(),
     };
-    let result = match perform_keeping(c, &progress) {
+    // The report is written before a file run's output appears: one that cannot be written leaves
+    // the output as it was.
+    let unwritable = std::sync::atomic::AtomicBool::new(false);
+    let record = |report: &Report| {
+        write_report(c, &report_json(report, "succeeded", None))
+            .inspect_err(|_| unwritable.store(true, std::sync::atomic::Ordering::Relaxed))
+    };
+    let result = match perform_keeping(c, &progress, &record) {
         Ok(result) => result,
         Err(failure) => {
-            failure_report(c, None, &failure, "failed");
+            // A report that could not be written is not tried again: its error is the one line.
+            if !unwritable.load(std::sync::atomic::Ordering::Relaxed) {
+                failure_report(c, None, &failure, "failed");
+            }
             return Err(failure);
         }
     };
@@ -45,7 +70,7 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
         Ok(report) => return finish(c, report),
         Err(failed) => failed,
     };
-    if matches!(c.index.source, Source::File(_)) {
+    if file {
         // The file store writes its output only when a run ends: nothing was written.
         partial.documents.written = 0;
         partial.work.written_docs = 0;
@@ -54,10 +79,7 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
         if let Some(exit) = i.exit() {
             let failure = Failure::new(
                 exit,
-                anyhow!(
-                    "interrupted by {}; nothing was written, the output is as it was",
-                    i.name()
-                ),
+                anyhow!("interrupted by {}; {}", i.name(), stopped_what(c)),
             );
             failure_report(c, Some(&partial), &failure, "interrupted");
             return Err(failure);
@@ -66,6 +88,16 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     let failure = engine_failure(error, true);
     failure_report(c, Some(&partial), &failure, "failed");
     Err(failure)
+}
+
+/// What a run stopped by a signal leaves: in file mode nothing (the output is written when a run
+/// ends); against Solr the batches written, each complete.
+fn stopped_what(c: &JobConfig) -> &'static str {
+    match c.index.source {
+        Source::File(_) => "nothing was written, the output is as it was",
+        _ if c.check || c.engine.dry_run => "nothing was written",
+        _ => "the batches written are complete, and the next run takes up the rest",
+    }
 }
 
 /// The job as it runs: the `--near-*` parameters checked and the `--chrome` model read into the
@@ -109,26 +141,33 @@ pub(crate) async fn perform(
     c: &JobConfig,
     progress: &dyn Progress,
 ) -> Result<Result<Report, EngineError>, Failure> {
-    Ok(execute(c, progress).await?.map_err(|(e, _)| e))
+    Ok(execute(c, progress, &|_| Ok(())).await?.map_err(|(e, _)| e))
 }
+
+/// How a run is recorded before what it wrote becomes visible (a file run's output put in place):
+/// `run` writes its report; `serve` keeps its records itself.
+type Record<'a> = &'a (dyn Fn(&Report) -> Result<(), Failure> + Sync);
 
 /// [`execute`] on a runtime of the command's own.
 fn perform_keeping(
     c: &JobConfig,
     progress: &dyn Progress,
+    record: Record<'_>,
 ) -> Result<Result<Report, (EngineError, Box<Report>)>, Failure> {
     // Against Solr, signing runs on the calling thread's pool; the runtime's workers read ahead.
     let threads = match c.index.source {
         Source::Solr(_) => Threads::Workers,
         _ => Threads::Caller,
     };
-    runtime(threads)?.block_on(execute(c, progress))
+    runtime(threads)?.block_on(execute(c, progress, record))
 }
 
-/// [`perform`], with the report of what a failed run did before it failed.
+/// [`perform`], with the report of what a failed run did before it failed; a run that succeeded
+/// is recorded (`record`) before the store publishes what it wrote.
 async fn execute(
     c: &JobConfig,
     progress: &dyn Progress,
+    record: Record<'_>,
 ) -> Result<Result<Report, (EngineError, Box<Report>)>, Failure> {
     let output = match &c.index.source {
         Source::File(path) => file_output(c, path)?,
@@ -170,9 +209,17 @@ async fn execute(
     if let (Some(d), true, Ok(_)) = (&decided, writes, &result) {
         d.after_success(&engine.decided_under, &engine);
     }
-    Ok(result
+    let result = result
         .map(taken)
-        .map_err(|(e, partial)| (e, Box::new(taken(*partial)))))
+        .map_err(|(e, partial)| (e, Box::new(taken(*partial))));
+    if let Ok(report) = &result {
+        record(report)?;
+        store
+            .publish()
+            .await
+            .map_err(|e| engine_failure(EngineError::Store(e), writes))?;
+    }
+    Ok(result)
 }
 
 /// Against Solr the updates go to the core: `--output` is refused (`run` and `serve`).
@@ -223,8 +270,9 @@ fn file_output(c: &JobConfig, path: &Path) -> Result<Output, Failure> {
     })
 }
 
+/// A run that succeeded (its report already written, see [`execute`]): the summary and the exit
+/// code.
 fn finish(c: &JobConfig, report: Report) -> Result<Exit, Failure> {
-    write_report(c, &report_json(&report, "succeeded", None))?;
     if !c.quiet {
         eprint!("{}", report.summary());
     }
@@ -290,6 +338,31 @@ fn probe_report(c: &JobConfig) -> Result<(), Failure> {
     let target = Target::resolve(path).map_err(fail)?;
     target.create_temp().map_err(fail)?;
     Ok(())
+}
+
+/// Replaces a regular report file with `{"outcome": "running"}` as the run starts, so that a run
+/// killed before it ends (SIGKILL, a power cut) never leaves the previous run's outcome there. A
+/// special file (`/dev/stdout`, a FIFO) and standard output get only the final report.
+fn started_report(c: &JobConfig) -> Result<(), Failure> {
+    let Some(Input::File(path)) = &c.report else {
+        return Ok(());
+    };
+    let fail = |e: std::io::Error| {
+        Failure::from(anyhow!(e).context(format!(
+            "cannot write the report {} (check the folder and its permissions)",
+            path.display()
+        )))
+    };
+    if !matches!(Target::resolve(path).map_err(fail)?, Target::Replace(_)) {
+        return Ok(());
+    }
+    // Never over the input or the output (the refusal of exactly that comes later).
+    let clash = matches!(&c.index.source, Source::File(input) if same_file(input, path))
+        || c.output.as_ref().is_some_and(|out| same_file(out, path));
+    if clash {
+        return Ok(());
+    }
+    write_report(c, &serde_json::json!({"outcome": "running"}))
 }
 
 fn write_report(c: &JobConfig, report: &serde_json::Value) -> Result<(), Failure> {

@@ -385,6 +385,13 @@ pub trait Store: Send + Sync {
     /// Makes the updates visible.
     async fn commit(&self, mode: CommitMode) -> Result<(), StoreError>;
 
+    /// Makes what a commit left to do visible, once the caller has recorded the run: the file
+    /// store opened with a deferred output puts it in place (so that a report that cannot be
+    /// written leaves the old output). By default nothing: a commit is visible at once.
+    async fn publish(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// A short description for logs and reports (never credentials).
     fn describe(&self) -> String;
 
@@ -473,6 +480,9 @@ macro_rules! forward_store {
             }
             async fn commit(&self, mode: CommitMode) -> Result<(), StoreError> {
                 (**self).commit(mode).await
+            }
+            async fn publish(&self) -> Result<(), StoreError> {
+                (**self).publish().await
             }
             fn describe(&self) -> String {
                 (**self).describe()

@@ -183,6 +183,9 @@ pub struct Options {
     pub text_fields: Vec<String>,
     /// File mode: the memory budget and the folder past it (`--memory`, `--temp-dir`).
     pub memory: Option<(u64, Option<PathBuf>)>,
+    /// File mode: the output is put in place by [`Store::publish`], not by the commit
+    /// ([`FileStore::with_deferred_output`]).
+    pub defer_output: bool,
 }
 
 impl Connection<'_> {
@@ -214,6 +217,9 @@ impl Connection<'_> {
                 }
                 if let Some((budget, dir)) = &options.memory {
                     store = store.with_memory(*budget, dir.as_deref());
+                }
+                if options.defer_output {
+                    store = store.with_deferred_output();
                 }
                 Ok(Arc::new(store))
             }

@@ -17,5 +17,6 @@ mod reliability;
 mod scale;
 mod serve;
 mod shards;
+mod signals;
 pub(crate) mod solr_work;
 mod urls;

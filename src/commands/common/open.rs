@@ -149,6 +149,8 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
                     .map(String::clone)
                     .to_vec(),
                 memory: Some((engine.memory, engine.temp_dir.clone())),
+                // The run is recorded (its report written) before its output appears.
+                defer_output: true,
             };
             (options, true)
         }

@@ -131,6 +131,9 @@ pub struct FileStore {
     target: Target,
     /// The output's temporary file, made at open (a replaced target only).
     out_temp: Mutex<Option<TempFile>>,
+    /// [`FileStore::with_deferred_output`]: commit writes the output whole but leaves it for
+    /// [`Store::publish`] to put in place; this holds it (`Some(None)`: written, nothing to move).
+    deferred: Option<Mutex<Option<Option<TempFile>>>>,
     /// Where the other temporary files go, and the name they are made beside (`None`: the temp dir).
     temp_dir: (PathBuf, Option<String>),
     format: OutputFormat,
@@ -323,6 +326,7 @@ impl FileStore {
             _converted: converted,
             target,
             out_temp: Mutex::new(out_temp),
+            deferred: None,
             temp_dir,
             format,
             id_field: id_field.to_owned(),
@@ -350,6 +354,26 @@ impl FileStore {
     pub fn with_text_fields(mut self, fields: &[&str]) -> Self {
         self.text_fields = fields.iter().map(|f| (*f).to_owned()).collect();
         self
+    }
+
+    /// The output is written whole at commit but put in place only by [`Store::publish`], so that
+    /// the caller records the run first: a run whose report cannot be written leaves the output as
+    /// it was. Dropped unpublished, the written output is removed with the store's temporary files.
+    pub fn with_deferred_output(mut self) -> Self {
+        self.deferred = Some(Mutex::new(None));
+        self
+    }
+
+    /// Puts the output a deferred commit wrote in place (see [`FileStore::with_deferred_output`]).
+    pub(crate) fn publish_output(&self) -> Result<(), StoreError> {
+        let Some(deferred) = &self.deferred else {
+            return Ok(());
+        };
+        let written = deferred.lock().expect("output lock").take();
+        match written {
+            Some(tmp) => self.put_in_place(tmp),
+            None => Ok(()),
+        }
     }
 
     /// The memory budget (`--memory`) and the folder past it (`--temp-dir`; the system's temporary
@@ -712,6 +736,16 @@ impl FileStore {
         }
         out.flush().map_err(werr)?;
         drop(out);
+        if let Some(deferred) = &self.deferred {
+            *deferred.lock().expect("output lock") = Some(tmp);
+            return Ok(());
+        }
+        self.put_in_place(tmp)
+    }
+
+    /// Moves the written output over the target (a replaced file; nothing for a streamed one).
+    fn put_in_place(&self, tmp: Option<TempFile>) -> Result<(), StoreError> {
+        let werr = |e| StoreError::io("cannot write the output", e);
         self.target.finish(tmp).map_err(|e| match &self.target {
             Target::Replace(p) => {
                 StoreError::io(format!("cannot write the output {}", p.display()), e)

@@ -12,6 +12,10 @@ impl Store for FileStore {
         FileStore::spilled_bytes(self)
     }
 
+    async fn publish(&self) -> Result<(), StoreError> {
+        self.publish_output()
+    }
+
     async fn read_page(&self, query: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
         evaluable(&query.filter)?;
         let start = parse_cursor(cursor)?;
