@@ -615,3 +615,28 @@ fn a_report_that_cannot_be_written_leaves_the_old_output() {
     );
     assert_eq!(names(dir.path(), ".out.jsonl."), Vec::<String>::new());
 }
+
+#[test]
+fn a_byte_order_mark_is_no_part_of_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = write_input(dir.path(), &docs());
+    let marked = dir.path().join("bom.jsonl");
+    std::fs::write(&marked, format!("\u{feff}{}", docs())).unwrap();
+    let updates = |input: &Path| {
+        let out = run(&["run", "--input", s(input), "-q"]);
+        ok(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let expected = updates(&plain);
+    assert!(!expected.is_empty());
+    assert_eq!(updates(&marked), expected);
+    // A saved /select response with one too.
+    let docs: Vec<Value> = docs()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let select = json!({"responseHeader": {"status": 0}, "response": {"numFound": 3, "start": 0, "docs": docs}});
+    let saved = dir.path().join("select.json");
+    std::fs::write(&saved, format!("\u{feff}{select}")).unwrap();
+    assert_eq!(updates(&saved), expected);
+}

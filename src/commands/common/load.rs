@@ -11,11 +11,16 @@ use super::super::Failure;
 use crate::signature::chrome::{ChromeModel, ChromeSet};
 use crate::urlrules::{Rules, FORMAT};
 
+/// `text` without the UTF-8 byte order mark an editor may have put at its start.
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// Reads the model of `run --chrome` (template lines: any shingle length can use it).
 pub(crate) fn load_chrome(path: &Path) -> Result<Arc<ChromeSet>, Failure> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the chrome model {}", path.display()))?;
-    let model = ChromeModel::from_json(&text)
+    let model = ChromeModel::from_json(without_bom(&text))
         .map_err(|e| anyhow!("chrome model {}: {e}", path.display()))?;
     let set = model
         .to_set()
@@ -33,7 +38,7 @@ pub(crate) fn load_rules(path: &Path) -> Result<Rules, Failure> {
             path.display()
         )
     })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    let value: serde_json::Value = serde_json::from_str(without_bom(&text)).map_err(|e| {
         anyhow!(
             "rules {}: not JSON ({e}); write it again with `solr-dedup urls learn`",
             path.display()

@@ -13,7 +13,7 @@ pub(super) fn looks_like_select_response(
         .read(&mut head)
         .map_err(|e| StoreError::io(format!("cannot read {}", input.display()), e))?;
     let text = String::from_utf8_lossy(&head[..n]);
-    let trimmed = text.trim_start();
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     Ok(trimmed.starts_with('{')
         && (trimmed.contains("\"responseHeader\"") || trimmed.contains("\"response\""))
         && !trimmed.lines().next().is_some_and(|l| {
@@ -21,6 +21,23 @@ pub(super) fn looks_like_select_response(
                 .ok()
                 .is_some_and(|v| v.get("response").is_none())
         }))
+}
+
+/// Leaves `file` after a UTF-8 byte order mark at its start, else at its start.
+fn skip_byte_order_mark(file: &mut File) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut head = [0u8; 3];
+    let mut n = 0;
+    while n < 3 {
+        match file.read(&mut head[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    if head[..n] != [0xEF, 0xBB, 0xBF] {
+        file.seek(SeekFrom::Start(0))?;
+    }
+    Ok(())
 }
 
 /// Converts a saved `/select` response into a temporary JSON Lines file, one document a line. The
@@ -32,7 +49,9 @@ pub(super) fn convert_select_response(
     max_doc: usize,
 ) -> Result<TempFile, StoreError> {
     let loc = |m: String| StoreError::input(input.display().to_string(), m);
-    let file = File::open(input)
+    let mut file = File::open(input)
+        .map_err(|e| StoreError::io(format!("cannot read {}", input.display()), e))?;
+    skip_byte_order_mark(&mut file)
         .map_err(|e| StoreError::io(format!("cannot read {}", input.display()), e))?;
     let tmp = TempFile::new(temp_name(&std::env::temp_dir(), None, "select"));
     let out =

@@ -468,6 +468,9 @@ impl FileStore {
                 ),
             )
         })?;
+        // A UTF-8 byte order mark (an editor's, at the start of the file, or of each file that was
+        // concatenated) is no part of the document.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim().is_empty() {
             return Ok(None);
         }
