@@ -145,7 +145,11 @@ fn flag(docs: &Docs, id: &str, field: &str) -> Value {
 }
 
 pub(crate) fn page(id: &str, url: &str, text: &str) -> Value {
-    json!({"id": id, "sku": url, "text_t": text, "_version_": 1_800_000_000_000_000_000i64})
+    crate::support::page::page(id)
+        .url(url)
+        .text(text)
+        .version(crate::support::page::VERSION)
+        .build()
 }
 
 pub(crate) const TEXT: &str =

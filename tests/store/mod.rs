@@ -156,17 +156,15 @@ impl Allowed {
 
 /// One page of a crawl: the fields every store reads alike (single-valued, stored, in the schema).
 fn doc(id: &str, host: &str, signature: i64, note: Option<&str>) -> Value {
-    let mut d = json!({
-        "id": id,
-        "sku": format!("https://{host}/{id}"),
-        "host_s": host,
-        "text_t": format!("The page {id} of {host}."),
-        "exact_signature_l": signature,
-    });
-    if let Some(note) = note {
-        d["note_s"] = json!(note);
+    let d = crate::support::page::page(id)
+        .url(&format!("https://{host}/{id}"))
+        .text(&format!("The page {id} of {host}."))
+        .field("host_s", host)
+        .field("exact_signature_l", signature);
+    match note {
+        Some(note) => d.field("note_s", note).build(),
+        None => d.build(),
     }
-    d
 }
 
 /// The six documents every test starts from, in the file's order (not the ids' order):
