@@ -302,12 +302,11 @@ const TEXTS: [&str; 6] = [
 
 fn doc(id: &str, text: u8, url: u8, version: i64) -> Value {
     let hosts = ["http://a.org", "https://a.org", "https://www.a.org"];
-    json!({
-        "id": id,
-        "sku": format!("{}/{}", hosts[(url % 3) as usize], url / 3 % 4),
-        "text_t": TEXTS[text as usize % TEXTS.len()],
-        "_version_": version,
-    })
+    crate::support::page::page(id)
+        .url(&format!("{}/{}", hosts[(url % 3) as usize], url / 3 % 4))
+        .text(TEXTS[text as usize % TEXTS.len()])
+        .version(version)
+        .build()
 }
 
 #[derive(Debug, Clone)]

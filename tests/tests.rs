@@ -9,6 +9,7 @@ mod fuzzy_words;
 mod preference;
 mod scenarios;
 mod signatures;
+mod store;
 mod support;
 mod transcripts;
 mod truth;

@@ -223,38 +223,6 @@ fn lookups_over_several_reads_hand_each_decided_document_out_once_per_pass() {
     );
 }
 
-/// The file store with a count of the documents it was told at open, as the Solr store learns
-/// `numFound` from its probe.
-struct Counted(FileStore, Filter, u64);
-
-#[async_trait::async_trait]
-impl Store for Counted {
-    async fn read_page(&self, q: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
-        self.0.read_page(q, cursor).await
-    }
-    fn known_count(&self, filter: &Filter) -> Option<u64> {
-        (filter == &self.1).then_some(self.2)
-    }
-    async fn facet(&self, q: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
-        self.0.facet(q).await
-    }
-    async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
-        self.0.get(ids, fields).await
-    }
-    async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
-        self.0.update(batch).await
-    }
-    async fn commit(&self, mode: CommitMode) -> Result<(), StoreError> {
-        self.0.commit(mode).await
-    }
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-    fn cost_model(&self) -> CostModel {
-        self.0.cost_model()
-    }
-}
-
 /// What the engine told a progress: phases, totals and documents done, in order.
 #[derive(Default)]
 struct Recorded(std::sync::Mutex<Vec<(&'static str, u64)>>);
@@ -290,7 +258,9 @@ fn the_scan_takes_its_total_from_the_store_when_it_knows_it() {
         .unwrap();
         let progress = Recorded::default();
         block_on(engine::execute(
-            &Counted(store, count_for, 120),
+            // The file store with a count of the documents it was told at open, as the Solr
+            // store learns `numFound` from its probe.
+            &Hooked::new(store).with_known_count(count_for, 120),
             &EngineConfig::default(),
             engine::Mode::Check,
             &progress,

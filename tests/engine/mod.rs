@@ -12,11 +12,10 @@ use solr_dedup::engine::{
     self, DecidedUnder, Dimension, EngineConfig, Order, Preference, Report, Scope, DEFAULT_MEMORY,
 };
 use solr_dedup::store::file::{FileStore, Output, OutputFormat};
-use solr_dedup::store::{
-    AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
-    StoreError, UpdateOutcome,
-};
+use solr_dedup::store::Filter;
 use solr_dedup::urlrules::Rules;
+
+use crate::support::hooked::Hooked;
 
 mod guard;
 mod incremental;
@@ -28,49 +27,15 @@ pub(crate) use model::outputs;
 
 pub(crate) type Docs = BTreeMap<String, Value>;
 
-/// The file store as a store with an index: it answers lookups (split at 500 values, as the Solr
-/// store does) instead of telling the engine to read everything, so that the lookup path runs here
-/// against the file store's exact filter evaluation.
-struct Indexed(FileStore);
-
-#[async_trait::async_trait]
-impl Store for Indexed {
-    async fn read_page(&self, q: &ReadQuery, cursor: Option<&str>) -> Result<Page, StoreError> {
-        self.0.read_page(q, cursor).await
-    }
-    fn hint_rereads(&self, q: &ReadQuery) {
-        self.0.hint_rereads(q)
-    }
-    fn max_lookup_values(&self) -> usize {
-        500
-    }
-    async fn facet(&self, q: &FacetQuery) -> Result<Vec<Bucket>, StoreError> {
-        self.0.facet(q).await
-    }
-    async fn get(&self, ids: &[String], fields: &[String]) -> Result<Vec<Doc>, StoreError> {
-        self.0.get(ids, fields).await
-    }
-    async fn update(&self, batch: &[AtomicUpdate]) -> Result<UpdateOutcome, StoreError> {
-        self.0.update(batch).await
-    }
-    async fn commit(&self, mode: CommitMode) -> Result<(), StoreError> {
-        self.0.commit(mode).await
-    }
-    fn describe(&self) -> String {
-        self.0.describe()
-    }
-    fn cost_model(&self) -> CostModel {
-        self.0.cost_model()
-    }
-}
-
-/// [`run_with`] through [`Indexed`].
+/// [`run_with`] on the file store as a store with an index: it answers lookups (split at 500
+/// values, as the Solr store splits at 2000) instead of telling the engine to read everything, so
+/// that the lookup path runs here against the file store's exact filter evaluation.
 fn run_indexed(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.jsonl");
     write_jsonl(&input, docs);
     let output = input.with_extension("out.jsonl");
-    let store = Indexed(
+    let store = Hooked::new(
         FileStore::open(
             &input,
             Output::File(output.clone()),
@@ -79,7 +44,8 @@ fn run_indexed(docs: &[Value], cfg: &EngineConfig) -> (Report, Docs) {
             "_version_",
         )
         .unwrap(),
-    );
+    )
+    .with_max_lookup_values(500);
     let report = block_on(engine::run(&store, cfg)).unwrap();
     (report, by_id(read_jsonl(&output)))
 }
@@ -125,7 +91,11 @@ fn flag(docs: &Docs, id: &str, field: &str) -> Value {
 }
 
 pub(crate) fn page(id: &str, url: &str, text: &str) -> Value {
-    json!({"id": id, "sku": url, "text_t": text, "_version_": 1_800_000_000_000_000_000i64})
+    crate::support::page::page(id)
+        .url(url)
+        .text(text)
+        .version(crate::support::page::VERSION)
+        .build()
 }
 
 pub(crate) const TEXT: &str =

@@ -20,8 +20,12 @@ const TEXT: &str =
 const OTHER: &str = "The weather this afternoon: sunny spells with a light breeze from the west.";
 
 fn page(id: &str, url: &str, text: &str) -> Value {
-    json!({"id": id, "sku": url, "text_t": text,
-           "title": ["About the bakery"], "description_txt": ["Sourdough since 1952"]})
+    crate::support::page::page(id)
+        .url(url)
+        .text(text)
+        .title("About the bakery")
+        .description("Sourdough since 1952")
+        .build()
 }
 
 fn pages() -> Vec<Value> {
@@ -30,8 +34,12 @@ fn pages() -> Vec<Value> {
         page("c1", "http://www.bakery.example/about", TEXT),
         page("c2", "https://bakery.example/about", TEXT),
         page("c3", "https://mirror.example/copies/bakery/about", TEXT),
-        json!({"id": "w", "sku": "https://weather.example/today", "text_t": OTHER,
-               "title": ["Weather"], "description_txt": ["Today"]}),
+        crate::support::page::page("w")
+            .url("https://weather.example/today")
+            .text(OTHER)
+            .title("Weather")
+            .description("Today")
+            .build(),
     ]
 }
 

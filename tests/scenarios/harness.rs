@@ -264,10 +264,13 @@ impl Target {
             let text = req.send().await.unwrap().text().await.unwrap();
             serde_json::from_str(&text).unwrap()
         });
-        answer["response"]["docs"]
-            .as_array()
-            .expect("docs")
-            .iter()
+        // Solr answers one id with `doc` (null when missing), several with `response.docs`.
+        let docs = match answer.get("doc") {
+            Some(Value::Null) => Vec::new(),
+            Some(doc) => vec![doc.clone()],
+            None => answer["response"]["docs"].as_array().expect("docs").clone(),
+        };
+        docs.iter()
             .map(|d| {
                 (
                     self.short(d["id"].as_str().unwrap()).to_owned(),
