@@ -26,8 +26,14 @@ pub struct DocumentCounts {
     pub read: u64,
     /// Documents whose signatures were computed.
     pub signed: u64,
-    /// Documents given at least one update (signatures or flags).
+    /// Documents given at least one update (signatures or flags), counted when the store
+    /// acknowledged the update: what certainly landed.
     pub written: u64,
+    /// Documents of updates that were sent but whose answer was not read (the connection broke, the
+    /// time ran out, the answer was not Solr's, retries ran out): they may or may not have landed,
+    /// so what landed is between `written` and `written + unanswered`. Left out of the JSON when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unanswered: u64,
     /// Updates the store rejected because the document changed meanwhile (HTTP 409).
     pub conflicts: u64,
     /// Documents that changed between the worker's reads and were left for the next round.
@@ -145,6 +151,7 @@ impl AddAssign<&DocumentCounts> for DocumentCounts {
             read,
             signed,
             written,
+            unanswered,
             conflicts,
             changed_during_run,
             missing_signatures,
@@ -155,6 +162,7 @@ impl AddAssign<&DocumentCounts> for DocumentCounts {
         self.read += read;
         self.signed += signed;
         self.written += written;
+        self.unanswered += unanswered;
         self.conflicts += conflicts;
         self.changed_during_run += changed_during_run;
         self.missing_signatures += missing_signatures;
@@ -227,6 +235,15 @@ impl Report {
         }
         if d.missing_signatures > 0 {
             let _ = writeln!(s, "  {} documents lack signatures", d.missing_signatures);
+        }
+        if d.unanswered > 0 {
+            let _ = writeln!(
+                s,
+                "  {} more documents sent without an answer: between {} and {} written",
+                d.unanswered,
+                d.written,
+                d.written + d.unanswered
+            );
         }
         if d.conflicts + d.changed_during_run > 0 {
             let _ = writeln!(

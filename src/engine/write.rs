@@ -9,7 +9,7 @@ use super::doc::{get_bool, get_i64, get_str};
 use super::group::Groups;
 use super::pages::Rereads;
 use super::{Dimension, EngineError, Mode, Report, Round, Todo, WriteInput, Written};
-use crate::store::{id_hash, AtomicUpdate, Store, StoreError};
+use crate::store::{id_hash, AtomicUpdate, Store, StoreError, StoreErrorKind};
 
 impl<S: Store> Round<'_, S> {
     // ---------------------------------------------------------------- pass C
@@ -182,7 +182,20 @@ impl<S: Store> Round<'_, S> {
             return Ok(0);
         }
         report.work.written_docs += batch.len() as u64;
-        let outcome = self.store.update(batch).await?;
+        let outcome = match self.store.update(batch).await {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                // A request Solr refused was not applied; any other failure may have come after
+                // Solr applied some or all of the batch: the report gives a range.
+                if !matches!(
+                    e.kind(),
+                    StoreErrorKind::Rejected | StoreErrorKind::Unsupported
+                ) {
+                    report.documents.unanswered += batch.len() as u64;
+                }
+                return Err(e.into());
+            }
+        };
         let conflicts = outcome.conflicts.len() as u64;
         report.documents.conflicts += conflicts;
         report.documents.written += batch.len() as u64 - conflicts;

@@ -569,9 +569,9 @@ fn classify(url: &str, status: StatusCode, body: &[u8]) -> Result<Value, SolrErr
     };
     let url = url.to_owned();
     match status.as_u16() {
-        200..=299 => json.ok_or_else(|| SolrError::BadResponse {
+        200..=299 => json.ok_or_else(|| SolrError::Malformed {
             url,
-            reason: format!("not JSON: {}", one_line(&String::from_utf8_lossy(body), 80)),
+            reason: one_line(&String::from_utf8_lossy(body), 80),
         }),
         401 | 403 => Err(SolrError::Auth { url, status }),
         // Solr's own 404 for an unknown core or handler is an HTML page; a JSON 404 (the Schema API's
@@ -732,7 +732,7 @@ mod tests {
         }
         assert!(matches!(
             classify("u", StatusCode::OK, b"not json"),
-            Err(SolrError::BadResponse { .. })
+            Err(SolrError::Malformed { .. })
         ));
         // The first 64 KiB of Solr 9.10's answer to a filter nested 10,000 levels deep.
         let cut = b"{\n  \"error\":{\n    \"msg\":\"java.lang.StackOverflowError\",\n    \"trace\":\"java.lang.RuntimeException: java.lang.StackOverflowError\\n\\tat org.apache.solr.servlet.HttpSolrCall.sendError(HttpSolrCall.java:861)\\n\\tat org.apache.solr.pa";

@@ -66,7 +66,17 @@ pub enum SolrError {
         /// Solr's `error.msg`, or the start of the body.
         message: String,
     },
-    /// A 2xx answer that is not what Solr sends.
+    /// A 2xx answer that is not JSON: cut off on the way, or a proxy's page in Solr's place. It may
+    /// come out right when the request is sent again (retried like a 5xx; an update sent again is
+    /// guarded by its versions, so one that landed the first time is a conflict, not a double).
+    #[error("{url} sent an answer that is not JSON: {reason}")]
+    Malformed {
+        /// The request URL.
+        url: String,
+        /// What it began with.
+        reason: String,
+    },
+    /// A 2xx JSON answer that is not what Solr sends.
     #[error("{url} sent an answer that is not Solr's: {reason}")]
     BadResponse {
         /// The request URL.
@@ -119,7 +129,7 @@ impl SolrError {
     /// resent.
     pub fn is_retryable(&self) -> bool {
         match self {
-            SolrError::Transport { .. } => true,
+            SolrError::Transport { .. } | SolrError::Malformed { .. } => true,
             // A 500 that says the query could not be parsed (a StackOverflowError from a deeply
             // nested filter, a SyntaxError) fails the same way every time.
             SolrError::Server {
@@ -301,6 +311,13 @@ mod tests {
                     reason: "r".into(),
                 },
                 false,
+            ),
+            (
+                SolrError::Malformed {
+                    url: "u".into(),
+                    reason: "<html>".into(),
+                },
+                true,
             ),
         ];
         for (e, retry) in table {

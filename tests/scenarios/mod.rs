@@ -12,6 +12,7 @@ mod crawl_loop;
 mod e2e;
 mod fuzzy_words;
 mod hand_worked;
+mod lost_answers;
 mod near;
 mod reliability;
 mod scale;

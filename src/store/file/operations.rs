@@ -26,7 +26,7 @@ impl Store for FileStore {
         let keep = (!query.fields.iter().any(|f| f == "*")).then_some(keep);
         let (end, done) = self.scan(start, keep.as_deref(), rows, |doc, id| {
             if query.filter.matches(&doc) {
-                let mut doc = project(doc, &query.fields);
+                let mut doc = project(doc, &query.fields, &self.id_field);
                 self.as_solr_stores(&mut doc, id);
                 docs.push(doc);
             }
@@ -110,7 +110,7 @@ impl Store for FileStore {
             if let (Some(off), _) = offset {
                 if let Some((doc, found)) = self.read_at(&mut file, off, keep)? {
                     if &found == id {
-                        let mut doc = project(doc, fields);
+                        let mut doc = project(doc, fields, &self.id_field);
                         self.as_solr_stores(&mut doc, id);
                         out.push(doc);
                     }

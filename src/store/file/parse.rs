@@ -72,10 +72,11 @@ impl<'de> serde::de::Visitor<'de> for Projection<'_> {
     }
 }
 
-pub(super) fn project(mut doc: Doc, fields: &[String]) -> Doc {
+pub(super) fn project(mut doc: Doc, fields: &[String], id_field: &str) -> Doc {
     if fields.iter().any(|f| f == "*") {
         return doc;
     }
-    doc.retain(|k, _| fields.iter().any(|f| f == k));
+    // The unique key comes with every document, asked for or not (the Solr store adds it to `fl`).
+    doc.retain(|k, _| k == id_field || fields.iter().any(|f| f == k));
     doc
 }

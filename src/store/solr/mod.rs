@@ -417,16 +417,30 @@ impl Store for SolrStore {
         params.push(("fl".to_owned(), fl.join(",")));
         let answer = self.client.realtime_get(params).await?;
         // One `id` gives `{"doc":…}`, several give `{"response":{"docs":[…]}}`.
-        let docs = if let Some(list) = answer.pointer("/response/docs").and_then(Value::as_array) {
-            list.iter().filter_map(|d| d.as_object().cloned()).collect()
-        } else {
-            answer
-                .get("doc")
-                .and_then(Value::as_object)
-                .cloned()
-                .into_iter()
-                .collect()
-        };
+        let mut docs: Vec<Doc> =
+            if let Some(list) = answer.pointer("/response/docs").and_then(Value::as_array) {
+                list.iter().filter_map(|d| d.as_object().cloned()).collect()
+            } else {
+                answer
+                    .get("doc")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .into_iter()
+                    .collect()
+            };
+        // A SolrCloud collection answers shard by shard: put the documents in the order asked.
+        if docs.len() > 1 {
+            let at: HashMap<&str, usize> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (id.as_str(), i))
+                .collect();
+            let id_field = &self.id_field;
+            docs.sort_by_key(|d| {
+                let id = d.get(id_field).and_then(Value::as_str).unwrap_or("");
+                at.get(id).copied().unwrap_or(usize::MAX)
+            });
+        }
         Ok(docs)
     }
 

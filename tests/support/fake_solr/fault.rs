@@ -20,6 +20,9 @@ pub enum Fault {
     Drop,
     /// Handle the request (the state changes), then close the connection with no answer.
     DropAfterApply,
+    /// Handle the request (the state changes), then answer 200 with a page that is not JSON (a
+    /// proxy's error page in Solr's place).
+    GarbledAfterApply,
     /// Handle the request, send the first this many bytes of its answer, then break the
     /// connection off: an `/export` whose node goes away mid-stream.
     CutAfter(usize),
@@ -68,6 +71,7 @@ pub(super) enum FaultKind {
     Delay(Duration),
     Drop,
     DropAfterApply,
+    GarbledAfterApply,
     CutAfter(usize),
     Hold(usize),
     Hook(Mutex<Option<HookFn>>),
@@ -166,6 +170,16 @@ pub(super) fn pick_fault(shared: &Shared, r: &Req) -> Option<Arc<FaultEntry>> {
         }
     }
     chosen
+}
+
+/// The 200 page a proxy may send in Solr's place: not JSON.
+pub(super) fn garbled() -> Resp {
+    Resp {
+        status: 200,
+        content_type: "text/html".to_owned(),
+        body: b"<html><body><h1>Bad gateway</h1></body></html>".to_vec(),
+        headers: Vec::new(),
+    }
 }
 
 pub(super) fn injected_status(code: u16) -> Resp {

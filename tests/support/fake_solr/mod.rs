@@ -331,6 +331,7 @@ impl FakeSolr {
             Fault::Delay(d) => FaultKind::Delay(d),
             Fault::Drop => FaultKind::Drop,
             Fault::DropAfterApply => FaultKind::DropAfterApply,
+            Fault::GarbledAfterApply => FaultKind::GarbledAfterApply,
             Fault::CutAfter(n) => FaultKind::CutAfter(n),
             Fault::Hold { apply_first } => FaultKind::Hold(apply_first),
             Fault::Hook(f) => FaultKind::Hook(Mutex::new(Some(f))),

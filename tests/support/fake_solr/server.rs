@@ -219,6 +219,11 @@ async fn serve(
                 entry.state.hit();
                 return Err(Dropped);
             }
+            FaultKind::GarbledAfterApply => {
+                let _ = handle(&shared, &r);
+                entry.state.hit();
+                super::fault::garbled()
+            }
             FaultKind::CutAfter(n) => {
                 entry.state.hit();
                 let mut resp = handle_guarded(&shared, &r);

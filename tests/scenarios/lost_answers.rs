@@ -1,0 +1,99 @@
+//! Answers that do not come back: an update Solr applied whose answer is not Solr's (a proxy's page)
+//! is sent again, as a 5xx is; when no answer comes back for good, the run ends with exit 3 and its
+//! report gives what landed as a range, acknowledged to acknowledged plus unanswered, that holds
+//! what the core has. (Faults on demand: the fake only.)
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::harness::{assert_settled, corpus, Target};
+use crate::support::fake_solr::{Fault, FaultRule};
+
+/// Every document's `_version_` in the core, by short id.
+fn versions(t: &Target, docs: &[Value]) -> BTreeMap<String, i64> {
+    let ids: Vec<String> = docs
+        .iter()
+        .map(|d| t.short(d["id"].as_str().unwrap()).to_owned())
+        .collect();
+    let short: Vec<&str> = ids.iter().map(String::as_str).collect();
+    t.versions(&short)
+}
+
+#[test]
+fn a_malformed_answer_to_an_update_is_sent_again() {
+    let t = Target::fake("garbled-once");
+    let dir = tempfile::tempdir().unwrap();
+    t.load(&corpus(100, 33));
+    // The first update lands, and its answer is a proxy's page.
+    let fault = t.fake_solr().fault(FaultRule {
+        path: "/update".into(),
+        skip: 0,
+        times: 1,
+        fault: Fault::GarbledAfterApply,
+    });
+    let report = t.run_ok(&["run", "--batch-size", "30"], dir.path());
+    assert_eq!(fault.hits(), 1);
+    assert_eq!(report["outcome"], "succeeded", "{report}");
+    // Sent again, the landed batch's documents are conflicts (their versions moved), read again in
+    // the next round: nothing written twice, nothing lost.
+    assert!(
+        report["documents"]["conflicts"].as_u64().unwrap() > 0,
+        "{report}"
+    );
+    let checked = assert_settled(&t, dir.path());
+    eprintln!("checked {checked} values after a garbled answer");
+}
+
+#[test]
+fn updates_without_answers_are_a_range_that_holds_what_landed() {
+    let t = Target::fake("garbled-for-good");
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(100, 34);
+    t.load(&docs);
+    let before = versions(&t, &docs);
+    // The first update is answered; every later one lands and comes back as a proxy's page.
+    t.fake_solr().fault(FaultRule {
+        path: "/update".into(),
+        skip: 1,
+        times: usize::MAX,
+        fault: Fault::GarbledAfterApply,
+    });
+    let path = dir.path().join("report.json");
+    let out = t.run(&[
+        "run",
+        "--batch-size",
+        "30",
+        "--retries",
+        "1",
+        "--report",
+        path.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("not JSON"), "{err}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(r["outcome"], "failed", "{r}");
+    let written = r["documents"]["written"].as_u64().unwrap();
+    let unanswered = r["documents"]["unanswered"].as_u64().expect("a count");
+    assert!(unanswered > 0, "{r}");
+    let after = versions(&t, &docs);
+    let landed = before
+        .iter()
+        .filter(|(id, v)| after.get(*id) != Some(v))
+        .count() as u64;
+    assert!(
+        written <= landed && landed <= written + unanswered,
+        "acknowledged {written}, unanswered {unanswered}, landed {landed}"
+    );
+    // The next run converges.
+    t.fake_solr().clear_faults();
+    t.run_ok(&["run"], dir.path());
+    let checked = assert_settled(&t, dir.path());
+    eprintln!(
+        "checked {checked} values; landed {landed} of {written}..{}",
+        written + unanswered
+    );
+}
