@@ -397,3 +397,98 @@ fn serve_follows_rules_learnt_again_without_a_crawl_change() {
     );
     assert_eq!(full["documents"]["written"], 0, "{full}");
 }
+
+solr_test!(
+    home_pages_sharing_a_description_settle_under_the_rules_they_were_decided_by,
+    |t: &Target| {
+        // The soak's home pages (issue 41): each site's own text and title, one description on
+        // every site. The rules rank the site with the most pages first (site2 here), so its home
+        // page is the description's representative. Checked under those rules the index is
+        // settled; checked without them (as the soak's checks at rest were until issue 41), every
+        // home page ties on the rank, the first URL (site0's) wins, and `check` fails on exactly the
+        // two description flags the soak reported, while serve's flags were right.
+        let dir = tempfile::tempdir().unwrap();
+        let rules_path = dir.path().join("rules.json");
+        let rules = json!({"url_rules": 1, "min_estimate": 0.5, "sites": {
+            "site0.example": {"pages": 423}, "site1.example": {"pages": 335},
+            "site2.example": {"pages": 482}, "site3.example": {"pages": 436}}});
+        std::fs::write(&rules_path, rules.to_string()).unwrap();
+        let rules_arg = rules_path.to_str().unwrap();
+        let homes = ["h0", "h1", "h2", "h3"];
+        let texts = [
+            TEXT,
+            OTHER,
+            "Second-hand bicycles repaired and sold, frames welded while customers wait outside.",
+            "Tomorrow's concert of chamber music starts at eight; tickets remain at the door.",
+        ];
+        let docs: Vec<Value> = homes
+            .iter()
+            .zip(texts)
+            .enumerate()
+            .map(|(i, (id, text))| {
+                json!({"id": id, "sku": format!("https://www.site{i}.example/"),
+                       "text_t": text,
+                       "title": [format!("Home of site{i}.example")],
+                       "description_txt": ["The home page"]})
+            })
+            .collect();
+        t.load(&docs);
+        let state = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+        let decided = state("decided");
+        t.run_ok(
+            &["run", "--rules", rules_arg, "--state-dir", &decided],
+            dir.path(),
+        );
+        let description = |docs: &std::collections::BTreeMap<String, Map<String, Value>>| {
+            homes
+                .iter()
+                .filter(|id| docs[**id]["description_unique_b"] == json!(true))
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(description(&t.docs()), ["h2"]);
+
+        // Under serve's rules, with no kept order (every tied group decided again): settled.
+        let fresh = state("fresh");
+        let out = t.run(&[
+            "check",
+            "--rules",
+            rules_arg,
+            "--state-dir",
+            &fresh,
+            "--quiet",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let full = t.run_ok(
+            &[
+                "run",
+                "--full",
+                "--dry-run",
+                "--rules",
+                rules_arg,
+                "--state-dir",
+                &fresh,
+            ],
+            dir.path(),
+        );
+        assert_eq!(full["documents"]["written"], 0, "{full}");
+
+        // Without them: the soak's failure.
+        let report = dir.path().join("check-no-rules.json");
+        let out = t.run(&[
+            "check",
+            "--state-dir",
+            &fresh,
+            "--report",
+            report.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let report: Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        for (name, d) in report["dimensions"].as_object().unwrap() {
+            let want = if name == "description" { 2 } else { 0 };
+            assert_eq!(d["flips"].as_u64().unwrap_or(0), want, "{name}: {d}");
+        }
+    }
+);

@@ -315,11 +315,18 @@ class Serve:
         self.starts = 0
         self.log = open(os.path.join(WORK, 'serve.log'), 'a')
 
+    def deciding_args(self):
+        """The options of serve's runs that decide which member of a group stays: the at-rest checks
+        (`check`, `run --full --dry-run`) run with the same, or they judge serve's flags by another
+        order. Without `--rules` every home page (one description, "The home page", on every site)
+        ties and the first site's wins, while serve's rules put the site with the most pages first:
+        `check` exited 1 and `--full --dry-run` would flip two description flags (issue 41)."""
+        return ['--rules', self.rules, '--fuzzy-min-words', str(FUZZY_MIN_WORDS)]
+
     def start(self):
         self.proc = spawn([self.binary, 'serve', '--solr', self.core, '--listen', '127.0.0.1:0',
-                           '--after-quiet', '%gs' % self.quiet, '--rules', self.rules,
-                           '--fuzzy-min-words', str(FUZZY_MIN_WORDS),
-                           '--state-dir', self.state, '--retries', '2'],
+                           '--after-quiet', '%gs' % self.quiet] + self.deciding_args()
+                          + ['--state-dir', self.state, '--retries', '2'],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE,
                           env={k: v for k, v in os.environ.items() if k != 'SOLR_DEDUP_TOKEN'})
@@ -820,6 +827,16 @@ def dimension_groups(docs):
     return out
 
 
+def flips(report):
+    """The flags a report says a run would turn over, per dimension, with examples."""
+    try:
+        dims = json.load(open(report)).get('dimensions', {})
+    except (OSError, ValueError):
+        return ''
+    return ''.join('; %s: %d flips, e.g. %s' % (name, d['flips'], ', '.join(d.get('flip_examples', [])))
+                   for name, d in sorted(dims.items()) if d.get('flips'))
+
+
 def invariants(args, solr, web, crawler, serve, binary):
     """[(name, ok, detail)]."""
     out = []
@@ -860,16 +877,22 @@ def invariants(args, solr, web, crawler, serve, binary):
     out.append(('one_representative_per_content_and_group', not bad,
                 '%d pages, %d contents; %s' % (len(docs), len(by_content), '; '.join(bad[:5]))))
 
-    # 2. `check` exits 0; `run --full --dry-run` would write nothing.
-    c = subprocess.run([binary, 'check', '--solr', solr.core, '--quiet'], capture_output=True)
+    # 2. `check` exits 0; `run --full --dry-run` would write nothing. Both under the order serve
+    # decides by (its rules, its fuzzy minimum), and with a state folder of their own that keeps no
+    # order, so that `check` decides every group whose best rank is shared again.
+    decide = serve.deciding_args() + ['--state-dir', os.path.join(WORK, 'check-state')]
+    report = os.path.join(WORK, 'check.json')
+    c = subprocess.run([binary, 'check', '--solr', solr.core, '--quiet', '--report', report]
+                       + decide, capture_output=True)
     out.append(('check_exits_0', c.returncode == 0,
-                'exit %s %s' % (c.returncode, c.stderr.decode()[-300:].strip())))
+                'exit %s %s%s' % (c.returncode, c.stderr.decode()[-300:].strip(),
+                                  flips(report) if c.returncode == 1 else '')))
     report = os.path.join(WORK, 'full-dry-run.json')
     c = subprocess.run([binary, 'run', '--solr', solr.core, '--full', '--dry-run', '--quiet',
-                        '--report', report], capture_output=True)
+                        '--report', report] + decide, capture_output=True)
     written = json.load(open(report))['documents']['written'] if c.returncode == 0 else None
     out.append(('full_dry_run_writes_nothing', written == 0,
-                'exit %s, would write %s' % (c.returncode, written)))
+                'exit %s, would write %s%s' % (c.returncode, written, flips(report) if written else '')))
 
     # 3. No content the web still serves is missing because a prediction skipped its URL.
     indexed_contents = {web.content(d['sku']) for d in docs}
