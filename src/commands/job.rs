@@ -279,7 +279,7 @@ fn finish(c: &JobConfig, report: Report) -> Result<Exit, Failure> {
     }
     // A run that returns has settled every document (conflicts were read again in later rounds; one
     // that cannot settle ends in `Unstable`, exit 1).
-    let problems = c.check && report.check_failed();
+    let problems = (c.check && report.check_failed()) || report.documents.unversioned > 0;
     Ok(if problems { Exit::Problems } else { Exit::Ok })
 }
 

@@ -34,6 +34,12 @@ pub struct DocumentCounts {
     /// so what landed is between `written` and `written + unanswered`. Left out of the JSON when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub unanswered: u64,
+    /// Documents Solr gave without a `_version_`, which were not written: without the version its
+    /// decision was read at, an update could leave a signature of an old text on a page re-indexed
+    /// meanwhile. The core needs `_version_` (a long with docValues) and its update log. Left out
+    /// of the JSON when 0; the run then ends with exit 1.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unversioned: u64,
     /// Updates the store rejected because the document changed meanwhile (HTTP 409).
     pub conflicts: u64,
     /// Documents that changed between the worker's reads and were left for the next round.
@@ -152,6 +158,7 @@ impl AddAssign<&DocumentCounts> for DocumentCounts {
             signed,
             written,
             unanswered,
+            unversioned,
             conflicts,
             changed_during_run,
             missing_signatures,
@@ -163,6 +170,7 @@ impl AddAssign<&DocumentCounts> for DocumentCounts {
         self.signed += signed;
         self.written += written;
         self.unanswered += unanswered;
+        self.unversioned += unversioned;
         self.conflicts += conflicts;
         self.changed_during_run += changed_during_run;
         self.missing_signatures += missing_signatures;
@@ -235,6 +243,13 @@ impl Report {
         }
         if d.missing_signatures > 0 {
             let _ = writeln!(s, "  {} documents lack signatures", d.missing_signatures);
+        }
+        if d.unversioned > 0 {
+            let _ = writeln!(
+                s,
+                "  {} documents not written: Solr gave them without _version_ (the core needs _version_ and its update log)",
+                d.unversioned
+            );
         }
         if d.unanswered > 0 {
             let _ = writeln!(

@@ -140,13 +140,19 @@ impl<S: Store> Round<'_, S> {
                 if set.is_empty() {
                     continue;
                 }
+                if rec.read_version == 0 && self.store.needs_versions() {
+                    // Read without a version from a store others write to: refused, counted.
+                    report.documents.unversioned += 1;
+                    continue;
+                }
                 if !self.plan.writes() {
                     report.documents.written += 1;
                     continue;
                 }
                 batch.push(AtomicUpdate {
                     id: id.into_owned(),
-                    // Guarded by the version the signatures and the decision were based on.
+                    // Guarded by the version the signatures and the decision were based on (a file
+                    // read without one: "it exists", Solr's `_version_: 1`).
                     version: Some(if rec.read_version != 0 {
                         rec.read_version
                     } else {

@@ -411,6 +411,15 @@ pub trait Store: Send + Sync {
         0
     }
 
+    /// Whether others change the documents while a run goes on, so that an update must carry the
+    /// version its decision was read at (Solr: a crawler indexes beside the worker). A document
+    /// read without a version is then not written: an update guarded only by "it exists" could
+    /// put a signature computed from an old text on a page re-indexed meanwhile. By default no
+    /// (a file changes only between runs).
+    fn needs_versions(&self) -> bool {
+        false
+    }
+
     /// Whether the store answers now, asked once and quickly (serve's health probe); the error says
     /// why not in one line. By default: it does.
     async fn ping(&self) -> Result<(), StoreError> {
@@ -492,6 +501,9 @@ macro_rules! forward_store {
             }
             fn requests(&self) -> u64 {
                 (**self).requests()
+            }
+            fn needs_versions(&self) -> bool {
+                (**self).needs_versions()
             }
             async fn ping(&self) -> Result<(), StoreError> {
                 (**self).ping().await

@@ -233,3 +233,52 @@ fn a_temp_dir_that_cannot_be_written_is_named() {
     assert!(line.contains("--temp-dir"), "{line}");
     assert!(!output.exists(), "nothing written");
 }
+
+/// A store others write to (Solr) refuses to write a document read without a version: an update
+/// guarded only by "it exists" could leave a signature of an old text on a page re-indexed
+/// meanwhile. The report counts them; documents with a version are written as usual.
+#[test]
+fn documents_without_a_version_are_not_written_where_others_write() {
+    use crate::support::hooked::Hooked;
+    use solr_dedup::store::file::{FileStore, Output, OutputFormat};
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    let docs = [
+        json!({"id": "a", "sku": "http://x.org/a", "text_t": "same words here", "_version_": 11}),
+        json!({"id": "b", "sku": "http://x.org/b", "text_t": "same words here"}),
+        json!({"id": "c", "sku": "http://x.org/c", "text_t": "other words", "_version_": 13}),
+    ];
+    super::write_jsonl(&input, &docs);
+    let run = |needs: bool| {
+        let output = dir.path().join(format!("out-{needs}.jsonl"));
+        let store = Hooked::new(
+            FileStore::open(
+                &input,
+                Output::File(output.clone()),
+                OutputFormat::Updates,
+                "id",
+                "_version_",
+            )
+            .unwrap(),
+        )
+        .with_needs_versions(needs);
+        let report = super::block_on(engine::run(&store, &EngineConfig::default())).unwrap();
+        let ids: Vec<String> = super::read_jsonl(&output)
+            .iter()
+            .map(|u| u["id"].as_str().unwrap().to_owned())
+            .collect();
+        (report, ids)
+    };
+    // A file: written with Solr's "it exists" guard, as before.
+    let (report, ids) = run(false);
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(report.documents.unversioned, 0);
+    // A store others write to: b is refused and counted, a and c are written.
+    let (report, ids) = run(true);
+    assert_eq!(ids, ["a", "c"]);
+    assert_eq!(report.documents.unversioned, 1);
+    assert!(report
+        .summary()
+        .contains("1 documents not written: Solr gave them without _version_"));
+}

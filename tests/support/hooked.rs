@@ -25,6 +25,7 @@ pub struct Hooked<'t, S> {
     inner: S,
     calls: Mutex<Vec<&'static str>>,
     max_lookup_values: Option<usize>,
+    needs_versions: Option<bool>,
     known_count: Option<(Filter, u64)>,
     before_update: Option<When<'t>>,
     hook: Mutex<Option<Hook<'t>>>,
@@ -37,6 +38,7 @@ impl<'t, S: Store> Hooked<'t, S> {
             inner,
             calls: Mutex::new(Vec::new()),
             max_lookup_values: None,
+            needs_versions: None,
             known_count: None,
             before_update: None,
             hook: Mutex::new(None),
@@ -47,6 +49,13 @@ impl<'t, S: Store> Hooked<'t, S> {
     /// so that the engine looks documents up instead of reading everything.
     pub fn with_max_lookup_values(mut self, n: usize) -> Self {
         self.max_lookup_values = Some(n);
+        self
+    }
+
+    /// Answers `needs_versions` with `needs`: a store others write to (as Solr), so that the engine
+    /// refuses to write documents read without a version.
+    pub fn with_needs_versions(mut self, needs: bool) -> Self {
+        self.needs_versions = Some(needs);
         self
     }
 
@@ -147,6 +156,10 @@ impl<S: Store> Store for Hooked<'_, S> {
         self.saw("commit");
         self.inner.commit(mode).await
     }
+    async fn publish(&self) -> Result<(), StoreError> {
+        self.saw("publish");
+        self.inner.publish().await
+    }
     fn describe(&self) -> String {
         self.saw("describe");
         self.inner.describe()
@@ -158,6 +171,11 @@ impl<S: Store> Store for Hooked<'_, S> {
     fn requests(&self) -> u64 {
         self.saw("requests");
         self.inner.requests()
+    }
+    fn needs_versions(&self) -> bool {
+        self.saw("needs_versions");
+        let inner = self.inner.needs_versions();
+        self.needs_versions.unwrap_or(inner)
     }
     async fn ping(&self) -> Result<(), StoreError> {
         self.saw("ping");
@@ -246,9 +264,11 @@ mod tests {
             outer.update(std::slice::from_ref(&update)).await.unwrap();
             outer.refresh().await.unwrap();
             outer.commit(CommitMode::Hard).await.unwrap();
+            outer.publish().await.unwrap();
             assert!(outer.describe().starts_with("file "));
             outer.change_mark(&Filter::All).await.unwrap();
             assert_eq!(outer.requests(), 0);
+            assert!(!outer.needs_versions());
             outer.ping().await.unwrap();
             assert_eq!(outer.count(&Filter::All).await.unwrap(), None);
             assert_eq!(outer.multi_valued_first_taken(), 0);
@@ -269,9 +289,11 @@ mod tests {
             "update",
             "refresh",
             "commit",
+            "publish",
             "describe",
             "change_mark",
             "requests",
+            "needs_versions",
             "ping",
             "count",
             "multi_valued_first_taken",

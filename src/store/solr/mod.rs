@@ -512,6 +512,10 @@ impl Store for SolrStore {
         self.client.requests_sent()
     }
 
+    fn needs_versions(&self) -> bool {
+        true
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         let (client, timeout) = match &self.quick {
             Some((client, timeout)) => (client, *timeout),
