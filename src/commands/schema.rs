@@ -8,7 +8,7 @@ use super::common::open::open_failure;
 use super::common::{init_logging, runtime, Threads};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
-use crate::engine::schema_fit::{add_commands, inspect, SchemaReport};
+use crate::engine::schema_fit::{add_commands, chain_problems, inspect, SchemaReport};
 use crate::store::open::SchemaApi;
 
 /// Runs `schema check` or `schema apply`.
@@ -24,6 +24,11 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
             .await
             .map_err(open_failure)?;
         let report = inspect(&schema, &c.engine);
+        let chain = api
+            .read_chain()
+            .await
+            .map(|chain| chain_problems(&chain, &c.engine))
+            .unwrap_or_default();
         let mut out = std::io::stdout().lock();
         let missing = report.missing_required();
         let to_add: Vec<_> = missing.iter().copied().filter(|n| n.written).collect();
@@ -48,18 +53,25 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
                 .await
                 .map_err(open_failure)?;
             let report = inspect(&schema, &c.engine);
-            return verdict(&report, &mut out, api.core_url());
+            return verdict(&report, &chain, &mut out, api.core_url());
         }
         if c.apply {
             writeln!(out, "nothing to add").context("cannot write to standard output")?;
         }
-        verdict(&report, &mut out, api.core_url())
+        verdict(&report, &chain, &mut out, api.core_url())
     })
 }
 
 /// Prints every problem, one line each, and says whether a run may write.
-fn verdict(report: &SchemaReport, out: &mut impl Write, core_url: &str) -> Result<Exit, Failure> {
-    let problems = report.problems(core_url, true);
+/// `chain`: what the update chain `/update` runs would change (see `chain_problems`).
+fn verdict(
+    report: &SchemaReport,
+    chain: &[String],
+    out: &mut impl Write,
+    core_url: &str,
+) -> Result<Exit, Failure> {
+    let mut problems = report.problems(core_url, true);
+    problems.extend(chain.iter().cloned());
     let mut w = |line: &str| writeln!(out, "{line}").context("cannot write to standard output");
     if problems.is_empty() {
         w("ok: every field the worker reads and writes is there, and atomic updates lose nothing")?;

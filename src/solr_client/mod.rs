@@ -11,9 +11,11 @@
 //! - [`export`]: the documents of an `/export` answer, cut out of the stream as it arrives.
 //! - [`route`]: the `compositeId` router's hash, as Solr computes it, and the shard that holds an id.
 //! - [`schema`]: a core's fields as the Schema API gives them, and the `add-field` commands.
+//! - [`config`]: the update chain `/update` runs, as the Config API gives it.
 
 pub mod client;
 pub mod cloud;
+pub mod config;
 pub mod error;
 pub mod export;
 pub mod route;

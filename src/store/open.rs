@@ -27,6 +27,7 @@ use tracing::{debug, info, warn};
 use super::file::{FileStore, Output, OutputFormat};
 use super::solr::SolrStore;
 use super::{CommitMode, Filter, FilterError, Store, StoreError, StoreErrorKind};
+use crate::solr_client::config::UpdateChain;
 use crate::solr_client::schema::SchemaInfo;
 use crate::solr_client::{Client, ClientConfig, Credentials, SolrError};
 
@@ -145,6 +146,7 @@ pub struct Connection<'a> {
     target: Target<'a>,
     filter: Filter,
     solr: Option<(Client, SchemaInfo)>,
+    chain: Option<UpdateChain>,
 }
 
 /// Reaches the target: parses `--filter`; for Solr, builds the client and reads the schema.
@@ -160,10 +162,15 @@ pub async fn connect(target: Target<'_>) -> Result<Connection<'_>, OpenError> {
             Some((client, schema))
         }
     };
+    let chain = match &solr {
+        Some((client, _)) => update_chain(client).await,
+        None => None,
+    };
     Ok(Connection {
         target,
         filter,
         solr,
+        chain,
     })
 }
 
@@ -202,6 +209,12 @@ impl Connection<'_> {
     /// The core's URL without credentials (none for a file).
     pub fn core_url(&self) -> Option<&str> {
         self.solr.as_ref().map(|(client, _)| client.core_url())
+    }
+
+    /// The update chain the core's `/update` runs, when it is not Solr's implicit one and the
+    /// Config API told it (none for a file).
+    pub fn update_chain(&self) -> Option<&UpdateChain> {
+        self.chain.as_ref()
     }
 
     /// Opens the store.
@@ -288,6 +301,18 @@ async fn open_solr(
         store = store.with_cloud().await;
     }
     Ok(store)
+}
+
+/// The update chain `/update` runs; `None` for Solr's implicit chain, and when the Config API
+/// cannot tell (an account without `config-read`, a proxy): that is logged, not refused.
+async fn update_chain(client: &Client) -> Option<UpdateChain> {
+    match UpdateChain::fetch(client).await {
+        Ok(chain) => chain,
+        Err(e) => {
+            info!(error = %e, "cannot read the update chain; it is not checked");
+            None
+        }
+    }
 }
 
 /// Whether `/export` can stream `fields` from this core: every one has docValues (on SolrCloud,
@@ -509,6 +534,11 @@ impl SchemaApi {
     /// The core's URL without credentials.
     pub fn core_url(&self) -> &str {
         self.client.core_url()
+    }
+
+    /// The update chain `/update` runs (see [`Connection::update_chain`]).
+    pub async fn read_chain(&self) -> Option<UpdateChain> {
+        update_chain(&self.client).await
     }
 }
 

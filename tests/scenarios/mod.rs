@@ -20,4 +20,5 @@ mod serve;
 mod shards;
 mod signals;
 pub(crate) mod solr_work;
+mod update_chain;
 mod urls;

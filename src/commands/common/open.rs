@@ -19,7 +19,7 @@ use anyhow::anyhow;
 use super::super::{Exit, Failure};
 use super::failure::open_store_failure;
 use crate::config::{IndexConfig, Source};
-use crate::engine::schema_fit::prepare;
+use crate::engine::schema_fit::{chain_problems, prepare};
 use crate::engine::{self, EngineConfig};
 use crate::model::FieldNames;
 use crate::store::file::{Output, OutputFormat};
@@ -138,6 +138,16 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
             if let (Some(schema), Some(core_url)) = (connection.schema(), connection.core_url()) {
                 prepare(schema, engine, writes, allow_lossy, near_optional, core_url)
                     .map_err(|e| Failure::new(Exit::Usage, anyhow::Error::new(e)))?;
+            }
+            if let (Some(chain), true) = (connection.update_chain(), writes) {
+                let problems = chain_problems(chain, engine);
+                if !problems.is_empty() {
+                    return Err(anyhow!(
+                        "the core's update chain would change what this run writes: {}",
+                        problems.join("; ")
+                    )
+                    .into());
+                }
             }
             let f = &engine.fields;
             let options = Options {

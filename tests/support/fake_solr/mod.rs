@@ -44,6 +44,7 @@
 
 pub mod admin;
 pub mod analysis;
+mod config_api;
 pub mod cursor;
 pub mod error;
 pub mod facets;
@@ -148,6 +149,8 @@ struct Shared {
     faults: Mutex<Vec<Arc<FaultEntry>>>,
     counter: AtomicU64,
     work: Mutex<Work>,
+    /// The Config API's `updateRequestProcessorChain` (null: none).
+    chains: Mutex<serde_json::Value>,
 }
 
 /// What the fake was asked to do, counted on its side as issue 11 counts Solr's work, so that tests
@@ -251,6 +254,7 @@ impl FakeSolr {
             faults: Mutex::new(Vec::new()),
             counter: AtomicU64::new(0),
             work: Mutex::new(Work::default()),
+            chains: Mutex::new(serde_json::Value::Null),
         });
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener
@@ -310,6 +314,12 @@ impl FakeSolr {
         docs.into_iter()
             .map(|d| serde_json::Value::Object(core.render(d, &index::FieldList::all())))
             .collect()
+    }
+
+    /// Sets the update chains the Config API answers with, in Solr's shape (a list of
+    /// `{"name", "default", "": [processors]}`), as a solrconfig.xml with them would.
+    pub fn set_update_chains(&self, chains: serde_json::Value) {
+        *self.shared.chains.lock().unwrap_or_else(|e| e.into_inner()) = chains;
     }
 
     /// Changes the schema in place (as a restart with another schema would; no API call).
@@ -463,6 +473,10 @@ fn handle(shared: &Shared, r: &Req) -> Resp {
             shared.counter.fetch_add(1, Ordering::SeqCst),
         ),
         p if p == "/schema" || p.starts_with("/schema/") => schema_api(&mut core, r),
+        p if p.starts_with("/config/") => {
+            let chains = shared.chains.lock().unwrap_or_else(|e| e.into_inner());
+            config_api::config(&chains, r)
+        }
         _ => not_found(),
     }
 }
