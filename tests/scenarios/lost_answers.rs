@@ -46,18 +46,31 @@ fn a_malformed_answer_to_an_update_is_sent_again() {
 }
 
 #[test]
-fn updates_without_answers_are_a_range_that_holds_what_landed() {
-    let t = Target::fake("garbled-for-good");
+fn updates_answered_with_a_proxys_page_are_a_range_that_holds_what_landed() {
+    // Every later update lands and comes back as a proxy's page.
+    lost_for_good("garbled-for-good", Fault::GarbledAfterApply, "not JSON");
+}
+
+#[test]
+fn updates_whose_connection_drops_are_a_range_that_holds_what_landed() {
+    // Every later update lands and its connection is closed before the answer.
+    lost_for_good("dropped-for-good", Fault::DropAfterApply, "could not be reached");
+}
+
+/// The first update is answered, every later one lands and its answer is lost (`fault`): the run
+/// ends with exit 3 and one line (saying `says`), its report's range holds what the core has, and
+/// the next run converges.
+fn lost_for_good(name: &str, fault: Fault, says: &str) {
+    let t = Target::fake(name);
     let dir = tempfile::tempdir().unwrap();
     let docs = corpus(100, 34);
     t.load(&docs);
     let before = versions(&t, &docs);
-    // The first update is answered; every later one lands and comes back as a proxy's page.
     t.fake_solr().fault(FaultRule {
         path: "/update".into(),
         skip: 1,
         times: usize::MAX,
-        fault: Fault::GarbledAfterApply,
+        fault,
     });
     let path = dir.path().join("report.json");
     let out = t.run(&[
@@ -73,7 +86,7 @@ fn updates_without_answers_are_a_range_that_holds_what_landed() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(err.contains("not JSON"), "{err}");
+    assert!(err.contains(says), "{err}");
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(r["outcome"], "failed", "{r}");
     let written = r["documents"]["written"].as_u64().unwrap();
