@@ -171,7 +171,10 @@ impl<S: Store> Round<'_, S> {
                     report.documents.changed_during_run += 1;
                     continue;
                 }
-                rec.pending = set.is_some();
+                // A check keeps no signatures, but counts the documents a run would sign (and so
+                // write) as a run's pending ones.
+                rec.pending =
+                    set.is_some() || (self.plan.mode == Mode::Check && outcome.update.is_some());
                 entries.push((
                     id,
                     rec,

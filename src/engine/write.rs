@@ -74,7 +74,7 @@ impl<S: Store> Round<'_, S> {
                     continue;
                 }
                 // The signatures pass A computed go in the same update as the flags and counts.
-                let mut set = if rec.pending {
+                let mut set = if rec.pending && self.plan.mode != Mode::Check {
                     sigs.get(idx)
                         .map_err(|e| {
                             StoreError::io("cannot read the signatures kept in pass A", e)
@@ -137,7 +137,9 @@ impl<S: Store> Round<'_, S> {
                         }
                     }
                 }
-                if set.is_empty() {
+                // A check counts a document it would sign as one it would write, as the run does.
+                let would_sign = rec.pending && self.plan.mode == Mode::Check;
+                if set.is_empty() && !would_sign {
                     continue;
                 }
                 if rec.read_version == 0 && self.store.needs_versions() {

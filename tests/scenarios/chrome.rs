@@ -131,6 +131,18 @@ fn learn(t: &Target, out: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
 }
 
+/// What `args` (a `check`) reports it would write, through its JSON report; it exits 1 (out of
+/// date).
+fn would_write(t: &Target, args: &[&str], dir: &std::path::Path) -> Value {
+    let report = dir.join("check-report.json");
+    let mut all = args.to_vec();
+    all.extend(["--report", report.to_str().unwrap(), "--quiet"]);
+    let out = t.run(&all);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    r["documents"]["written"].clone()
+}
+
 solr_test!(
     chrome_is_learned_left_out_and_signed_again_per_host,
     |t: &Target| {
@@ -194,8 +206,12 @@ solr_test!(
         // again.
         let model_arg = model_path.to_str().unwrap();
         let before = versions(t);
+        // check with the same settings says how many documents the run writes, re-signing
+        // included.
+        let would = would_write(t, &["check", "--chrome", model_arg], dir.path());
         let r = t.run_ok(&["run", "--chrome", model_arg], dir.path());
         assert_eq!(r["documents"]["signed"], 13, "{r}");
+        assert_eq!(r["documents"]["written"], would, "check said {would}: {r}");
         let c = clusters(t);
         assert_eq!(c["sa"], (3, "sw".to_owned()), "{c:?}");
         assert_eq!(c["sw"], (3, "sw".to_owned()), "{c:?}");
@@ -226,6 +242,32 @@ solr_test!(
             "without the model the values are out of date"
         );
 
+        // A line added to the shop's model by hand that no page has: a model version of its own, so
+        // its seven pages are signed again, with the same keys and so the same flags. check counts
+        // them among what the run would write (before, it said 0 beside "7 documents lack
+        // signatures"), and the run writes exactly that.
+        let mut extra = model.clone();
+        extra["hosts"]["shop.example"]["lines"]
+            .as_array_mut()
+            .unwrap()
+            .push(
+                json!({"line": "never on a page", "hash": "00000000deadbeef", "pages": 0,
+                         "share": 0.0, "header": 0, "footer": 1, "elsewhere": 0}),
+            );
+        let extra_path = dir.path().join("extra.json");
+        std::fs::write(&extra_path, extra.to_string()).unwrap();
+        let extra_arg = extra_path.to_str().unwrap();
+        let would = would_write(t, &["check", "--chrome", extra_arg], dir.path());
+        assert_eq!(would, 7, "the shop's pages, signed again");
+        let r = t.run_ok(&["run", "--chrome", extra_arg], dir.path());
+        assert_eq!(r["documents"]["signed"], 7, "{r}");
+        assert_eq!(r["documents"]["written"], would, "check said {would}: {r}");
+        let r = t.run_ok(&["run", "--chrome", model_arg], dir.path());
+        assert_eq!(
+            r["documents"]["signed"], 7,
+            "back to the learned model: {r}"
+        );
+
         // The paper's chrome is dropped from the model by hand: only its six pages are signed again;
         // its chrome-only pages cluster again and the article pages part.
         let mut edited = model.clone();
@@ -235,11 +277,11 @@ solr_test!(
             .remove("paper.example");
         let edited_path = dir.path().join("edited.json");
         std::fs::write(&edited_path, edited.to_string()).unwrap();
-        let r = t.run_ok(
-            &["run", "--chrome", edited_path.to_str().unwrap()],
-            dir.path(),
-        );
+        let edited_arg = edited_path.to_str().unwrap();
+        let would = would_write(t, &["check", "--chrome", edited_arg], dir.path());
+        let r = t.run_ok(&["run", "--chrome", edited_arg], dir.path());
         assert_eq!(r["documents"]["signed"], 6, "{r}");
+        assert_eq!(r["documents"]["written"], would, "check said {would}: {r}");
         let c = clusters(t);
         assert_eq!(c["n3"], (5, "n0".to_owned()), "{c:?}");
         assert_eq!(c["sa"], (2, "sw".to_owned()), "{c:?}");
