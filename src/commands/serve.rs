@@ -1,6 +1,7 @@
 //! `solr-dedup serve`: load the prediction index, check the listening rules, open the state
-//! directory, start the schedule, serve the router of [`crate::server`] until SIGINT or SIGTERM (then
-//! cancel the run going on after its batch in flight, and stop).
+//! directory, start the schedule, serve the router of [`crate::server`] (its connections under the
+//! deadlines and the cap of [`crate::server::listen`]) until SIGINT or SIGTERM (then cancel the run
+//! going on after its batch in flight, and stop).
 //!
 //! The server reaches the index through [`IndexBackend`], the [`Backend`] built here over the stores
 //! and the `run` command's job (`super::job::perform`). Everything runs on one runtime, built
@@ -29,10 +30,11 @@ use super::{Exit, Failure};
 use crate::browse::{biggest_groups, explain, lookup, on_host, Found, GroupView};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Order, Progress};
+use crate::server::listen::{self, Limits};
 use crate::server::predictions::{self, LoadError, Loader, Predictions};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
-use crate::server::{router, AppState, Backend, BackendError, Metrics, Settings};
+use crate::server::{AppState, Backend, BackendError, Metrics, Settings};
 use crate::store::open::parse_filter;
 use crate::store::{open_light, Filter, LightIndex, Store};
 
@@ -398,9 +400,8 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             }
         }
         schedule::spawn(state.clone(), plan, stop_rx);
-        let listener = tokio::net::TcpListener::bind(c.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", c.listen))?;
+        let listener =
+            listen::bind(c.listen).with_context(|| format!("cannot listen on {}", c.listen))?;
         let addr = listener
             .local_addr()
             .context("cannot read the listening address")?;
@@ -419,10 +420,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
             // The run going on finishes its batch in flight and ends cancelled.
             runs.stop().await;
         };
-        axum::serve(listener, router(state))
-            .with_graceful_shutdown(shutdown)
-            .await
-            .context("the server failed")?;
+        listen::serve(listener, state, Limits::for_this_process(), shutdown).await;
         Ok::<_, Failure>(())
     })?;
     Ok(Exit::Ok)

@@ -1,5 +1,5 @@
-//! `/metrics` in Prometheus' text format (version 0.0.4): the URL endpoints' counters, and the runs'
-//! totals and last results.
+//! `/metrics` in Prometheus' text format (version 0.0.4): the URL endpoints' counters, the runs'
+//! totals and last results, and the connections (open, the cap, closed by the server and why).
 //!
 //! Counters count what this process saw (they start from 0 at each start, as Prometheus expects of
 //! counters); the gauges of groups, doubles and the last success come from the newest kept record,
@@ -12,6 +12,7 @@ use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::listen::{Closed, Counters};
 use super::runs::{self, Kind, State as RunState};
 use super::AppState;
 use crate::engine::DimensionReport;
@@ -28,6 +29,8 @@ pub struct Metrics {
     pub(super) url_errors: AtomicU64,
     pub(super) canonical_requests: AtomicU64,
     pub(super) unauthorized: AtomicU64,
+    /// The connections' counters, kept by [`super::listen`].
+    pub(super) connections: Counters,
 }
 
 /// Writes Prometheus text: a family at a time.
@@ -125,6 +128,7 @@ pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         );
     }
     runs(&mut out, &state);
+    connections(&mut out, &m.connections);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out.0).into_response()
 }
 
@@ -264,12 +268,45 @@ fn runs(out: &mut Out, state: &AppState) {
     );
 }
 
+/// Listed last, so that the text before them is as it was before they came.
+fn connections(out: &mut Out, c: &Counters) {
+    let n = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64;
+    out.one(
+        "solr_dedup_connections_open",
+        "gauge",
+        "HTTP connections open now.",
+        n(&c.open),
+    );
+    out.one(
+        "solr_dedup_connections_limit",
+        "gauge",
+        "HTTP connections open at once at most (below the limit of open files).",
+        n(&c.limit),
+    );
+    let closed: Vec<(String, f64)> = Closed::ALL
+        .iter()
+        .map(|why| (labels(&[("reason", why.name())]), c.closed(*why) as f64))
+        .collect();
+    out.family(
+        "solr_dedup_connections_closed_total",
+        "counter",
+        "HTTP connections the server closed: part of a head not complete within the header deadline (header_deadline), nothing sent within it (idle), a body not complete within the body deadline (body_deadline), at the limit the one idle the longest (limit_oldest) or, none idle, the new one (limit_new).",
+        &closed,
+    );
+    out.one(
+        "solr_dedup_accept_errors_total",
+        "counter",
+        "Connections that could not be accepted (such as for want of open files).",
+        n(&c.accept_errors),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::server::runs::{Record, Runs};
 
-    /// The whole text, over the kept records of `tests/fixtures/serve-state` counted as if they
+    /// The whole text (then the connections' families), over the kept records of `tests/fixtures/serve-state` counted as if they
     /// had ended in this process: as the server answered before its records were typed.
     #[tokio::test]
     async fn the_text_is_as_before() {
@@ -298,7 +335,32 @@ mod tests {
         let body = axum::body::to_bytes(answer.into_body(), usize::MAX)
             .await
             .unwrap();
-        let want = include_str!("../../tests/fixtures/serve-state/metrics.txt");
-        assert_eq!(std::str::from_utf8(&body).unwrap(), want);
+        let before = include_str!("../../tests/fixtures/serve-state/metrics.txt");
+        let text = std::str::from_utf8(&body).unwrap();
+        // The connections' families came after (issue 41): added at the end, nothing renamed.
+        let added = text.strip_prefix(before).expect("the text before is kept");
+        let names: Vec<&str> = added
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "solr_dedup_connections_open gauge",
+                "solr_dedup_connections_limit gauge",
+                "solr_dedup_connections_closed_total counter",
+                "solr_dedup_accept_errors_total counter",
+            ]
+        );
+        for reason in [
+            "header_deadline",
+            "idle",
+            "body_deadline",
+            "limit_oldest",
+            "limit_new",
+        ] {
+            let line = format!("solr_dedup_connections_closed_total{{reason=\"{reason}\"}} 0");
+            assert!(added.lines().any(|l| l == line), "{line}");
+        }
     }
 }

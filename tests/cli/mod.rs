@@ -12,6 +12,7 @@ use crate::support::cmd::{error_line, run_with_stdin as run, solr_dedup, stderr,
 
 mod run;
 mod serve;
+mod serve_conns;
 mod urls;
 
 const LOREM: &str = "Lorem ipsum dolor sit amet, lorem ipsum dolor sit amet. Lorem ipsum! Dolor dolor dolor, amet amet.";
