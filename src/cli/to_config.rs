@@ -22,6 +22,7 @@ use crate::signature::{ProfileParams, Scheme, Signer};
 use crate::solr_client::Credentials;
 use crate::store::file::OutputFormat;
 use crate::store::CommitMode;
+use crate::store::CredentialsError;
 
 /// Resolves the parsed command line against the environment into the plain configuration the
 /// commands run on: every default, every environment fact (the core's URL, credentials, serve's
@@ -129,12 +130,16 @@ impl Resolver<'_> {
     /// `--solr`, else `SOLR_URL`; `None` when neither is set. Credentials come from `--auth-file`,
     /// else `SOLR_USER` and `SOLR_PASSWORD` (both or neither), else the URL's user info.
     fn solr(&self, args: &SolrArgs, concurrency: u64) -> Result<Option<SolrConfig>, ConfigError> {
+        // (Infallible today: credentials that cannot be resolved travel as their error.)
         let Some(url) = args.solr.clone().or_else(|| self.env.solr_url.clone()) else {
             return Ok(None);
         };
         Ok(Some(SolrConfig {
             url,
-            credentials: self.credentials(args.auth_file.as_deref())?,
+            // Met when the core is opened, so that a run's report records it.
+            credentials: self
+                .credentials(args.auth_file.as_deref())
+                .map_err(|e| CredentialsError(format!("{:#}", anyhow::Error::new(e)))),
             timeout: Duration::from_secs(args.timeout),
             retries: usize::try_from(args.retries).unwrap_or(5),
             concurrency: usize::try_from(concurrency).unwrap_or(4),

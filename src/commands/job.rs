@@ -3,6 +3,8 @@
 //! checked), run the engine, report.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 
@@ -25,42 +27,50 @@ use crate::store::file::Output;
 pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     init_logging(&c.log);
     probe_report(c)?;
-    // From here the report file speaks of this run: a run killed before it ends leaves `running`,
-    // never the previous run's outcome.
-    started_report(c)?;
-    let c = &ready(c).inspect_err(|f| failure_report(c, None, f, "failed"))?;
-    let file = matches!(c.index.source, Source::File(_));
     // A signal stops the run cleanly (see `interrupt`): in file mode before anything is written,
-    // against Solr between batches (what was written is complete). A second one stops at once.
+    // against Solr between batches (what was written is complete). A second one stops at once:
+    // its report says so, with no counts (the engine's are not at hand), unless the run's own
+    // report was already written.
+    let recorded = Arc::new(AtomicBool::new(false));
     let aborted = {
         let c = c.clone();
+        let recorded = recorded.clone();
         move |number: i32| {
             let exit = match number {
                 2 => Exit::Interrupted,
                 _ => Exit::Terminated,
             };
             let failure = Failure::new(exit, anyhow!("stopped at once; {}", stopped_what(&c)));
-            failure_report(&c, None, &failure, "interrupted");
+            if !recorded.load(Ordering::SeqCst) {
+                aborted_report(&c, &failure);
+            }
             failure.to_string()
         }
     };
     let interrupt = Interrupt::install(Box::new(aborted));
+    // From here the report file speaks of this run: a run killed before it ends leaves `running`,
+    // never the previous run's outcome.
+    started_report(c)?;
+    let c = &ready(c).inspect_err(|f| failure_report(c, None, f, "failed"))?;
+    let file = matches!(c.index.source, Source::File(_));
     let progress = Stoppable {
         inner: Spinner::new(c.quiet),
         interrupt: interrupt.as_ref(),
     };
     // The report is written before a file run's output appears: one that cannot be written leaves
     // the output as it was.
-    let unwritable = std::sync::atomic::AtomicBool::new(false);
+    let unwritable = AtomicBool::new(false);
     let record = |report: &Report| {
+        // Set first: a second signal from here on leaves the run's own report alone.
+        recorded.store(true, Ordering::SeqCst);
         write_report(c, &report_json(report, "succeeded", None))
-            .inspect_err(|_| unwritable.store(true, std::sync::atomic::Ordering::Relaxed))
+            .inspect_err(|_| unwritable.store(true, Ordering::Relaxed))
     };
     let result = match perform_keeping(c, &progress, &record) {
         Ok(result) => result,
         Err(failure) => {
             // A report that could not be written is not tried again: its error is the one line.
-            if !unwritable.load(std::sync::atomic::Ordering::Relaxed) {
+            if !unwritable.load(Ordering::Relaxed) {
                 failure_report(c, None, &failure, "failed");
             }
             return Err(failure);
@@ -86,9 +96,34 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
             return Err(failure);
         }
     }
-    let failure = engine_failure(error, true);
+    let mut failure = engine_failure(error, true);
+    let d = &partial.documents;
+    if d.unanswered > 0 {
+        // The range goes into the one line too: without --report it is the only record.
+        failure.error = failure.error.context(format!(
+            "{} documents written, {} more sent without an answer (they may have landed)",
+            d.written, d.unanswered
+        ));
+    }
     failure_report(c, Some(&partial), &failure, "failed");
     Err(failure)
+}
+
+/// The report of a run a second signal stopped at once: `interrupted`, with its error line and exit
+/// code, and `documents` and `work` null: what it did is not counted (the engine's counts are not
+/// at hand on the signal's thread), so no number in it can be mistaken for what landed.
+fn aborted_report(c: &JobConfig, failure: &Failure) {
+    if !report_writable(c) {
+        return;
+    }
+    let mut json = report_json(&Report::default(), "interrupted", Some(failure));
+    if let Some(map) = json.as_object_mut() {
+        map.insert("documents".into(), serde_json::Value::Null);
+        map.insert("work".into(), serde_json::Value::Null);
+    }
+    if let Err(e) = write_report(c, &json) {
+        tracing::warn!("{:#}", e.error);
+    }
 }
 
 /// What a run stopped by a signal leaves: in file mode nothing (the output is written when a run
@@ -213,14 +248,17 @@ async fn execute(
     let result = result
         .map(taken)
         .map_err(|(e, partial)| (e, Box::new(taken(*partial))));
-    if let Ok(report) = &result {
-        record(report)?;
-        store
-            .publish()
-            .await
-            .map_err(|e| engine_failure(EngineError::Store(e), writes))?;
-    }
-    Ok(result)
+    Ok(match result {
+        Ok(report) => {
+            record(&report)?;
+            // What it did stays in the failed run's report when the output cannot be put in place.
+            match store.publish().await {
+                Ok(()) => Ok(report),
+                Err(e) => Err((EngineError::Store(e), Box::new(report))),
+            }
+        }
+        failed => failed,
+    })
 }
 
 /// Against Solr the updates go to the core: `--output` is refused (`run` and `serve`).
@@ -301,7 +339,20 @@ fn report_json(report: &Report, outcome: &str, failure: Option<&Failure>) -> ser
 /// before the engine started). A report that cannot be written is logged: the run's own error is
 /// the one that counts.
 fn failure_report(c: &JobConfig, partial: Option<&Report>, failure: &Failure, outcome: &str) {
-    let writable = match &c.report {
+    if !report_writable(c) {
+        return;
+    }
+    let empty = Report::default();
+    let json = report_json(partial.unwrap_or(&empty), outcome, Some(failure));
+    if let Err(e) = write_report(c, &json) {
+        tracing::warn!("{:#}", e.error);
+    }
+}
+
+/// Whether a failed run's report may be written: never over the input or the output (the refusal
+/// of exactly that may be the failure).
+fn report_writable(c: &JobConfig) -> bool {
+    match &c.report {
         None => false,
         Some(Input::Stdin) => true,
         // Never over the input or the output (the refusal of exactly that may be the failure).
@@ -312,14 +363,6 @@ fn failure_report(c: &JobConfig, partial: Option<&Report>, failure: &Failure, ou
                     .as_ref()
                     .is_some_and(|out| same_file(out, path) && !is_char_device(out))
         }
-    };
-    if !writable {
-        return;
-    }
-    let empty = Report::default();
-    let json = report_json(partial.unwrap_or(&empty), outcome, Some(failure));
-    if let Err(e) = write_report(c, &json) {
-        tracing::warn!("{:#}", e.error);
     }
 }
 
@@ -336,6 +379,16 @@ fn probe_report(c: &JobConfig) -> Result<(), Failure> {
             path.display()
         )))
     };
+    // Never over a file the run reads: the report is written at its start (`running`).
+    for (what, read) in [("rules", &c.rules), ("chrome model", &c.chrome)] {
+        if read.as_ref().is_some_and(|r| same_file(r, path)) {
+            return Err(anyhow!(
+                "the report {} is the {what} file; write it to another file",
+                path.display()
+            )
+            .into());
+        }
+    }
     let target = Target::resolve(path).map_err(fail)?;
     target.create_temp().map_err(fail)?;
     Ok(())

@@ -24,12 +24,16 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
             .await
             .map_err(open_failure)?;
         let report = inspect(&schema, &c.engine);
-        let chain = api
-            .read_chain()
-            .await
-            .map(|chain| chain_problems(&chain, &c.engine))
-            .unwrap_or_default();
         let mut out = std::io::stdout().lock();
+        let chain = match api.read_chain().await {
+            Ok(chain) => chain
+                .map(|chain| chain_problems(&chain, &c.engine))
+                .unwrap_or_default(),
+            Err(why) => {
+                writeln!(out, "note: {why}").context("cannot write to standard output")?;
+                Vec::new()
+            }
+        };
         let missing = report.missing_required();
         let to_add: Vec<_> = missing.iter().copied().filter(|n| n.written).collect();
         if c.apply && !to_add.is_empty() {

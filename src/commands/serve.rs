@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use tokio::runtime::Handle;
 use tracing::{info, warn};
 
-use super::common::load::load_rules;
+use super::common::load::{load_chrome, load_rules};
 use super::common::open::{open_failure, target, Index};
 use super::common::{init_logging, runtime, Threads};
 use super::job::{perform, ready, refuse_output};
@@ -158,6 +158,7 @@ impl Backend for IndexBackend {
     fn run(&self, options: RunOptions, progress: &dyn Progress) -> Ended {
         let mut job = self.job.clone();
         reread_rules(&mut job);
+        reread_chrome(&mut job);
         job.check = options.check;
         job.engine.full = options.full;
         job.engine.dry_run = options.dry_run;
@@ -173,6 +174,7 @@ impl Backend for IndexBackend {
                 let error = if matches!(job.index.source, Source::File(_)) {
                     // The file store writes --output only when a run ends: nothing was written.
                     report.documents.written = 0;
+                    report.documents.unanswered = 0;
                     report.work.written_docs = 0;
                     "cancelled: nothing was written (in file mode the output is written when a run ends)"
                 } else {
@@ -273,6 +275,22 @@ impl Backend for IndexBackend {
             );
         }
         Ok(groups)
+    }
+}
+
+/// Reads the chrome model again for a run, so that a model learnt again while serve runs signs
+/// its pages (a page signed under another model version of its site is signed again). A file that
+/// is not there or cannot be read leaves the model read before, with a warning.
+fn reread_chrome(job: &mut JobConfig) {
+    let Some(path) = &job.chrome else {
+        return;
+    };
+    match load_chrome(path) {
+        Ok(set) => job.engine.chrome = Some(set),
+        Err(f) => warn!(
+            "{:#}; this run signs by the chrome model read before",
+            f.error
+        ),
     }
 }
 
@@ -396,7 +414,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         if let Some(p) = &state.index {
             predictions::follow(p.clone(), runs.clone(), stop_rx.clone());
             if let Some(path) = &c.rules {
-                wait_for_rules(p.clone(), path.clone(), stop_rx.clone());
+                follow_rules(p.clone(), path.clone(), stop_rx.clone());
             }
         }
         schedule::spawn(state.clone(), plan, stop_rx);
@@ -452,24 +470,42 @@ fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
     })
 }
 
-/// How often a server still without its rules file looks for it.
-const RULES_POLL: Duration = Duration::from_secs(5);
+/// How often serve looks at its rules file: a file written anew (`urls learn --out`) is loaded
+/// within this, without waiting for a run.
+const RULES_POLL: Duration = Duration::from_secs(2);
 
-/// While `predictions` waits for its rules, loads them once `path` is there.
-fn wait_for_rules(
+/// What tells one version of a file from the next: its modification time and size (`None` when
+/// it is not there).
+fn file_mark(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+/// Follows the rules file at `path` for `predictions`: loads it once it is there (while there is
+/// none yet), and loads it again whenever it is written anew, so that predictions follow new
+/// rules within seconds and not only after the next run. A file that is gone or cannot be read
+/// leaves the index loaded before (the rebuild says why in `/api/status`).
+fn follow_rules(
     predictions: Arc<Predictions>,
     path: PathBuf,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     tokio::spawn(async move {
-        while predictions.waiting_for().is_some() {
+        let mut seen = file_mark(&path);
+        loop {
             tokio::select! {
                 _ = tokio::time::sleep(RULES_POLL) => {}
                 _ = stop.changed() => return,
             }
-            if path.exists() {
+            let now = file_mark(&path);
+            let waiting = predictions.waiting_for().is_some();
+            if now.is_some() && (now != seen || waiting) {
+                if !waiting {
+                    info!(rules = %path.display(), "the rules file changed: the prediction index is built again");
+                }
                 predictions.reload();
             }
+            seen = now;
         }
     });
 }

@@ -248,7 +248,8 @@ pub struct Token(String);
 impl Token {
     /// The token checked: empty or shorter than 16 characters is refused with what to do.
     pub fn new(text: &str) -> Result<Token, ConfigError> {
-        let t = text.trim();
+        // A byte order mark an editor put at the start is no part of the token.
+        let t = text.trim_start_matches('\u{feff}').trim();
         match t.len() {
             0 => Err(ConfigError::TokenEmpty),
             n if n < 16 => Err(ConfigError::TokenShort(n)),
@@ -347,4 +348,21 @@ pub struct SignatureConfig {
     pub input: Input,
     /// Read JSON Lines of `{"id", "text"}` and write one result line per input line.
     pub batch: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_checked_and_a_byte_order_mark_is_no_part_of_it() {
+        assert!(matches!(Token::new("  "), Err(ConfigError::TokenEmpty)));
+        assert!(matches!(
+            Token::new("short"),
+            Err(ConfigError::TokenShort(5))
+        ));
+        let t = Token::new("\u{feff}0123456789abcdef\n").unwrap();
+        assert_eq!(t.expose(), "0123456789abcdef");
+        assert_eq!(format!("{t:?}"), "Token(<hidden>)");
+    }
 }

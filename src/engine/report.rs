@@ -29,9 +29,10 @@ pub struct DocumentCounts {
     /// Documents given at least one update (signatures or flags), counted when the store
     /// acknowledged the update: what certainly landed.
     pub written: u64,
-    /// Documents of updates that were sent but whose answer was not read (the connection broke, the
-    /// time ran out, the answer was not Solr's, retries ran out): they may or may not have landed,
-    /// so what landed is between `written` and `written + unanswered`. Left out of the JSON when 0.
+    /// Documents of update batches that failed (the connection broke, the time ran out, the answer
+    /// was not Solr's, retries ran out, Solr refused one document of the batch after applying
+    /// those before it): some or all of them may have landed, so what landed is between `written`
+    /// and `written + unanswered`. Left out of the JSON when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub unanswered: u64,
     /// Documents Solr gave without a `_version_`, which were not written: without the version its

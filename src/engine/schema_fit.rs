@@ -325,7 +325,13 @@ pub fn chain_problems(chain: &UpdateChain, cfg: &EngineConfig) -> Vec<String> {
     for p in &chain.processors {
         let simple = p.simple_name();
         if simple == "SignatureUpdateProcessorFactory" {
-            if p.params.get("enabled") == Some(&Value::Bool(false)) {
+            // Off as Solr's getBool reads it: false, or a string "false" in any case.
+            let off = match p.params.get("enabled") {
+                Some(Value::Bool(b)) => !b,
+                Some(Value::String(s)) => s.eq_ignore_ascii_case("false"),
+                _ => false,
+            };
+            if off {
                 continue;
             }
             let fields = p.strings("fields");

@@ -9,7 +9,7 @@ use super::doc::{get_bool, get_i64, get_str};
 use super::group::Groups;
 use super::pages::Rereads;
 use super::{Dimension, EngineError, Mode, Report, Round, Todo, WriteInput, Written};
-use crate::store::{id_hash, AtomicUpdate, Store, StoreError, StoreErrorKind};
+use crate::store::{id_hash, AtomicUpdate, Store, StoreError};
 
 impl<S: Store> Round<'_, S> {
     // ---------------------------------------------------------------- pass C
@@ -193,14 +193,12 @@ impl<S: Store> Round<'_, S> {
         let outcome = match self.store.update(batch).await {
             Ok(outcome) => outcome,
             Err(e) => {
-                // A request Solr refused was not applied; any other failure may have come after
-                // Solr applied some or all of the batch: the report gives a range.
-                if !matches!(
-                    e.kind(),
-                    StoreErrorKind::Rejected | StoreErrorKind::Unsupported
-                ) {
-                    report.documents.unanswered += batch.len() as u64;
-                }
+                // Any failure may have come after Solr applied part of the batch: a broken
+                // connection or a lost answer after all of it, a 400 after the documents before
+                // the one it refused (Solr applies a batch in order and keeps what it applied), one
+                // half or one shard's part acknowledged beside another's error. The report gives a
+                // range that holds what landed.
+                report.documents.unanswered += batch.len() as u64;
                 return Err(e.into());
             }
         };

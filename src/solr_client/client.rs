@@ -32,6 +32,8 @@ impl Credentials {
 
     /// Parses the one line of an auth file: `user:password` (the password may hold colons).
     pub fn parse_line(text: &str) -> Result<Self, ConfigError> {
+        // A byte order mark an editor put at the start is no part of the user name.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         let line = line.trim_end_matches(['\r', '\n']);
         match line.split_once(':') {
@@ -643,6 +645,13 @@ fn flatten(e: &(dyn std::error::Error + 'static)) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_auth_file_with_a_byte_order_mark_gives_the_user_without_it() {
+        let c = Credentials::parse_line("\u{feff}alice:pa:ss\n").unwrap();
+        assert_eq!(c.user, "alice");
+        assert_eq!(c, Credentials::new("alice", "pa:ss"));
+    }
+
     use super::*;
 
     #[test]

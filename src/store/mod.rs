@@ -28,7 +28,8 @@ use serde_json::{Map, Value};
 
 pub use filter::{Filter, FilterError};
 pub use open::{
-    connect, open_light, Connection, LightIndex, Location, OpenError, SolrConfig, Target,
+    connect, open_light, Connection, CredentialsError, LightIndex, Location, OpenError, SolrConfig,
+    Target,
 };
 
 /// A Solr document as JSON: field name to value.

@@ -37,8 +37,10 @@ pub struct SolrConfig {
     /// The core URL as given (it may hold user info, which the client moves out of it).
     pub url: String,
     /// Basic-auth credentials from `--auth-file` (one line `user:password`), else `SOLR_USER` and
-    /// `SOLR_PASSWORD`; `None`: the URL's user info, if any.
-    pub credentials: Option<Credentials>,
+    /// `SOLR_PASSWORD`; `None`: the URL's user info, if any. Resolved with the configuration; when
+    /// they could not be (an unreadable auth file, one of the two variables without the other), the
+    /// line that says so, met when the core is opened (so that a run's report records it).
+    pub credentials: Result<Option<Credentials>, CredentialsError>,
     /// The time limit of one request.
     pub timeout: Duration,
     /// Retries after 5xx, timeouts and connection errors.
@@ -59,12 +61,19 @@ impl SolrConfig {
         cfg.max_response_bytes = self.max_response_bytes;
         // Resolved credentials take the place of the URL's user info, which `ClientConfig::new`
         // moved out of it.
-        if let Some(credentials) = &self.credentials {
-            cfg.credentials = Some(credentials.clone());
+        match &self.credentials {
+            Ok(Some(credentials)) => cfg.credentials = Some(credentials.clone()),
+            Ok(None) => {}
+            Err(e) => return Err(OpenError::invalid(e.clone())),
         }
         Client::new(&cfg).map_err(OpenError::invalid)
     }
 }
+
+/// Credentials the configuration could not resolve: the one line that says why and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CredentialsError(pub String);
 
 /// Where the documents are.
 #[derive(Debug, Clone, Copy)]
@@ -146,7 +155,6 @@ pub struct Connection<'a> {
     target: Target<'a>,
     filter: Filter,
     solr: Option<(Client, SchemaInfo)>,
-    chain: Option<UpdateChain>,
 }
 
 /// Reaches the target: parses `--filter`; for Solr, builds the client and reads the schema.
@@ -162,15 +170,10 @@ pub async fn connect(target: Target<'_>) -> Result<Connection<'_>, OpenError> {
             Some((client, schema))
         }
     };
-    let chain = match &solr {
-        Some((client, _)) => update_chain(client).await,
-        None => None,
-    };
     Ok(Connection {
         target,
         filter,
         solr,
-        chain,
     })
 }
 
@@ -212,9 +215,16 @@ impl Connection<'_> {
     }
 
     /// The update chain the core's `/update` runs, when it is not Solr's implicit one and the
-    /// Config API told it (none for a file).
-    pub fn update_chain(&self) -> Option<&UpdateChain> {
-        self.chain.as_ref()
+    /// Config API told it (none for a file). Asked once, quickly (see [`update_chain`]): runs that
+    /// write ask, readers do not.
+    pub async fn update_chain(&self) -> Option<UpdateChain> {
+        match self.target.location {
+            Location::Solr(solr) => update_chain(solr).await.unwrap_or_else(|why| {
+                info!("{why}");
+                None
+            }),
+            Location::File(_) => None,
+        }
     }
 
     /// Opens the store.
@@ -303,16 +313,18 @@ async fn open_solr(
     Ok(store)
 }
 
-/// The update chain `/update` runs; `None` for Solr's implicit chain, and when the Config API
-/// cannot tell (an account without `config-read`, a proxy): that is logged, not refused.
-async fn update_chain(client: &Client) -> Option<UpdateChain> {
-    match UpdateChain::fetch(client).await {
-        Ok(chain) => chain,
-        Err(e) => {
-            info!(error = %e, "cannot read the update chain; it is not checked");
-            None
-        }
-    }
+/// The update chain `/update` runs (`None`: Solr's implicit chain), asked once with the health
+/// probe's short time limit and no retries: a check, not the work. When the Config API cannot tell
+/// (an account without `config-read`, a proxy), the line that says so; the caller logs it or
+/// prints it, and does not refuse.
+pub async fn update_chain(solr: &SolrConfig) -> Result<Option<UpdateChain>, String> {
+    let mut quick = solr.clone();
+    quick.retries = 0;
+    quick.timeout = quick.timeout.min(QUICK);
+    let client = quick.client().map_err(|e| chain(&e))?;
+    UpdateChain::fetch(&client)
+        .await
+        .map_err(|e| format!("the update chain could not be read ({e}); it is not checked"))
 }
 
 /// Whether `/export` can stream `fields` from this core: every one has docValues (on SolrCloud,
@@ -423,7 +435,14 @@ pub async fn open_light(target: Target<'_>) -> Result<LightIndex, OpenError> {
             if let Some(text) = target.filter {
                 match probe(&client, Some(text)).await {
                     Err(e @ OpenError::Invalid(_)) => return Err(e),
-                    Err(e) => warn!("{}", chain(&e)),
+                    // Reached, and refused: wrong credentials, a wrong core, not Solr.
+                    Err(OpenError::Store { doing, source }) if !source.is_unreachable() => {
+                        return Err(OpenError::Store { doing, source })
+                    }
+                    Err(e) => warn!(
+                        "{}: Solr could not be reached; check that it runs and that --solr is right",
+                        chain(&e)
+                    ),
                     Ok(_) => {}
                 }
             }
@@ -505,6 +524,7 @@ impl LightIndex {
 /// A core's Schema API, for `schema check|apply`: read the schema, add fields.
 pub struct SchemaApi {
     client: Client,
+    solr: SolrConfig,
 }
 
 impl SchemaApi {
@@ -512,6 +532,7 @@ impl SchemaApi {
     pub fn connect(solr: &SolrConfig) -> Result<SchemaApi, OpenError> {
         Ok(SchemaApi {
             client: solr.client()?,
+            solr: solr.clone(),
         })
     }
 
@@ -536,9 +557,9 @@ impl SchemaApi {
         self.client.core_url()
     }
 
-    /// The update chain `/update` runs (see [`Connection::update_chain`]).
-    pub async fn read_chain(&self) -> Option<UpdateChain> {
-        update_chain(&self.client).await
+    /// The update chain `/update` runs (see [`update_chain`]).
+    pub async fn read_chain(&self) -> Result<Option<UpdateChain>, String> {
+        update_chain(&self.solr).await
     }
 }
 

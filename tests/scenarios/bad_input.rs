@@ -3,6 +3,8 @@
 
 use std::process::Output;
 
+use serde_json::Value;
+
 use super::harness::{assert_settled, corpus, solr_test, Target};
 use crate::support::cmd::{error_line, solr_dedup, stderr};
 use crate::support::fake_solr::FakeOptions;
@@ -349,4 +351,43 @@ fn an_answer_over_the_cap_ends_the_run() {
     // The default cap takes the same answers.
     let dir = tempfile::tempdir().unwrap();
     t.run_ok(&["run"], dir.path());
+}
+
+/// Credentials the configuration cannot resolve fail the run as Solr refusing them would: exit 2,
+/// one line, and the run's report says so (not the previous run's outcome).
+#[test]
+fn credentials_that_cannot_be_resolved_are_in_the_runs_report() {
+    let t = Target::fake("half-credentials");
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    /// The environment, the arguments, what the line says.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], &'a str);
+    let cases: [Case; 2] = [
+        (
+            &[("SOLR_USER", "u")],
+            &[],
+            "SOLR_USER is set but SOLR_PASSWORD is not",
+        ),
+        (
+            &[],
+            &["--auth-file", "/nonexistent/auth"],
+            "cannot read the auth file /nonexistent/auth",
+        ),
+    ];
+    for (env, args, says) in cases {
+        std::fs::write(&report, "{\"outcome\": \"succeeded\"}\n").unwrap();
+        let mut cmd = t.command(&["run", "--quiet", "--report", report.to_str().unwrap()]);
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(says), "{err}");
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(r["outcome"], "failed", "{r}");
+        assert!(r["error"].as_str().unwrap().contains(says), "{r}");
+    }
 }

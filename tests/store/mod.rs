@@ -443,9 +443,9 @@ impl World {
             Backing::Solr(t) => {
                 solr = SolrConfig {
                     url: t.core_url.clone(),
-                    credentials: t
+                    credentials: Ok(t
                         .credentials()
-                        .map(|(u, p)| Credentials::new(u.clone(), p.clone())),
+                        .map(|(u, p)| Credentials::new(u.clone(), p.clone()))),
                     timeout: Duration::from_secs(60),
                     retries: 2,
                     concurrency: 2,

@@ -139,8 +139,12 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
                 prepare(schema, engine, writes, allow_lossy, near_optional, core_url)
                     .map_err(|e| Failure::new(Exit::Usage, anyhow::Error::new(e)))?;
             }
-            if let (Some(chain), true) = (connection.update_chain(), writes) {
-                let problems = chain_problems(chain, engine);
+            let chain = match writes {
+                true => connection.update_chain().await,
+                false => None,
+            };
+            if let Some(chain) = chain {
+                let problems = chain_problems(&chain, engine);
                 if !problems.is_empty() {
                     return Err(anyhow!(
                         "the core's update chain would change what this run writes: {}",

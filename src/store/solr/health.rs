@@ -20,6 +20,10 @@ pub(super) fn health_error(core_url: &str, timeout: Duration, e: &SolrError) -> 
         SolrError::Transport {
             kind: TransportKind::Timeout,
             ..
+        } if timeout.is_zero() => format!("Solr at {core_url} is unreachable: no answer in time"),
+        SolrError::Transport {
+            kind: TransportKind::Timeout,
+            ..
         } => format!(
             "Solr at {core_url} is unreachable: no answer within {} s",
             timeout.as_secs_f64()

@@ -21,6 +21,7 @@ pub(super) fn config(chains: &Value, r: &Req) -> Resp {
             }}})
         }
         "/config/initParams" => json!({"initParams": null}),
+        "/config/updateProcessor" => json!({"updateProcessor": null}),
         _ => return not_found(),
     };
     search::json_resp(
