@@ -54,7 +54,11 @@ fn updates_answered_with_a_proxys_page_are_a_range_that_holds_what_landed() {
 #[test]
 fn updates_whose_connection_drops_are_a_range_that_holds_what_landed() {
     // Every later update lands and its connection is closed before the answer.
-    lost_for_good("dropped-for-good", Fault::DropAfterApply, "could not be reached");
+    lost_for_good(
+        "dropped-for-good",
+        Fault::DropAfterApply,
+        "could not be reached",
+    );
 }
 
 /// The first update is answered, every later one lands and its answer is lost (`fault`): the run
