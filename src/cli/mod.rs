@@ -49,6 +49,10 @@ writes can be compared.
 `solr-dedup COMMAND --help` explains each. Each works on a Solr core (--solr URL, or SOLR_URL) or, for \
 run and check, on a file of Solr documents (--input FILE).
 
+Settings can live in a configuration file (TOML; --config FILE, SOLR_DEDUP_CONFIG, or \
+~/.config/solr-dedup/config.toml): a flag beats its environment variable, which beats the file. \
+`solr-dedup config show` prints the settings in effect and where each came from.
+
 Exit codes: 0 done; 1 finished with problems; 2 usage, configuration or input error; 3 Solr unreachable.";
 
 const EXAMPLES: &str = "\

@@ -628,6 +628,30 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_example_parses_with_the_defaults_it_claims() {
+        let readme = include_str!("../../README.md");
+        let start = readme
+            .find("```toml\n# /etc/solr-dedup/config.toml\n")
+            .expect("README has the example")
+            + "```toml\n".len();
+        let example = &readme[start..];
+        let example = &example[..example.find("```").unwrap()];
+        let c = parsed(example).unwrap();
+        assert_eq!(c.index.max_line_bytes, Some(64 << 20));
+        assert_eq!(c.solr.max_response_bytes, Some(256 << 20));
+        assert_eq!(c.decide.near_hashes, Some(14));
+        assert_eq!(c.run.memory, Some(256 << 20));
+        assert_eq!(c.serve.after_quiet, Some(Duration::from_secs(600)));
+        // And every other file the documentation shows.
+        for block in readme.split("```toml\n").skip(1) {
+            let block = &block[..block.find("```").unwrap()];
+            parsed(block).unwrap_or_else(|e| panic!("{e}:\n{block}"));
+        }
+        let compose = parsed(include_str!("../../docker-compose.config.toml")).unwrap();
+        assert!(compose.index.solr.is_some() && compose.serve.listen.is_some());
+    }
+
+    #[test]
     fn broken_toml_names_the_line() {
         let err = parsed("[decide]\nprefer = yacy\n").unwrap_err();
         assert!(err.contains("config.toml:2:"), "{err}");
