@@ -6,17 +6,17 @@
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 use solr_dedup::cli::{self, Cli};
 use solr_dedup::commands::{self, Exit, Failure};
 use solr_dedup::config::Environment;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = match cli::parse_from(std::env::args_os()) {
+        Ok(parsed) => parsed,
         Err(err) => return usage_error(&err),
     };
-    let config = match cli::resolve(cli, &Environment::capture()) {
+    let config = match cli::resolve(parsed, &Environment::capture()) {
         Ok(config) => config,
         Err(e) => {
             let failure = Failure::new(Exit::Usage, anyhow::Error::new(e));

@@ -14,9 +14,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::model::{Dimension, YACY_NAMES};
 
 mod chrome;
+mod given;
+mod layer;
+mod show;
 mod to_config;
 mod urls;
 
+pub use given::{parse_from, Given, Parsed};
+pub use layer::Origin;
+pub use show::{ConfigCommand, ConfigShowArgs};
 pub use to_config::resolve;
 
 pub use chrome::{ChromeCommand, ChromeLearnArgs};
@@ -42,6 +48,10 @@ writes can be compared.
 `urls` learns which URL parts do not change a page and tells crawlers which URLs they need not fetch; \
 `solr-dedup COMMAND --help` explains each. Each works on a Solr core (--solr URL, or SOLR_URL) or, for \
 run and check, on a file of Solr documents (--input FILE).
+
+Settings can live in a configuration file (TOML; --config FILE, SOLR_DEDUP_CONFIG, or \
+~/.config/solr-dedup/config.toml): a flag beats its environment variable, which beats the file. \
+`solr-dedup config show` prints the settings in effect and where each came from.
 
 Exit codes: 0 done; 1 finished with problems; 2 usage, configuration or input error; 3 Solr unreachable.";
 
@@ -73,6 +83,12 @@ Examples:
     propagate_version = true
 )]
 pub struct Cli {
+    /// The configuration file (TOML) [default: $SOLR_DEDUP_CONFIG, else
+    /// $CONFIGURATION_DIRECTORY/config.toml, else $XDG_CONFIG_HOME/solr-dedup/config.toml, else
+    /// ~/.config/solr-dedup/config.toml]; flags and their environment variables override it
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -105,6 +121,9 @@ pub enum Command {
     /// The admin page and HTTP API: runs, checks, groups, URL predictions, metrics, schedules
     #[command(long_about = urls::SERVE_LONG_ABOUT, after_help = urls::SERVE_EXAMPLES)]
     Serve(ServeArgs),
+    /// The configuration file: show the settings in effect and where each came from
+    #[command(subcommand)]
+    Config(ConfigCommand),
 }
 
 /// `solr-dedup near …`.
@@ -396,16 +415,18 @@ pub enum CommitArg {
 }
 
 fn parse_commit(s: &str) -> Result<CommitArg, String> {
-    match s {
-        "hard" => Ok(CommitArg::Hard),
-        "soft" => Ok(CommitArg::Soft),
-        "none" => Ok(CommitArg::None),
-        _ => s
-            .strip_prefix("within:")
-            .and_then(|ms| ms.parse::<u64>().ok())
-            .filter(|&ms| ms > 0)
-            .map(CommitArg::Within)
-            .ok_or_else(|| "expected hard, soft, none or within:MS (e.g. within:10000)".to_owned()),
+    Ok(CommitArg::from(crate::config::value::parse_commit(s)?))
+}
+
+impl From<crate::store::CommitMode> for CommitArg {
+    fn from(mode: crate::store::CommitMode) -> Self {
+        use crate::store::CommitMode;
+        match mode {
+            CommitMode::Hard => CommitArg::Hard,
+            CommitMode::Soft => CommitArg::Soft,
+            CommitMode::None => CommitArg::None,
+            CommitMode::Within(ms) => CommitArg::Within(ms),
+        }
     }
 }
 
@@ -639,26 +660,7 @@ fn parse_dimensions(s: &str) -> Result<DimensionList, String> {
         .map_err(|e| e.to_string())
 }
 
-/// A byte count: digits, optionally followed by K, M or G (powers of 1024), at least 1.
-pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (digits, shift) = match s.strip_suffix(['K', 'k']) {
-        Some(d) => (d, 10),
-        None => match s.strip_suffix(['M', 'm']) {
-            Some(d) => (d, 20),
-            None => match s.strip_suffix(['G', 'g']) {
-                Some(d) => (d, 30),
-                None => (s, 0),
-            },
-        },
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("not a byte count: {s:?} (write e.g. 1048576, 512K or 64M)"))?;
-    n.checked_mul(1 << shift)
-        .filter(|&n| (1..=1 << 40).contains(&n))
-        .ok_or_else(|| format!("{s} is out of range (1 byte to 1024G)"))
-}
+pub(crate) use crate::config::value::parse_bytes;
 
 fn parse_field(s: &str) -> Result<(String, String), String> {
     let (name, field) = s
@@ -761,14 +763,10 @@ pub enum SchemeArg {
     Md5,
 }
 
-/// A quant rate is a finite, non-negative `f32`; NaN or infinity would make the quantisation step
-/// meaningless rather than fail, so they are refused here.
+/// A quant rate: a finite number >= 0 ([`crate::config::value::check_quant_rate`]).
 fn parse_quant_rate(s: &str) -> Result<f32, String> {
     let rate: f32 = s.trim().parse().map_err(|_| "not a number".to_string())?;
-    if !rate.is_finite() || rate < 0.0 {
-        return Err("must be a finite number >= 0".to_string());
-    }
-    Ok(rate)
+    crate::config::value::check_quant_rate(rate)
 }
 
 #[cfg(test)]

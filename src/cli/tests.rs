@@ -278,8 +278,9 @@ fn the_fewest_fuzzy_profile_words() {
 
 /// The configuration `args` resolve to (against an empty environment), for `run` and `check`.
 fn job_config(args: &[&str]) -> crate::config::JobConfig {
-    let cli = parse(args).expect("parses");
-    match super::resolve(cli, &crate::config::Environment::default()).expect("resolves") {
+    let parsed = super::parse_from(std::iter::once("solr-dedup").chain(args.iter().copied()))
+        .expect("parses");
+    match super::resolve(parsed, &crate::config::Environment::default()).expect("resolves") {
         crate::config::Config::Job(c) => *c,
         other => panic!("not a job: {other:?}"),
     }

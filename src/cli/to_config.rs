@@ -3,13 +3,17 @@
 
 use std::time::Duration;
 
+use super::given::Parsed;
+use super::layer::Layer;
+use super::show::render;
 use super::{
-    CheckArgs, ChromeCommand, Cli, Command, CommitArg, CompatArg, JobArgs, NearCommand,
+    CheckArgs, ChromeCommand, Command, CommitArg, CompatArg, ConfigCommand, JobArgs, NearCommand,
     OutputFormatArg, PreferArg, ReportArgs, RunArgs, RunCommandArgs, SchemaAction, SchemaArgs,
     SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs, UrlsCommand,
 };
 use std::path::{Path, PathBuf};
 
+use crate::config::file::{Loaded, Whence};
 use crate::config::{
     ChromeLearnConfig, Config, ConfigError, Environment, IndexConfig, Input, JobConfig, Logging,
     NearTableConfig, SchemaConfig, ServeConfig, SignatureConfig, SolrConfig, Source, Token,
@@ -27,20 +31,46 @@ use crate::store::CredentialsError;
 /// Resolves the parsed command line against the environment into the plain configuration the
 /// commands run on: every default, every environment fact (the core's URL, credentials, serve's
 /// token, the log's colours and filter, the state directory) settled here, once.
-pub fn resolve(cli: Cli, env: &Environment) -> Result<Config, ConfigError> {
+///
+/// The configuration file (`--config`, else `SOLR_DEDUP_CONFIG`, else the default path) is read
+/// here, once, and laid under the flags the user gave (`cli/layer.rs`): a flag beats its
+/// environment variable, which beats the file, which beats the built-in default.
+pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError> {
+    let Parsed { cli, given } = parsed;
+    let loaded = load(cli.config.as_deref(), env)?;
+    let mut layer = Layer::new(&given, env, &loaded.config);
     let r = Resolver { env };
     Ok(match cli.command {
-        Command::Run(args) => Config::Job(Box::new(r.run_command(args)?)),
-        Command::Check(args) => Config::Job(Box::new(r.check(args)?)),
-        Command::Schema(args) => Config::Schema(Box::new(r.schema(args)?)),
-        Command::Signature(args) => Config::Signature(SignatureConfig::from(args)),
+        Command::Run(mut args) => {
+            layer.run(&mut args.run);
+            layer.report(&mut args.report);
+            Config::Job(Box::new(r.run_command(args)?))
+        }
+        Command::Check(mut args) => {
+            layer.job(&mut args.job);
+            layer.report(&mut args.report);
+            Config::Job(Box::new(r.check(args)?))
+        }
+        Command::Schema(mut args) => {
+            layer.schema(&mut args.solr, &mut args.fields, &mut args.dimensions);
+            Config::Schema(Box::new(r.schema(args)?))
+        }
+        Command::Signature(mut args) => {
+            layer.signature(&mut args.options);
+            Config::Signature(SignatureConfig::from(args))
+        }
+        Command::Config(ConfigCommand::Show(mut args)) => {
+            layer.serve(&mut args.serve);
+            Config::Show(render(&args.serve, env, &layer.origins, &loaded))
+        }
         Command::Near(NearCommand::Table(args)) => Config::NearTable(NearTableConfig {
             hashes: args.hashes.iter().map(|&h| h as usize).collect(),
             trials: args.trials as usize,
             agree: args.agree as usize,
             overlaps: args.overlap,
         }),
-        Command::Chrome(ChromeCommand::Learn(args)) => {
+        Command::Chrome(ChromeCommand::Learn(mut args)) => {
+            layer.chrome_learn(&mut args);
             Config::ChromeLearn(Box::new(ChromeLearnConfig {
                 index: r.index(&args.input, &args.solr, 2, args.filter, args.max_line_bytes)?,
                 out: Input::from_arg(args.out),
@@ -53,29 +83,35 @@ pub fn resolve(cli: Cli, env: &Environment) -> Result<Config, ConfigError> {
                 log: env.logging(args.verbose),
             }))
         }
-        Command::Urls(UrlsCommand::Learn(args)) => Config::UrlsLearn(Box::new(UrlsLearnConfig {
-            index: r.index(
-                &args.index.input,
-                &args.index.solr,
-                2,
-                args.index.filter,
-                args.index.max_line_bytes,
-            )?,
-            out: Input::from_arg(args.out),
-            min_estimate: args.min_estimate,
-            near: args.content == super::ContentArg::Near,
-            signer: Signer::new(match args.scheme {
-                SchemeArg::Yacy => Scheme::Yacy,
-                SchemeArg::Md5 => Scheme::Md5,
-            }),
-            fields: field_names(&args.index.fields),
-            batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
-            quiet: args.quiet,
-            log: env.logging(args.verbose),
-        })),
-        Command::Urls(UrlsCommand::Predict(args)) => {
+        Command::Urls(UrlsCommand::Learn(mut args)) => {
+            layer.index_args(&mut args.index);
+            layer.scheme(&mut args.scheme);
+            Config::UrlsLearn(Box::new(UrlsLearnConfig {
+                index: r.index(
+                    &args.index.input,
+                    &args.index.solr,
+                    2,
+                    args.index.filter,
+                    args.index.max_line_bytes,
+                )?,
+                out: Input::from_arg(args.out),
+                min_estimate: args.min_estimate,
+                near: args.content == super::ContentArg::Near,
+                signer: Signer::new(match args.scheme {
+                    SchemeArg::Yacy => Scheme::Yacy,
+                    SchemeArg::Md5 => Scheme::Md5,
+                }),
+                fields: field_names(&args.index.fields),
+                batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
+                quiet: args.quiet,
+                log: env.logging(args.verbose),
+            }))
+        }
+        Command::Urls(UrlsCommand::Predict(mut args)) => {
+            layer.index_args(&mut args.index);
+            layer.rules(&mut args.rules);
             Config::UrlsPredict(Box::new(UrlsPredictConfig {
-                rules: args.rules,
+                rules: args.rules.ok_or(ConfigError::NoRules)?,
                 index: r.index(
                     &args.index.input,
                     &args.index.solr,
@@ -90,11 +126,15 @@ pub fn resolve(cli: Cli, env: &Environment) -> Result<Config, ConfigError> {
                 log: env.logging(args.verbose),
             }))
         }
-        Command::Urls(UrlsCommand::Canonical(args)) => Config::UrlsCanonical(UrlsCanonicalConfig {
-            rules: args.rules,
-            urls: stdin_dash(args.urls),
-        }),
-        Command::Serve(args) => {
+        Command::Urls(UrlsCommand::Canonical(mut args)) => {
+            layer.rules(&mut args.rules);
+            Config::UrlsCanonical(UrlsCanonicalConfig {
+                rules: args.rules.ok_or(ConfigError::NoRules)?,
+                urls: stdin_dash(args.urls),
+            })
+        }
+        Command::Serve(mut args) => {
+            layer.serve(&mut args);
             let log = env.logging(args.run.job.verbose);
             let state_dir = args.state_dir.unwrap_or_else(|| env.default_state_dir());
             let token = r.token(args.token_file.as_deref())?;
@@ -113,12 +153,28 @@ pub fn resolve(cli: Cli, env: &Environment) -> Result<Config, ConfigError> {
                 log,
             }))
         }
-        Command::Urls(UrlsCommand::Export(args)) => Config::UrlsExport(UrlsExportConfig {
-            rules: args.rules,
-            min_estimate: args.min_estimate,
-            out: Input::from_arg(args.out),
-        }),
+        Command::Urls(UrlsCommand::Export(mut args)) => {
+            layer.rules(&mut args.rules);
+            Config::UrlsExport(UrlsExportConfig {
+                rules: args.rules.ok_or(ConfigError::NoRules)?,
+                min_estimate: args.min_estimate,
+                out: Input::from_arg(args.out),
+            })
+        }
     })
+}
+
+/// The configuration file: `--config`, else `SOLR_DEDUP_CONFIG` (either must be there), else the
+/// default path (which need not be).
+fn load(flag: Option<&Path>, env: &Environment) -> Result<Loaded, ConfigError> {
+    match (flag, &env.config_file) {
+        (Some(path), _) => Loaded::read(path, Whence::Flag),
+        (None, Some(path)) => Loaded::read(Path::new(path), Whence::Env),
+        (None, None) => match env.default_config_file() {
+            Some(path) => Loaded::read(&path, Whence::Default),
+            None => Ok(Loaded::default()),
+        },
+    }
 }
 
 /// The environment the command line is resolved against.
@@ -385,14 +441,13 @@ pub fn signer(options: &SignatureOptions) -> Signer {
 mod tests {
     use std::path::PathBuf;
 
-    use clap::Parser;
-
     use super::*;
 
     fn config(args: &[&str]) -> Config {
-        let cli = Cli::try_parse_from(std::iter::once("solr-dedup").chain(args.iter().copied()))
-            .expect("parses");
-        resolve(cli, &Environment::default()).expect("resolves")
+        let parsed =
+            super::super::parse_from(std::iter::once("solr-dedup").chain(args.iter().copied()))
+                .expect("parses");
+        resolve(parsed, &Environment::default()).expect("resolves")
     }
 
     fn sig(args: &[&str]) -> SignatureConfig {

@@ -119,31 +119,7 @@ pub struct ServeArgs {
     pub frame_ancestors: Vec<String>,
 }
 
-/// A duration such as `90s`, `10m`, `6h`, `1d` or `1h30m`, at least 0.1 s.
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let d = humantime::parse_duration(s)
-        .map_err(|e| format!("{e}; write a number and a unit, e.g. 90s, 10m, 6h, 1d"))?;
-    if d < std::time::Duration::from_millis(100) {
-        return Err("too short; use at least 100ms (e.g. 10m)".to_owned());
-    }
-    Ok(d)
-}
-
-/// `scheme://host[:port]`, nothing more (it goes into a Content-Security-Policy header).
-fn parse_origin(s: &str) -> Result<String, String> {
-    let u =
-        url::Url::parse(s).map_err(|e| format!("{e}; write e.g. http://console.example:8090"))?;
-    let origin = u.origin().ascii_serialization();
-    if !matches!(u.scheme(), "http" | "https")
-        || origin == "null"
-        || s.trim_end_matches('/') != origin
-    {
-        return Err(format!(
-            "an origin is scheme://host[:port] and nothing more, e.g. {origin}"
-        ));
-    }
-    Ok(origin)
-}
+use crate::config::value::{parse_duration, parse_origin};
 
 /// `solr-dedup urls …`.
 #[derive(Debug, Subcommand)]
@@ -283,9 +259,10 @@ pub enum ContentArg {
 /// Arguments of `solr-dedup urls predict`.
 #[derive(Debug, Args)]
 pub struct UrlsPredictArgs {
-    /// The rules file (`urls learn --out`)
+    /// The rules file (`urls learn --out`) [default: the configuration file's `rules`; one of the
+    /// two is required]
     #[arg(long, value_name = "FILE")]
-    pub rules: PathBuf,
+    pub rules: Option<PathBuf>,
 
     /// The index: a file or a core, and which of its documents count.
     #[command(flatten)]
@@ -307,9 +284,10 @@ pub struct UrlsPredictArgs {
 /// Arguments of `solr-dedup urls canonical`.
 #[derive(Debug, Args)]
 pub struct UrlsCanonicalArgs {
-    /// The rules file (`urls learn --out`)
+    /// The rules file (`urls learn --out`) [default: the configuration file's `rules`; one of the
+    /// two is required]
     #[arg(long, value_name = "FILE")]
-    pub rules: PathBuf,
+    pub rules: Option<PathBuf>,
 
     /// URLs; `-` (or none) reads them from standard input, one per line
     #[arg(value_name = "URL")]
@@ -319,9 +297,10 @@ pub struct UrlsCanonicalArgs {
 /// Arguments of `solr-dedup urls export`.
 #[derive(Debug, Args)]
 pub struct UrlsExportArgs {
-    /// The rules file (`urls learn --out`)
+    /// The rules file (`urls learn --out`) [default: the configuration file's `rules`; one of the
+    /// two is required]
     #[arg(long, value_name = "FILE")]
-    pub rules: PathBuf,
+    pub rules: Option<PathBuf>,
 
     /// The format
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ExportFormatArg::Nutch)]

@@ -140,6 +140,13 @@ pub fn run(config: Config) -> Result<Exit, Failure> {
         Config::UrlsCanonical(c) => urls::canonical(&c),
         Config::UrlsExport(c) => urls::export(&c),
         Config::Serve(c) => serve::run(&c),
+        Config::Show(text) => {
+            use std::io::Write as _;
+            std::io::stdout()
+                .write_all(text.as_bytes())
+                .map_err(|e| anyhow::Error::new(e).context("cannot write the configuration"))?;
+            Ok(Exit::Ok)
+        }
     }
 }
 
@@ -155,7 +162,8 @@ fn field_names(config: &Config) -> Option<&crate::model::FieldNames> {
         Config::Signature(_)
         | Config::NearTable(_)
         | Config::UrlsCanonical(_)
-        | Config::UrlsExport(_) => None,
+        | Config::UrlsExport(_)
+        | Config::Show(_) => None,
     }
 }
 

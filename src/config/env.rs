@@ -5,11 +5,13 @@
 //! ```
 //!
 //! Everything a command takes from its environment (the core's URL, credentials, serve's token,
-//! whether standard error wants colours, the log filter, where state is kept by default) is copied
+//! whether standard error wants colours, the log filter, where state and the configuration file
+//! are by default) is copied
 //! into an [`Environment`] when the process starts, and configuration is resolved from it and the
 //! command line in [`crate::cli`]. Nothing under [`crate::commands`] reads the environment, so a
 //! test can resolve a configuration from a made-up environment ([`Environment::default`] is an
-//! empty one), and a later configuration file has one place to join.
+//! empty one). The configuration file ([`super::file`]) is found from here too, and read by the
+//! same resolver.
 //!
 //! Secrets (`SOLR_PASSWORD`, `SOLR_DEDUP_TOKEN`) never show in `Debug`.
 
@@ -40,6 +42,12 @@ pub struct Environment {
     pub xdg_state_home: Option<OsString>,
     /// `HOME`, non-empty.
     pub home: Option<OsString>,
+    /// `SOLR_DEDUP_CONFIG`: the configuration file when `--config` is not given (non-empty).
+    pub config_file: Option<OsString>,
+    /// `CONFIGURATION_DIRECTORY` (systemd's `ConfigurationDirectory=`), non-empty.
+    pub configuration_directory: Option<OsString>,
+    /// `XDG_CONFIG_HOME`, non-empty.
+    pub xdg_config_home: Option<OsString>,
 }
 
 impl Environment {
@@ -58,6 +66,9 @@ impl Environment {
             state_directory: path("STATE_DIRECTORY"),
             xdg_state_home: path("XDG_STATE_HOME"),
             home: path("HOME"),
+            config_file: path("SOLR_DEDUP_CONFIG"),
+            configuration_directory: path("CONFIGURATION_DIRECTORY"),
+            xdg_config_home: path("XDG_CONFIG_HOME"),
         }
     }
 
@@ -82,6 +93,28 @@ impl Environment {
             return PathBuf::from(h).join(".local/state/solr-dedup");
         }
         ".solr-dedup-state".into()
+    }
+
+    /// The configuration file when neither `--config` nor `SOLR_DEDUP_CONFIG` names one:
+    /// `$CONFIGURATION_DIRECTORY/config.toml` (systemd's `ConfigurationDirectory=`; the first of
+    /// several), else `$XDG_CONFIG_HOME/solr-dedup/config.toml`, else
+    /// `~/.config/solr-dedup/config.toml`; `None` without any of them.
+    pub fn default_config_file(&self) -> Option<PathBuf> {
+        if let Some(d) = &self.configuration_directory {
+            let first = d
+                .to_string_lossy()
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .to_owned();
+            return Some(PathBuf::from(first).join("config.toml"));
+        }
+        if let Some(d) = &self.xdg_config_home {
+            return Some(PathBuf::from(d).join("solr-dedup/config.toml"));
+        }
+        self.home
+            .as_ref()
+            .map(|h| PathBuf::from(h).join(".config/solr-dedup/config.toml"))
     }
 
     /// How logs are written: `verbosity` (0 warnings, 1 info, 2 debug) unless `RUST_LOG` says
@@ -115,6 +148,9 @@ impl fmt::Debug for Environment {
             .field("state_directory", &self.state_directory)
             .field("xdg_state_home", &self.xdg_state_home)
             .field("home", &self.home)
+            .field("config_file", &self.config_file)
+            .field("configuration_directory", &self.configuration_directory)
+            .field("xdg_config_home", &self.xdg_config_home)
             .finish()
     }
 }
@@ -157,6 +193,27 @@ mod tests {
         assert_eq!(env.default_state_dir(), PathBuf::from("/x/solr-dedup"));
         env.state_directory = Some("/var/lib/a:/var/lib/b".into());
         assert_eq!(env.default_state_dir(), PathBuf::from("/var/lib/a"));
+    }
+
+    #[test]
+    fn the_default_config_file_falls_back_in_order() {
+        let mut env = Environment::default();
+        assert_eq!(env.default_config_file(), None);
+        env.home = Some("/home/u".into());
+        assert_eq!(
+            env.default_config_file(),
+            Some(PathBuf::from("/home/u/.config/solr-dedup/config.toml"))
+        );
+        env.xdg_config_home = Some("/x".into());
+        assert_eq!(
+            env.default_config_file(),
+            Some(PathBuf::from("/x/solr-dedup/config.toml"))
+        );
+        env.configuration_directory = Some("/etc/solr-dedup:/etc/other".into());
+        assert_eq!(
+            env.default_config_file(),
+            Some(PathBuf::from("/etc/solr-dedup/config.toml"))
+        );
     }
 
     #[test]

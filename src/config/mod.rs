@@ -1,13 +1,16 @@
 //! Plain configuration: what each command needs to know, with every default resolved, and no clap
 //! types past this point ([`crate::cli`] fills it in; nothing here knows the command line).
 //!
-//! Keeping the commands off clap means they can be driven from tests (or a later config file) by
-//! building these structs directly. The environment is read once, into [`env::Environment`], and
+//! Keeping the commands off clap means they can be driven from tests by building these structs
+//! directly. The configuration file ([`mod@file`]) is one more source of the same settings, resolved
+//! with the command line and the environment in the same place. The environment is read once, into [`env::Environment`], and
 //! resolved into these structs with the command line in one place ([`crate::cli::resolve`]):
 //! credentials, serve's token, the log's colours and filter arrive here settled, and no command
 //! reads the environment itself.
 
 pub mod env;
+pub mod file;
+pub mod value;
 
 /// How to reach a Solr core: the store layer's, resolved here.
 pub use crate::store::SolrConfig;
@@ -43,6 +46,8 @@ pub enum Config {
     UrlsExport(UrlsExportConfig),
     /// `solr-dedup serve`.
     Serve(Box<ServeConfig>),
+    /// `solr-dedup config show`: the text to print (the settings in effect, with their origins).
+    Show(String),
 }
 
 /// `solr-dedup serve`.
@@ -306,9 +311,52 @@ pub enum ConfigError {
         "the bearer token is empty; put at least 16 characters in --token-file or SOLR_DEDUP_TOKEN"
     )]
     TokenEmpty,
+    /// `urls predict|canonical|export` without `--rules` or `rules` in the file.
+    #[error("no rules file: give --rules FILE, or set rules in the configuration file's [decide]")]
+    NoRules,
+    /// The configuration file named by `--config` or `SOLR_DEDUP_CONFIG` cannot be read.
+    #[error("cannot read the configuration file {} (from {whence})", path.display())]
+    ConfigFileUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// How it was named.
+        whence: file::Whence,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The configuration file does not parse, or a key or value in it is refused.
+    #[error("{}", file_problem(path, *line, key.as_deref(), message))]
+    ConfigFile {
+        /// The file.
+        path: PathBuf,
+        /// The line (1-based), when known.
+        line: Option<usize>,
+        /// The key, `section.key`, when known.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+    },
     /// A token too short to be a secret.
     #[error("the bearer token is too short ({0} characters); use at least 16 (e.g. `openssl rand -hex 24`)")]
     TokenShort(usize),
+}
+
+/// `FILE:LINE: section.key: what is wrong`, with whatever of the line and the key is known.
+fn file_problem(
+    path: &std::path::Path,
+    line: Option<usize>,
+    key: Option<&str>,
+    message: &str,
+) -> String {
+    let mut text = path.display().to_string();
+    if let Some(line) = line {
+        text.push_str(&format!(":{line}"));
+    }
+    if let Some(key) = key {
+        text.push_str(&format!(": {key}"));
+    }
+    format!("{text}: {message}")
 }
 
 /// Where a command reads its input.

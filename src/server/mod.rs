@@ -335,7 +335,8 @@ fn ready_predictions(state: &AppState) -> Result<&Arc<Predictions>, Box<Response
     let Some(predictions) = &state.index else {
         return Err(Box::new(error(
             StatusCode::SERVICE_UNAVAILABLE,
-            "no rules loaded: start serve with --rules rules.json (made by `solr-dedup urls learn`)",
+            "no rules loaded: start serve with --rules rules.json, or rules in the configuration file \
+             (made by `solr-dedup urls learn`)",
         )));
     };
     if let Some(why) = predictions.waiting_for() {

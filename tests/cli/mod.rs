@@ -10,6 +10,7 @@ use serde_json::Value;
 // `run(args, stdin)`: the binary fed `stdin`.
 use crate::support::cmd::{error_line, run_with_stdin as run, solr_dedup, stderr, stdout};
 
+mod config;
 mod run;
 mod serve;
 mod serve_conns;

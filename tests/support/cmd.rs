@@ -1,8 +1,8 @@
 //! The one way the tests start the built binary, and read what it said.
 //!
 //! Every spawn goes through [`solr_dedup`] (or [`solr_dedup_under`] for a wrapper such as
-//! `prlimit`), so none inherits the developer's `SOLR_URL`, `SOLR_USER`, `SOLR_PASSWORD`, state folder or
-//! `RUST_LOG`: a test that wants one sets it on the returned command. Standard input is closed
+//! `prlimit`), so none inherits the developer's `SOLR_URL`, `SOLR_USER`, `SOLR_PASSWORD`, state folder,
+//! configuration file or `RUST_LOG`: a test that wants one sets it on the returned command. Standard input is closed
 //! unless the test sets it.
 //!
 //! A plain [`Command`] rather than the `assert_cmd` crate: the tests also spawn the binary as a
@@ -40,8 +40,20 @@ fn hermetic(mut cmd: Command) -> Command {
         .env_remove("SOLR_USER")
         .env_remove("SOLR_PASSWORD")
         .env_remove("RUST_LOG")
+        // No configuration file but the one a test writes: the default path's folder is empty.
+        .env_remove("SOLR_DEDUP_CONFIG")
+        .env_remove("CONFIGURATION_DIRECTORY")
+        .env("XDG_CONFIG_HOME", no_config_home())
         .stdin(Stdio::null());
     cmd
+}
+
+/// An empty folder for `XDG_CONFIG_HOME`, so that a developer's `~/.config/solr-dedup/config.toml`
+/// never reaches a test.
+pub fn no_config_home() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-config-home");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
 }
 
 /// Runs `solr-dedup ARGS` to the end.
