@@ -537,8 +537,8 @@ pub struct JobArgs {
 
     /// URL rules learned by `solr-dedup urls learn`: the representative is the member whose URL is
     /// its canonical form, and the scheme, www. and parameter order most of its site's pages use.
-    /// serve also answers URL predictions from it (read again after every run; while it is not there
-    /// the URL endpoints answer 503)
+    /// serve also answers URL predictions from it (loaded again within seconds when the file is
+    /// written anew, and after every run; while it is not there the URL endpoints answer 503)
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
 

@@ -289,3 +289,51 @@ fn serve_needs_a_token_off_loopback_and_checks_it_everywhere_it_is_set() {
     assert!(!text.contains(token));
     assert_eq!(server.get("/healthz", &[]).0, 200);
 }
+
+#[test]
+fn serve_follows_its_rules_file_when_it_is_written_anew_without_a_run() {
+    let (input, learnt) = shop_rules("serve-follows-rules");
+    let rules = input.with_file_name("serve-follows-rules-live.json");
+    std::fs::copy(&learnt, &rules).unwrap();
+    let server = Server::start(
+        &[
+            "--input",
+            input.to_str().unwrap(),
+            "--rules",
+            rules.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    let ask = || {
+        let (status, body) = server.post(
+            "/api/urls/predict",
+            &serde_json::json!({ "urls": ["http://www.shop.example/item/2?sid=zz"] }),
+            &[],
+        );
+        assert_eq!(status, 200, "{body}");
+        body["answers"][0]["duplicate_of"]["id"].clone()
+    };
+    assert_eq!(ask(), "p2");
+    let runs_before = server.json("/api/runs");
+    // `urls learn` writes rules that know no site (here: the learnt file emptied of its sites,
+    // renamed into place as learn does): the URL is new to them.
+    let mut none: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&learnt).unwrap()).unwrap();
+    none["sites"] = serde_json::json!({});
+    let part = rules.with_extension("part");
+    std::fs::write(&part, none.to_string()).unwrap();
+    std::fs::rename(&part, &rules).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while ask() == "p2" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the predictions never followed the new rules"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(ask(), serde_json::Value::Null);
+    // No run was needed for it.
+    assert_eq!(server.json("/api/runs"), runs_before);
+}
