@@ -9,6 +9,7 @@ pub mod harness;
 mod bad_input;
 mod chrome;
 mod crawl_loop;
+mod deployment;
 mod e2e;
 mod fuzzy_words;
 mod hand_worked;
