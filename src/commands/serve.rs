@@ -170,7 +170,7 @@ impl Backend for IndexBackend {
                 report: Some(report),
                 error: None,
             },
-            Ok(Err(EngineError::Cancelled(mut report))) => {
+            Ok(Err((EngineError::Cancelled(mut report), _))) => {
                 let error = if matches!(job.index.source, Source::File(_)) {
                     // The file store writes --output only when a run ends: nothing was written.
                     report.documents.written = 0;
@@ -186,11 +186,27 @@ impl Backend for IndexBackend {
                     error: Some(error.to_owned()),
                 }
             }
-            Ok(Err(e)) => Ended {
-                state: State::Failed,
-                report: None,
-                error: Some(e.to_string()),
-            },
+            Ok(Err((e, mut partial))) => {
+                // What it did before it failed stays in its record (and in /metrics).
+                if matches!(job.index.source, Source::File(_)) {
+                    partial.documents.written = 0;
+                    partial.documents.unanswered = 0;
+                    partial.work.written_docs = 0;
+                }
+                let d = &partial.documents;
+                let error = match d.unanswered {
+                    0 => e.to_string(),
+                    n => format!(
+                        "{e} ({} documents written, {n} more sent without an answer: they may have landed)",
+                        d.written
+                    ),
+                };
+                Ended {
+                    state: State::Failed,
+                    report: Some(*partial),
+                    error: Some(error),
+                }
+            }
             Err(failure) => Ended {
                 state: State::Failed,
                 report: None,
