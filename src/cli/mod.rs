@@ -399,6 +399,14 @@ pub struct RunArgs {
     /// Solr: write even when an atomic update would empty fields that are neither stored nor docValues
     #[arg(long)]
     pub allow_lossy_atomic_updates: bool,
+
+    /// Solr: decide the core under this run's settings and record them with the core (a user
+    /// property of its configuration; needs the config-edit permission and reloads the core), so
+    /// that every later run and serve, on any machine, is held to them: a run with other deciding
+    /// settings (--scheme, --dimensions, --prefer*, --rules, --chrome, --fuzzy-min-words, --near-*)
+    /// then stops with exit 2 naming each difference
+    #[arg(long)]
+    pub reconfigure: bool,
 }
 
 /// A parsed `--commit`.

@@ -299,6 +299,7 @@ impl Resolver<'_> {
             CommitArg::Within(ms) => CommitMode::Within(ms),
         };
         c.allow_lossy = args.allow_lossy_atomic_updates;
+        c.reconfigure = args.reconfigure;
         Ok(c)
     }
 
@@ -362,6 +363,7 @@ fn job(args: JobArgs, index: IndexConfig, check: bool, log: Logging) -> JobConfi
         check,
         index,
         allow_lossy: false,
+        reconfigure: false,
         near_optional: args.dimensions.is_none(),
         chrome: args.chrome.clone(),
         rules: args.rules.clone(),

@@ -12,6 +12,7 @@ use super::common::decided::Decided;
 use super::common::failure::engine_failure;
 use super::common::load::{load_chrome, load_rules};
 use super::common::open::{open, Index, Purpose};
+use super::common::settings::{Deciding, Record as SettingsRecord};
 use super::common::{init_logging, runtime, Threads};
 use super::interrupt::{Interrupt, Stoppable};
 use super::progress::Spinner;
@@ -226,6 +227,9 @@ async fn execute(
         format: c.output_format,
     };
     let store = open(index, purpose).await?.store;
+    let writes = !c.check && !c.engine.dry_run;
+    // The settings the core was decided under, before anything is written.
+    let pin = held_to_record(c, writes).await?;
     let mode = if c.check { Mode::Check } else { Mode::Run };
     let taken = |mut report: Report| {
         report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
@@ -234,7 +238,6 @@ async fn execute(
         report
     };
     let decided = Decided::of(c);
-    let writes = !c.check && !c.engine.dry_run;
     if let Some(d) = &decided {
         engine.decided_under = d.read();
         if writes {
@@ -244,6 +247,13 @@ async fn execute(
     let result = engine::execute_keeping(&store, &engine, mode, progress).await;
     if let (Some(d), true, Ok(_)) = (&decided, writes, &result) {
         d.after_success(&engine.decided_under, &engine);
+    }
+    if let (Some((record, settings)), Ok(_)) = (&pin, &result) {
+        // --reconfigure: the core now stands under these settings; from here on they are the record.
+        record
+            .write(settings)
+            .await
+            .map_err(|e| anyhow!("the run succeeded, but {e}"))?;
     }
     let result = result
         .map(taken)
@@ -259,6 +269,57 @@ async fn execute(
         }
         failed => failed,
     })
+}
+
+/// Holds a run to the settings recorded with its core (see `common::settings`): a writing run
+/// with other deciding settings stops with exit 2 naming each difference, unless `--reconfigure`;
+/// a check or dry run says so and goes on. With `--reconfigure`, the record to write once the run
+/// has succeeded. A core whose Config API cannot be read is not held (logged).
+async fn held_to_record(
+    c: &JobConfig,
+    writes: bool,
+) -> Result<Option<(SettingsRecord<'_>, Deciding)>, Failure> {
+    let Some(record) = SettingsRecord::of(c) else {
+        if c.reconfigure {
+            return Err(anyhow!(
+                "--reconfigure records settings with a Solr core; a file has none"
+            )
+            .into());
+        }
+        return Ok(None);
+    };
+    let ours = Deciding::of(c);
+    let recorded = match record.read().await {
+        Ok(recorded) => recorded,
+        Err(why) if c.reconfigure => return Err(anyhow!("{why}").into()),
+        Err(why) => {
+            tracing::info!("{why}; the run is not held to recorded settings");
+            None
+        }
+    };
+    if c.reconfigure {
+        return Ok(writes.then_some((record, ours)));
+    }
+    let Some(recorded) = recorded else {
+        return Ok(None);
+    };
+    let differences = ours.differences(&recorded);
+    if differences.is_empty() {
+        return Ok(None);
+    }
+    if !writes {
+        tracing::warn!(
+            "the core was decided under other settings ({}); this {} judges by its own",
+            differences.join("; "),
+            if c.check { "check" } else { "dry run" }
+        );
+        return Ok(None);
+    }
+    Err(anyhow!(
+        "the core's flags were decided under other settings: {}; run with the recorded ones, or add --reconfigure to decide the core under these",
+        differences.join("; ")
+    )
+    .into())
 }
 
 /// Against Solr the updates go to the core: `--output` is refused (`run` and `serve`).

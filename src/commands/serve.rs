@@ -358,6 +358,12 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         )
         .into());
     }
+    if c.job.reconfigure {
+        return Err(anyhow!(
+            "--reconfigure is for `run`: record the settings with `solr-dedup run --reconfigure` (serve's runs are then held to them)"
+        )
+        .into());
+    }
     if c.job.report.is_some() {
         return Err(anyhow!(
             "--report is for `run`; serve keeps every run's report in --state-dir (GET /api/runs)"

@@ -222,6 +222,8 @@ pub struct JobConfig {
     pub index: IndexConfig,
     /// Write even when atomic updates would empty fields that are neither stored nor docValues.
     pub allow_lossy: bool,
+    /// `--reconfigure`: decide under this run's settings and record them with the core.
+    pub reconfigure: bool,
     /// `--chrome`: the chrome model file the near signatures leave the host's chrome out by.
     pub chrome: Option<PathBuf>,
     /// `--rules`: the URL rules the representative is chosen by (and serve's predictions).

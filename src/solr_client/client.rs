@@ -353,6 +353,18 @@ impl Client {
         self.once(&req).await
     }
 
+    /// `POST /config` with Config API commands (`set-user-property`). Not retried, as the Schema
+    /// API's: each command reloads the core.
+    pub async fn config_post(&self, commands: &Value) -> Result<Value, SolrError> {
+        let req = Request {
+            method: Method::POST,
+            handler: "config".into(),
+            query: Vec::new(),
+            body: Body::Json(serde_json::to_vec(commands).expect("JSON serialises")),
+        };
+        self.once(&req).await
+    }
+
     /// `/admin/ping`.
     pub async fn ping(&self) -> Result<Value, SolrError> {
         self.send(Request {

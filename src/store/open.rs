@@ -521,6 +521,33 @@ impl LightIndex {
     }
 }
 
+/// A user property of the core's configuration (`GET <core>/config/overlay`, `userProps`): the
+/// settings record of `commands::common::settings`. `Ok(None)` when it is not set; the line that
+/// says why when the Config API cannot be read.
+pub async fn read_user_property(solr: &SolrConfig, name: &str) -> Result<Option<String>, String> {
+    let client = solr.client().map_err(|e| chain(&e))?;
+    let overlay = client
+        .get("config/overlay", Vec::new())
+        .await
+        .map_err(|e| format!("cannot read the core's configuration overlay: {e}"))?;
+    Ok(overlay
+        .pointer("/overlay/userProps")
+        .and_then(|p| p.get(name))
+        .and_then(|v| v.as_str())
+        .map(str::to_owned))
+}
+
+/// Sets a user property of the core's configuration (`set-user-property`; Solr reloads the core,
+/// and needs the `config-edit` permission).
+pub async fn write_user_property(solr: &SolrConfig, name: &str, value: &str) -> Result<(), String> {
+    let client = solr.client().map_err(|e| chain(&e))?;
+    client
+        .config_post(&serde_json::json!({ "set-user-property": { name: value } }))
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("cannot record the settings in the core's configuration (it needs the config-edit permission): {e}"))
+}
+
 /// A core's Schema API, for `schema check|apply`: read the schema, add fields.
 pub struct SchemaApi {
     client: Client,

@@ -56,6 +56,19 @@ solr_test!(
         };
         let first = serve_run();
         assert!(first > 0, "the first run decides the core");
+        // The settings pinned with the core, as the README's set-up does once.
+        let pinned = t.run_ok(
+            &[
+                "run",
+                "--config",
+                config,
+                "--reconfigure",
+                "--state-dir",
+                machine_a.to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        assert_eq!(written(&pinned), 0, "{pinned}");
         // Alternated five times from one machine, then from two: nothing written after the first.
         for machine in [&machine_a, &machine_b] {
             for round in 0..5 {
@@ -63,5 +76,12 @@ solr_test!(
                 assert_eq!(serve_run(), 0, "serve's run, round {round}");
             }
         }
+        // A process that forgot the file (another machine, a hand-run): it stops, naming what
+        // differs, instead of deciding the core under other settings.
+        let out = t.run(&["run", "--state-dir", machine_b.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--rules none (recorded: "), "{err}");
+        assert_eq!(serve_run(), 0, "serve's run after it");
     }
 );

@@ -18,6 +18,7 @@ mod near;
 mod reliability;
 mod scale;
 mod serve;
+mod settings_record;
 mod shards;
 mod signals;
 pub(crate) mod solr_work;

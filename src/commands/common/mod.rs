@@ -10,6 +10,7 @@ pub(crate) mod decided;
 pub(crate) mod failure;
 pub(crate) mod load;
 pub(crate) mod open;
+pub(crate) mod settings;
 
 use anyhow::Context;
 use tracing_subscriber::EnvFilter;

@@ -151,6 +151,8 @@ struct Shared {
     work: Mutex<Work>,
     /// The Config API's `updateRequestProcessorChain` (null: none).
     chains: Mutex<serde_json::Value>,
+    /// The configuration overlay's user properties (`set-user-property`).
+    user_props: Mutex<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// What the fake was asked to do, counted on its side as issue 11 counts Solr's work, so that tests
@@ -255,6 +257,7 @@ impl FakeSolr {
             counter: AtomicU64::new(0),
             work: Mutex::new(Work::default()),
             chains: Mutex::new(serde_json::Value::Null),
+            user_props: Mutex::new(serde_json::Map::new()),
         });
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener
@@ -475,7 +478,12 @@ fn handle(shared: &Shared, r: &Req) -> Resp {
         p if p == "/schema" || p.starts_with("/schema/") => schema_api(&mut core, r),
         p if p.starts_with("/config/") => {
             let chains = shared.chains.lock().unwrap_or_else(|e| e.into_inner());
-            config_api::config(&chains, r)
+            let props = shared.user_props.lock().unwrap_or_else(|e| e.into_inner());
+            config_api::config(&chains, &props, r)
+        }
+        "/config" if r.method == "POST" => {
+            let mut props = shared.user_props.lock().unwrap_or_else(|e| e.into_inner());
+            config_api::post(&mut props, r)
         }
         _ => not_found(),
     }

@@ -1,0 +1,241 @@
+//! The settings a Solr index's flags are decided under, recorded with the index so that every
+//! process pointed at it, on any machine, is held to them: serve and the nightly timer's `run`
+//! never undo each other's flags (issue 42).
+//!
+//! What is recorded ([`Deciding`]): every setting that decides flags or signatures (the scheme and
+//! its tunables, the dimensions, the scope, the preference order and its switches, the fuzzy
+//! minimum, the near-duplicate parameters), and the *sources* of the URL rules and the chrome
+//! model (their paths), not their content: rules learnt again from the same source are no settings
+//! change (runs re-decide the groups the new rules move, as before). `--filter` picks the record:
+//! each filter's documents have their own.
+//!
+//! Where: a user property of the core's configuration, through Solr's Config API
+//! (`set-user-property`, read back from `/config/overlay`), named
+//! `solr-dedup.settings.<collection>.<md5 of the filter>`. It travels with the index's
+//! configuration to every process and machine that reads it, needs no field in the schema, and is
+//! no document (the index's searches and counts never see it). The costs, weighed: writing it needs
+//! the `config-edit` permission and reloads the core (on SolrCloud, every collection of the
+//! configset), so it is written only when asked, by `run --reconfigure`; the state folder is per
+//! machine (what `decided/` keeps there is a cache of the last rules content, for which groups to
+//! decide again, never the truth); a settings document inside the index would need only update
+//! rights and travel with backups, but every search and count of the index would see it.
+//!
+//! How: a writing run compares its deciding settings with the record. None recorded: it runs, as
+//! before (pin them with `run --reconfigure`). The same: it runs. Others: it stops with exit 2
+//! before anything is written, naming each difference, unless `--reconfigure` says to decide the
+//! core under the new ones, which the record then holds once the run has succeeded. `check` and
+//! `--dry-run` only say so (a check previews what other settings would do).
+
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{JobConfig, SolrConfig};
+use crate::engine::{Dimension, Order};
+use crate::store::open::{read_user_property, write_user_property};
+
+/// The format of a record.
+const FORMAT: u32 = 1;
+
+/// The deciding settings of a run, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Deciding {
+    /// [`FORMAT`].
+    format: u32,
+    /// `--scheme`.
+    scheme: String,
+    /// `--min-token-len`.
+    min_token_len: usize,
+    /// `--quant-rate`.
+    quant_rate: f32,
+    /// `--dimensions`, in their order.
+    dimensions: Vec<String>,
+    /// `--scope`.
+    scope: String,
+    /// `--prefer` (or `--compat yacy`).
+    prefer: String,
+    /// `--prefer-https`.
+    prefer_https: bool,
+    /// `--prefer-www`.
+    prefer_www: bool,
+    /// `--fuzzy-min-words`.
+    fuzzy_min_words: u32,
+    /// `--near-shingle`, `--near-hashes`, `--near-trials`, `--near-agree`.
+    near: [usize; 4],
+    /// `--rules`: the source (path), under the canonical order only.
+    rules: Option<String>,
+    /// `--chrome`: the source (path).
+    chrome: Option<String>,
+}
+
+impl Deciding {
+    /// The deciding settings of `c`.
+    pub(crate) fn of(c: &JobConfig) -> Deciding {
+        let e = &c.engine;
+        let mut dimensions: Vec<Dimension> = e.dimensions.clone();
+        dimensions.sort_by_key(|d| d.index());
+        Deciding {
+            format: FORMAT,
+            scheme: e.signer.scheme.name().to_owned(),
+            min_token_len: e.signer.params.min_token_len,
+            quant_rate: e.signer.params.quant_rate,
+            dimensions: dimensions.iter().map(|d| d.name().to_owned()).collect(),
+            scope: e.scope.name().to_owned(),
+            prefer: match e.preference.order {
+                Order::Canonical => "canonical",
+                Order::Yacy => "yacy",
+            }
+            .to_owned(),
+            prefer_https: e.preference.prefer_https,
+            prefer_www: e.preference.prefer_www,
+            fuzzy_min_words: e.fuzzy_min_words,
+            near: [e.near.shingle, e.near.hashes, e.near.trials, e.near.agree],
+            rules: c
+                .rules
+                .as_ref()
+                .filter(|_| e.preference.order == Order::Canonical)
+                .map(|p| p.display().to_string()),
+            chrome: c.chrome.as_ref().map(|p| p.display().to_string()),
+        }
+    }
+
+    /// Each setting in which `self` (a run's) differs from `recorded`, one line each, named by its
+    /// flag.
+    pub(crate) fn differences(&self, recorded: &Deciding) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut differ = |flag: &str, ours: String, theirs: String| {
+            if ours != theirs {
+                out.push(format!("{flag} {ours} (recorded: {theirs})"));
+            }
+        };
+        let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_owned());
+        differ("--scheme", self.scheme.clone(), recorded.scheme.clone());
+        differ(
+            "--min-token-len",
+            self.min_token_len.to_string(),
+            recorded.min_token_len.to_string(),
+        );
+        differ(
+            "--quant-rate",
+            self.quant_rate.to_string(),
+            recorded.quant_rate.to_string(),
+        );
+        differ(
+            "--dimensions",
+            self.dimensions.join(","),
+            recorded.dimensions.join(","),
+        );
+        differ("--scope", self.scope.clone(), recorded.scope.clone());
+        differ("--prefer", self.prefer.clone(), recorded.prefer.clone());
+        differ(
+            "--prefer-https",
+            self.prefer_https.to_string(),
+            recorded.prefer_https.to_string(),
+        );
+        differ(
+            "--prefer-www",
+            self.prefer_www.to_string(),
+            recorded.prefer_www.to_string(),
+        );
+        differ(
+            "--fuzzy-min-words",
+            self.fuzzy_min_words.to_string(),
+            recorded.fuzzy_min_words.to_string(),
+        );
+        let near = |n: &[usize; 4]| format!("{}/{}/{}/{}", n[0], n[1], n[2], n[3]);
+        differ(
+            "--near-shingle/hashes/trials/agree",
+            near(&self.near),
+            near(&recorded.near),
+        );
+        differ("--rules", shown(&self.rules), shown(&recorded.rules));
+        differ("--chrome", shown(&self.chrome), shown(&recorded.chrome));
+        out
+    }
+}
+
+/// Where a core's record is: its Solr and the property's name.
+pub(crate) struct Record<'a> {
+    solr: &'a SolrConfig,
+    name: String,
+}
+
+impl<'a> Record<'a> {
+    /// The record of `c`'s core and filter; none in file mode.
+    pub(crate) fn of(c: &'a JobConfig) -> Option<Record<'a>> {
+        let crate::config::Source::Solr(solr) = &c.index.source else {
+            return None;
+        };
+        let url = solr.url.trim().trim_end_matches('/');
+        let collection = url.rsplit('/').next().unwrap_or("core");
+        let filter = c.index.filter.as_deref().unwrap_or("");
+        let name = format!(
+            "solr-dedup.settings.{collection}.{:x}",
+            Md5::digest(filter.as_bytes())
+        );
+        Some(Record { solr, name })
+    }
+
+    /// The recorded settings; `Ok(None)` when none are (or they are of another format, which a
+    /// `--reconfigure` replaces); an error when the Config API cannot be read.
+    pub(crate) async fn read(&self) -> Result<Option<Deciding>, String> {
+        let text = read_user_property(self.solr, &self.name).await?;
+        Ok(text.and_then(|t| {
+            serde_json::from_str::<Deciding>(&t)
+                .ok()
+                .filter(|d| d.format == FORMAT)
+        }))
+    }
+
+    /// Records `settings` (a core reload; needs `config-edit`).
+    pub(crate) async fn write(&self, settings: &Deciding) -> Result<(), String> {
+        let text = serde_json::to_string(settings).expect("settings serialise");
+        write_user_property(self.solr, &self.name, &text).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Deciding {
+        Deciding {
+            format: FORMAT,
+            scheme: "yacy".into(),
+            min_token_len: 3,
+            quant_rate: 0.5,
+            dimensions: vec!["exact".into(), "title".into()],
+            scope: "global".into(),
+            prefer: "canonical".into(),
+            prefer_https: true,
+            prefer_www: true,
+            fuzzy_min_words: 4,
+            near: [2, 14, 6, 2],
+            rules: Some("/var/lib/solr-dedup/rules.json".into()),
+            chrome: None,
+        }
+    }
+
+    #[test]
+    fn each_difference_is_named_by_its_flag() {
+        let recorded = base();
+        assert!(base().differences(&recorded).is_empty());
+        let mut ours = base();
+        ours.prefer = "yacy".into();
+        ours.rules = None;
+        ours.near[1] = 16;
+        assert_eq!(
+            ours.differences(&recorded),
+            [
+                "--prefer yacy (recorded: canonical)",
+                "--near-shingle/hashes/trials/agree 2/16/6/2 (recorded: 2/14/6/2)",
+                "--rules none (recorded: /var/lib/solr-dedup/rules.json)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_record_reads_back() {
+        let text = serde_json::to_string(&base()).unwrap();
+        assert_eq!(serde_json::from_str::<Deciding>(&text).unwrap(), base());
+    }
+}
