@@ -400,11 +400,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_lossy_atomic_updates: bool,
 
-    /// Solr: decide the core under this run's settings and record them with the core (a user
-    /// property of its configuration; needs the config-edit permission and reloads the core), so
-    /// that every later run and serve, on any machine, is held to them: a run with other deciding
-    /// settings (--scheme, --dimensions, --prefer*, --rules, --chrome, --fuzzy-min-words, --near-*)
-    /// then stops with exit 2 naming each difference
+    /// Solr, `run` only: decide the core under this run's settings and record them with the core
+    /// first (a user property of its configuration; needs the config-edit permission and reloads
+    /// the core), so that every other run and serve, on any machine, is held to them: a run with
+    /// other deciding settings (--scheme, --min-token-len, --quant-rate, --dimensions, --scope,
+    /// --prefer, --compat, --prefer-https, --prefer-www, --fuzzy-min-words, --near-*, --rules,
+    /// --chrome, --field) then stops with exit 2 naming each difference
     #[arg(long)]
     pub reconfigure: bool,
 }

@@ -18,7 +18,7 @@ use super::interrupt::{Interrupt, Stoppable};
 use super::progress::Spinner;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, Source};
-use crate::engine::{self, Dimension, EngineError, Mode, Order, Progress, Report};
+use crate::engine::{self, Dimension, EngineConfig, EngineError, Mode, Order, Progress, Report};
 use crate::store::file::target::{is_char_device, same_file, write_whole, Target};
 use crate::store::file::Output;
 
@@ -229,7 +229,7 @@ async fn execute(
     let store = open(index, purpose).await?.store;
     let writes = !c.check && !c.engine.dry_run;
     // The settings the core was decided under, before anything is written.
-    let pin = held_to_record(c, writes).await?;
+    held_to_record(c, &engine, writes).await?;
     let mode = if c.check { Mode::Check } else { Mode::Run };
     let taken = |mut report: Report| {
         report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
@@ -248,13 +248,6 @@ async fn execute(
     if let (Some(d), true, Ok(_)) = (&decided, writes, &result) {
         d.after_success(&engine.decided_under, &engine);
     }
-    if let (Some((record, settings)), Ok(_)) = (&pin, &result) {
-        // --reconfigure: the core now stands under these settings; from here on they are the record.
-        record
-            .write(settings)
-            .await
-            .map_err(|e| anyhow!("the run succeeded, but {e}"))?;
-    }
     let result = result
         .map(taken)
         .map_err(|(e, partial)| (e, Box::new(taken(*partial))));
@@ -271,14 +264,17 @@ async fn execute(
     })
 }
 
-/// Holds a run to the settings recorded with its core (see `common::settings`): a writing run
-/// with other deciding settings stops with exit 2 naming each difference, unless `--reconfigure`;
-/// a check or dry run says so and goes on. With `--reconfigure`, the record to write once the run
-/// has succeeded. A core whose Config API cannot be read is not held (logged).
-async fn held_to_record(
+/// Holds a run to the settings recorded with its core (see `common::settings`), before anything
+/// is written: a writing run with other deciding settings (as `engine`, fitted to the core, decides)
+/// stops with exit 2 naming each difference; a check or dry run says so and goes on. With
+/// `--reconfigure` the run's settings are recorded now, before it writes, so that every other
+/// process is held to them from this moment (a run that then fails leaves the core to be finished
+/// under them). A core whose Config API cannot be read is not held (a warning for a writing run).
+pub(crate) async fn held_to_record(
     c: &JobConfig,
+    engine: &EngineConfig,
     writes: bool,
-) -> Result<Option<(SettingsRecord<'_>, Deciding)>, Failure> {
+) -> Result<(), Failure> {
     let Some(record) = SettingsRecord::of(c) else {
         if c.reconfigure {
             return Err(anyhow!(
@@ -286,26 +282,51 @@ async fn held_to_record(
             )
             .into());
         }
-        return Ok(None);
+        return Ok(());
     };
-    let ours = Deciding::of(c);
+    if c.reconfigure && !writes {
+        return Err(anyhow!(
+            "--reconfigure records the settings a run decides the core under; drop --dry-run"
+        )
+        .into());
+    }
+    let ours = Deciding::of(c, engine);
     let recorded = match record.read().await {
         Ok(recorded) => recorded,
         Err(why) if c.reconfigure => return Err(anyhow!("{why}").into()),
+        Err(why) if writes => {
+            tracing::warn!("{why}; the run is not held to the settings recorded with the core");
+            return Ok(());
+        }
         Err(why) => {
-            tracing::info!("{why}; the run is not held to recorded settings");
-            None
+            tracing::info!("{why}");
+            return Ok(());
         }
     };
     if c.reconfigure {
-        return Ok(writes.then_some((record, ours)));
+        if recorded.as_ref().and_then(|r| r.as_ref().ok()) != Some(&ours) {
+            // Each write reloads the core: only when the record changes.
+            record.write(&ours).await.map_err(|e| anyhow!("{e}"))?;
+        }
+        return Ok(());
     }
-    let Some(recorded) = recorded else {
-        return Ok(None);
+    let recorded = match recorded {
+        None => return Ok(()),
+        Some(Ok(recorded)) => recorded,
+        Some(Err(why)) if writes => {
+            return Err(anyhow!(
+                "{why}; run with --reconfigure to record this run's settings in its place"
+            )
+            .into())
+        }
+        Some(Err(why)) => {
+            tracing::warn!("{why}");
+            return Ok(());
+        }
     };
     let differences = ours.differences(&recorded);
     if differences.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
     if !writes {
         tracing::warn!(
@@ -313,7 +334,7 @@ async fn held_to_record(
             differences.join("; "),
             if c.check { "check" } else { "dry run" }
         );
-        return Ok(None);
+        return Ok(());
     }
     Err(anyhow!(
         "the core's flags were decided under other settings: {}; run with the recorded ones, or add --reconfigure to decide the core under these",

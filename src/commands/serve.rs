@@ -21,9 +21,10 @@ use tokio::runtime::Handle;
 use tracing::{info, warn};
 
 use super::common::load::{load_chrome, load_rules};
+use super::common::open::{open, Purpose};
 use super::common::open::{open_failure, target, Index};
 use super::common::{init_logging, runtime, Threads};
-use super::job::{perform, ready, refuse_output};
+use super::job::{held_to_record, perform, ready, refuse_output};
 use super::progress::Spinner;
 use super::urls::index_of;
 use super::{Exit, Failure};
@@ -397,6 +398,7 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
     };
     // The server's one runtime: requests, the schedule, and the futures of runs and rebuilds.
     runtime(Threads::Workers)?.block_on(async {
+        held_at_start(&job).await?;
         let backend: Option<Arc<dyn Backend>> = match job.index.source {
             Source::Missing => None,
             _ => Some(Arc::new(IndexBackend::open(job.clone()).await?)),
@@ -464,6 +466,38 @@ pub fn run(c: &ServeConfig) -> Result<Exit, Failure> {
         Ok::<_, Failure>(())
     })?;
     Ok(Exit::Ok)
+}
+
+/// Refuses to serve a core whose recorded settings (see `common::settings`) differ from serve's
+/// own, with the line a run would print: every run it started would stop on them. A core that
+/// cannot be opened now is not checked here (its runs are, and the health probe reports it).
+async fn held_at_start(job: &JobConfig) -> Result<(), Failure> {
+    if !matches!(job.index.source, Source::Solr(_)) {
+        return Ok(());
+    }
+    let mut engine = job.engine.clone();
+    let index = Index {
+        config: &job.index,
+        missing: "no index",
+    };
+    let purpose = Purpose::Job {
+        engine: &mut engine,
+        writes: false,
+        allow_lossy: job.allow_lossy,
+        near_optional: job.near_optional,
+        output: crate::store::file::Output::Stdout,
+        format: job.output_format,
+    };
+    match open(index, purpose).await {
+        Ok(_) => held_to_record(job, &engine, true).await,
+        Err(f) => {
+            warn!(
+                "{:#}; the settings recorded with the core are checked at each run",
+                f.error
+            );
+            Ok(())
+        }
+    }
 }
 
 /// The prediction index of the job's index under `rules` (one light read).

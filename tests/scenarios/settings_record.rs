@@ -51,5 +51,18 @@ solr_test!(
         assert!(err.contains("--prefer canonical (recorded: yacy)"), "{err}");
         let r = t.run_ok(&["run", "--prefer", "yacy"], dir.path());
         assert_eq!(r["documents"]["written"], 0, "{r}");
+        // serve under other settings does not start: every run it started would stop.
+        let out = t
+            .command(&["serve", "--listen", "127.0.0.1:0"])
+            .arg("--state-dir")
+            .arg(dir.path().join("serve-state"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--prefer canonical (recorded: yacy)"), "{err}");
+        // --reconfigure writes: a dry run with it is refused.
+        let out = t.run(&["run", "--dry-run", "--reconfigure"]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
     }
 );

@@ -30,7 +30,7 @@ use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{JobConfig, SolrConfig};
-use crate::engine::{Dimension, Order};
+use crate::engine::{Dimension, EngineConfig, Order};
 use crate::store::open::{read_user_property, write_user_property};
 
 /// The format of a record.
@@ -61,18 +61,25 @@ pub(crate) struct Deciding {
     fuzzy_min_words: u32,
     /// `--near-shingle`, `--near-hashes`, `--near-trials`, `--near-agree`.
     near: [usize; 4],
-    /// `--rules`: the source (path), under the canonical order only.
+    /// `--rules`: the source (the file's absolute path), when the run ranks by rules (the canonical
+    /// order, and the file there).
     rules: Option<String>,
-    /// `--chrome`: the source (path).
+    /// `--chrome`: the source (the file's absolute path), when near is decided.
     chrome: Option<String>,
+    /// The field names after `--field` renames, as one digest: which fields are read and written.
+    #[serde(default)]
+    fields: String,
 }
 
 impl Deciding {
-    /// The deciding settings of `c`.
-    pub(crate) fn of(c: &JobConfig) -> Deciding {
-        let e = &c.engine;
+    /// The deciding settings of `c` as the run decides: `e` is its engine's configuration once
+    /// fitted to the core (near left out when the core lacks it), and a dimension's parameters count
+    /// only when it is decided.
+    pub(crate) fn of(c: &JobConfig, e: &EngineConfig) -> Deciding {
         let mut dimensions: Vec<Dimension> = e.dimensions.clone();
         dimensions.sort_by_key(|d| d.index());
+        let near = dimensions.contains(&Dimension::Near);
+        let fuzzy = dimensions.contains(&Dimension::Fuzzy);
         Deciding {
             format: FORMAT,
             scheme: e.signer.scheme.name().to_owned(),
@@ -87,14 +94,21 @@ impl Deciding {
             .to_owned(),
             prefer_https: e.preference.prefer_https,
             prefer_www: e.preference.prefer_www,
-            fuzzy_min_words: e.fuzzy_min_words,
-            near: [e.near.shingle, e.near.hashes, e.near.trials, e.near.agree],
+            fuzzy_min_words: if fuzzy { e.fuzzy_min_words } else { 0 },
+            near: if near {
+                [e.near.shingle, e.near.hashes, e.near.trials, e.near.agree]
+            } else {
+                [0; 4]
+            },
+            // Rules rank only under the canonical order, and only once read (serve waits for a
+            // file that is not there yet, and ranks without).
             rules: c
                 .rules
-                .as_ref()
-                .filter(|_| e.preference.order == Order::Canonical)
-                .map(|p| p.display().to_string()),
-            chrome: c.chrome.as_ref().map(|p| p.display().to_string()),
+                .as_deref()
+                .filter(|_| e.preference.order == Order::Canonical && e.url_rules.is_some())
+                .map(source),
+            chrome: c.chrome.as_deref().filter(|_| near).map(source),
+            fields: format!("{:x}", Md5::digest(format!("{:?}", e.fields).as_bytes())),
         }
     }
 
@@ -149,8 +163,21 @@ impl Deciding {
         );
         differ("--rules", shown(&self.rules), shown(&recorded.rules));
         differ("--chrome", shown(&self.chrome), shown(&recorded.chrome));
+        if self.fields != recorded.fields {
+            out.push("--field renames other than the recorded ones".to_owned());
+        }
         out
     }
+}
+
+/// A file's source as recorded: its absolute path, links resolved when it is there, so that
+/// `rules.json` and `/var/lib/solr-dedup/rules.json` are one source.
+fn source(path: &std::path::Path) -> String {
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_owned())
+        .display()
+        .to_string()
 }
 
 /// Where a core's record is: its Solr and the property's name.
@@ -165,8 +192,18 @@ impl<'a> Record<'a> {
         let crate::config::Source::Solr(solr) = &c.index.source else {
             return None;
         };
-        let url = solr.url.trim().trim_end_matches('/');
-        let collection = url.rsplit('/').next().unwrap_or("core");
+        // The core or collection as the client reaches it: the last segment of its path (no user
+        // info, query or fragment), percent-decoded.
+        let collection = url::Url::parse(solr.url.trim())
+            .ok()
+            .and_then(|u| {
+                u.path_segments()?.rev().find(|s| !s.is_empty()).map(|s| {
+                    percent_encoding::percent_decode_str(s)
+                        .decode_utf8_lossy()
+                        .into_owned()
+                })
+            })
+            .unwrap_or_else(|| "core".to_owned());
         let filter = c.index.filter.as_deref().unwrap_or("");
         let name = format!(
             "solr-dedup.settings.{collection}.{:x}",
@@ -175,14 +212,18 @@ impl<'a> Record<'a> {
         Some(Record { solr, name })
     }
 
-    /// The recorded settings; `Ok(None)` when none are (or they are of another format, which a
-    /// `--reconfigure` replaces); an error when the Config API cannot be read.
-    pub(crate) async fn read(&self) -> Result<Option<Deciding>, String> {
+    /// The recorded settings: `Ok(None)` when none are, `Ok(Some(Err(why)))` for a record this
+    /// version cannot read (another format, a newer version's), an error when the Config API cannot
+    /// be read.
+    pub(crate) async fn read(&self) -> Result<Option<Result<Deciding, String>>, String> {
         let text = read_user_property(self.solr, &self.name).await?;
-        Ok(text.and_then(|t| {
-            serde_json::from_str::<Deciding>(&t)
-                .ok()
-                .filter(|d| d.format == FORMAT)
+        Ok(text.map(|t| match serde_json::from_str::<Deciding>(&t) {
+            Ok(d) if d.format == FORMAT => Ok(d),
+            Ok(d) => Err(format!(
+                "the core's settings record is of format {} (this version reads {FORMAT})",
+                d.format
+            )),
+            Err(e) => Err(format!("the core's settings record cannot be read ({e})")),
         }))
     }
 
@@ -212,6 +253,7 @@ mod tests {
             near: [2, 14, 6, 2],
             rules: Some("/var/lib/solr-dedup/rules.json".into()),
             chrome: None,
+            fields: "f".into(),
         }
     }
 
