@@ -72,11 +72,21 @@ Examples:
   solr-dedup signature --batch docs.jsonl > signatures.jsonl
       one output line per {\"id\":…,\"text\":…} input line";
 
+/// `--version`: the crate's version, the commit it was built from and the build date (build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("SOLR_DEDUP_COMMIT"),
+    " ",
+    env!("SOLR_DEDUP_BUILD_DATE"),
+    ")"
+);
+
 /// `solr-dedup`: the whole command line.
 #[derive(Debug, Parser)]
 #[command(
     name = "solr-dedup",
-    version,
+    version = VERSION,
     about = ABOUT,
     long_about = LONG_ABOUT,
     after_help = EXAMPLES,
@@ -628,7 +638,7 @@ pub struct RunCommandArgs {
 /// The `--prefer` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PreferArg {
-    /// The URL a searcher should see first (issue 27)
+    /// The URL a searcher should see first (see --prefer)
     Canonical,
     /// YaCy's order: https, www., shorter, smaller, id
     Yacy,

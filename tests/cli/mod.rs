@@ -525,3 +525,17 @@ fn json_lines(output: &Output) -> Vec<Value> {
 fn run_without_solr_url(args: &[&str]) -> Output {
     crate::support::cmd::run(args)
 }
+
+#[test]
+fn version_names_the_commit_and_the_build_date() {
+    let out = run(&["--version"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let line = stdout(&out);
+    let re = fancy_regex::Regex::new(concat!(
+        r"^solr-dedup ",
+        env!("CARGO_PKG_VERSION"),
+        r" \(([0-9a-f]{12}|unknown) [0-9]{4}-[0-9]{2}-[0-9]{2}\)\n$"
+    ))
+    .unwrap();
+    assert!(re.is_match(&line).unwrap(), "{line:?}");
+}
