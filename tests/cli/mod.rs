@@ -537,5 +537,5 @@ fn version_names_the_commit_and_the_build_date() {
         r" \(([0-9a-f]{12}|unknown) [0-9]{4}-[0-9]{2}-[0-9]{2}\)\n$"
     ))
     .unwrap();
-    assert!(re.is_match(&line).unwrap(), "{line:?}");
+    assert!(re.is_match(line).unwrap(), "{line:?}");
 }
