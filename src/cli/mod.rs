@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::model::{Dimension, YACY_NAMES};
 
@@ -134,6 +134,36 @@ pub enum Command {
     /// The configuration file: show the settings in effect and where each came from
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell), e.g.
+    /// `solr-dedup completions bash > /etc/bash_completion.d/solr-dedup`
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `solr-dedup man > /usr/local/share/man/man1/solr-dedup.1`
+    Man,
+}
+
+/// `solr-dedup completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// The shell completion script for `shell`, generated from the definitions above.
+pub fn completions(shell: clap_complete::Shell) -> String {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "solr-dedup", &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The manual page (roff), generated from the definitions above: the synopsis, the description,
+/// the global options, the subcommands with what each does (`solr-dedup SUBCOMMAND --help` for
+/// theirs), the examples and the version.
+pub fn man_page() -> String {
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = clap_mangen::Man::new(Cli::command()).render(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `solr-dedup near …`.

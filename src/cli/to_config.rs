@@ -37,6 +37,12 @@ use crate::store::CredentialsError;
 /// environment variable, which beats the file, which beats the built-in default.
 pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError> {
     let Parsed { cli, given } = parsed;
+    // What the command line's definitions alone make: no configuration file needed (or read).
+    match &cli.command {
+        Command::Completions(args) => return Ok(Config::Show(super::completions(args.shell))),
+        Command::Man => return Ok(Config::Show(super::man_page())),
+        _ => {}
+    }
     let loaded = load(cli.config.as_deref(), env)?;
     let mut layer = Layer::new(&given, env, &loaded.config);
     let r = Resolver { env };
@@ -59,6 +65,7 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
             layer.signature(&mut args.options);
             Config::Signature(SignatureConfig::from(args))
         }
+        Command::Completions(_) | Command::Man => unreachable!("answered above"),
         Command::Config(ConfigCommand::Show(mut args)) => {
             layer.serve(&mut args.serve);
             Config::Show(render(&args.serve, env, &layer.origins, &loaded))

@@ -539,3 +539,40 @@ fn version_names_the_commit_and_the_build_date() {
     .unwrap();
     assert!(re.is_match(line).unwrap(), "{line:?}");
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_same_definitions() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = run(&["completions", shell], b"");
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = stdout(&out);
+        // Every subcommand is offered.
+        for sub in [
+            "run",
+            "check",
+            "schema",
+            "serve",
+            "urls",
+            "completions",
+            "man",
+        ] {
+            assert!(script.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+    let out = run(&["completions", "tcsh"], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = run(&["man"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = stdout(&out);
+    assert!(page.starts_with(".ie"), "{page}");
+    assert!(page.contains(".TH solr-dedup 1"), "{page}");
+    assert!(page.contains(".SH SUBCOMMANDS"), "{page}");
+    // A broken configuration file does not stand in the way.
+    let broken = temp_file("completions-broken.toml", b"[decide\n");
+    let out = solr_dedup()
+        .args(["completions", "bash"])
+        .env("SOLR_DEDUP_CONFIG", &broken)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
