@@ -53,7 +53,8 @@ Settings can live in a configuration file (TOML; --config FILE, SOLR_DEDUP_CONFI
 ~/.config/solr-dedup/config.toml): a flag beats its environment variable, which beats the file. \
 `solr-dedup config show` prints the settings in effect and where each came from.
 
-Exit codes: 0 done; 1 finished with problems; 2 usage, configuration or input error; 3 Solr unreachable.";
+Exit codes: 0 done; 1 finished with problems; 2 usage, configuration or input error; 3 Solr \
+unreachable; 130 or 143 stopped by SIGINT or SIGTERM.";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -272,6 +273,11 @@ pub struct SchemaArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Print the verdict as one JSON object (`core`, `ok`, `problems`, `added`, `notes`) instead of
+    /// lines; the exit code is the same
+    #[arg(long)]
+    pub json: bool,
+
     /// Log more to standard error: -v for progress notes, -vv for every request
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -366,7 +372,8 @@ or with --output-format docs the annotated documents. The output appears only wh
 regular file is replaced atomically, a symbolic link is followed, a special file (/dev/null, a FIFO) or \
 `-` is streamed to; an output or report that is the input is refused. Lines longer than \
 --max-line-bytes are refused with their FILE:LINE. SIGINT or SIGTERM stops the run before its next page \
-with no output and no temporary file left (exit 130 or 143).
+(exit 130 or 143): in file mode with no output and no temporary file left, against Solr between \
+batches, every batch written complete; the report says `interrupted`.
 
 Exit codes: 0 done; 1 finished with problems (documents skipped or changed under the run); 2 usage, \
 configuration, schema or input error (nothing, or only part, was done); 3 Solr unreachable; 130 or 143 \

@@ -278,6 +278,7 @@ impl Resolver<'_> {
         Ok(SchemaConfig {
             apply: args.action == SchemaAction::Apply,
             dry_run: args.dry_run,
+            json: args.json,
             solr: self.solr(&args.solr, 1)?,
             engine: EngineConfig {
                 fields,

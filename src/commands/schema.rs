@@ -8,8 +8,23 @@ use super::common::open::open_failure;
 use super::common::{init_logging, runtime, Threads};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
-use crate::engine::schema_fit::{add_commands, chain_problems, inspect, SchemaReport};
+use crate::engine::schema_fit::{add_commands, chain_problems, inspect};
 use crate::store::open::SchemaApi;
+
+/// What `schema check|apply` found and did, printed as lines (or, with `--json`, one object).
+#[derive(Debug, Default, serde::Serialize)]
+struct Verdict {
+    /// The core, without credentials.
+    core: String,
+    /// Whether a run can go ahead.
+    ok: bool,
+    /// What stands in a run's way, one line each with what to do.
+    problems: Vec<String>,
+    /// Fields `apply` added.
+    added: Vec<String>,
+    /// What the check could not look at, and what a run will leave out.
+    notes: Vec<String>,
+}
 
 /// Runs `schema check` or `schema apply`.
 pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
@@ -18,80 +33,94 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         anyhow!("no core given: use --solr URL (or set SOLR_URL), e.g. http://127.0.0.1:8983/solr/collection1")
     })?;
     let api = SchemaApi::connect(solr).map_err(open_failure)?;
+    let mut v = Verdict {
+        core: api.core_url().to_owned(),
+        ..Verdict::default()
+    };
+    let mut lines: Vec<String> = Vec::new();
     runtime(Threads::Caller)?.block_on(async {
-        let schema = api
+        let mut schema = api
             .read("cannot read the schema")
             .await
             .map_err(open_failure)?;
-        let report = inspect(&schema, &c.engine);
-        let mut out = std::io::stdout().lock();
         let chain = match api.read_chain().await {
             Ok(chain) => chain
                 .map(|chain| chain_problems(&chain, &c.engine))
                 .unwrap_or_default(),
             Err(why) => {
-                writeln!(out, "note: {why}").context("cannot write to standard output")?;
+                v.notes.push(why.clone());
+                lines.push(format!("note: {why}"));
                 Vec::new()
             }
         };
+        let report = inspect(&schema, &c.engine);
         let missing = report.missing_required();
         let to_add: Vec<_> = missing.iter().copied().filter(|n| n.written).collect();
         if c.apply && !to_add.is_empty() {
             let commands = add_commands(&schema, &to_add);
             if c.dry_run {
+                let mut out = std::io::stdout().lock();
                 writeln!(
                     out,
                     "{}",
                     serde_json::to_string_pretty(&commands).expect("JSON")
                 )
                 .context("cannot write to standard output")?;
-                return Ok(Exit::Ok);
+                return Ok::<_, Failure>(None);
             }
             api.post(&commands).await.map_err(open_failure)?;
-            let names: Vec<&str> = to_add.iter().map(|n| n.name.as_str()).collect();
-            writeln!(out, "added {}", names.join(", "))
-                .context("cannot write to standard output")?;
+            v.added = to_add.iter().map(|n| n.name.clone()).collect();
+            lines.push(format!("added {}", v.added.join(", ")));
             // What is left is what apply cannot fix.
-            let schema = api
+            schema = api
                 .read("cannot read the schema again")
                 .await
                 .map_err(open_failure)?;
-            let report = inspect(&schema, &c.engine);
-            return verdict(&report, &chain, &mut out, api.core_url());
+        } else if c.apply {
+            lines.push("nothing to add".to_owned());
         }
-        if c.apply {
-            writeln!(out, "nothing to add").context("cannot write to standard output")?;
+        let report = inspect(&schema, &c.engine);
+        let mut problems = report.problems(api.core_url(), true);
+        problems.extend(chain);
+        v.ok = problems.is_empty();
+        if v.ok {
+            lines.push(
+                "ok: every field the worker reads and writes is there, and atomic updates lose nothing"
+                    .to_owned(),
+            );
+            if !report.has_fuzzy_text {
+                let note = "no fuzzy_signature_text_t field; it will not be written";
+                v.notes.push(note.to_owned());
+                lines.push(format!("note: {note}"));
+            }
+        } else {
+            lines.extend(problems.iter().cloned());
         }
-        verdict(&report, &chain, &mut out, api.core_url())
-    })
+        v.problems = problems;
+        Ok(Some(()))
+    })?
+    .map_or(Ok(Exit::Ok), |()| verdict(&v, &lines, c.json))
 }
 
-/// Prints every problem, one line each, and says whether a run may write.
-/// `chain`: what the update chain `/update` runs would change (see `chain_problems`).
-fn verdict(
-    report: &SchemaReport,
-    chain: &[String],
-    out: &mut impl Write,
-    core_url: &str,
-) -> Result<Exit, Failure> {
-    let mut problems = report.problems(core_url, true);
-    problems.extend(chain.iter().cloned());
-    let mut w = |line: &str| writeln!(out, "{line}").context("cannot write to standard output");
-    if problems.is_empty() {
-        w("ok: every field the worker reads and writes is there, and atomic updates lose nothing")?;
-        if !report.has_fuzzy_text {
-            w("note: no fuzzy_signature_text_t field; it will not be written")?;
-        }
+/// Prints the verdict (its lines, or with `--json` one JSON object) and says whether a run may
+/// write: exit 2 when something stands in its way.
+fn verdict(v: &Verdict, lines: &[String], json: bool) -> Result<Exit, Failure> {
+    let mut out = std::io::stdout().lock();
+    let text = if json {
+        serde_json::to_string_pretty(v).expect("JSON")
+    } else {
+        lines.join("\n")
+    };
+    writeln!(out, "{text}").context("cannot write to standard output")?;
+    if v.ok {
         return Ok(Exit::Ok);
-    }
-    for p in &problems {
-        w(p)?;
     }
     Err(Failure::new(
         Exit::Usage,
         anyhow!(
-            "the schema is not ready for a run ({} problems above)",
-            problems.len()
+            "the schema is not ready for a run ({} problems {})",
+            v.problems.len(),
+            if json { "in the JSON" } else { "above" }
         ),
     ))
 }

@@ -204,6 +204,8 @@ pub struct SchemaConfig {
     pub apply: bool,
     /// With `apply`: print the request instead of sending it.
     pub dry_run: bool,
+    /// `--json`: the verdict as one JSON object on standard output.
+    pub json: bool,
     /// The core; `None` when neither `--solr` nor `SOLR_URL` is set.
     pub solr: Option<SolrConfig>,
     /// The fields and dimensions that decide what is needed.

@@ -43,6 +43,25 @@ fn a_signature_processor_in_the_update_chain_is_named_and_refused() {
     assert_eq!(check.status.code(), Some(2), "{said}{}", stderr(&check));
     assert!(said.contains("the update chain 'dedupe'"), "{said}");
     assert!(said.contains("SignatureUpdateProcessorFactory"), "{said}");
+    // The same verdict as one JSON object, for scripts: the same exit code.
+    let check = solr_dedup()
+        .args(["schema", "check", "--json", "--solr", &t.core_url])
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    let v: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["core"], t.core_url.as_str(), "{v}");
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{v}");
+    assert!(
+        problems[0]
+            .as_str()
+            .unwrap()
+            .contains("SignatureUpdateProcessorFactory"),
+        "{v}"
+    );
+    assert_eq!(v["added"], serde_json::json!([]), "{v}");
     t.fake_solr().clear_requests();
     let out = t.run(&["run"]);
     let err = stderr(&out);
