@@ -129,7 +129,7 @@ fn near_duplicate_signatures_match_the_independent_vectors() {
 }
 
 /// The seed's table (seed 001), cell by cell against the formula: every cell equals the formula
-/// rounded to 0.1 % except the ones listed, each for the reason given (README, "Near-duplicates").
+/// rounded to 0.1 % except the ones listed, each for the reason given (the guide, docs/src/near-duplicates.md).
 #[test]
 fn the_seed_table_against_the_formula() {
     use solr_dedup::signature::near::probability;

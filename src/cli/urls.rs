@@ -180,7 +180,7 @@ one that changed both the same way (both www., both http) not at all. A URL with
 and the rest are still answered.
 
 Skip a URL above a threshold, and still fetch a small share (MaybeDont: 5 %) of those you would skip, so \
-that a rule that stops holding is noticed; the README has the thresholds' trade-off.
+that a rule that stops holding is noticed; the guide (docs/src/url-rules.md) has the thresholds' trade-off.
 
 The index is read once (ids and URLs, light) before the first answer. Exit codes: 0 all answered; 1 some \
 URLs had errors, or the index holds no page; 2 usage or rules-file error; 3 Solr unreachable.";

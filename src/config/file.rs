@@ -628,13 +628,13 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_example_parses_with_the_defaults_it_claims() {
-        let readme = include_str!("../../README.md");
-        let start = readme
+    fn the_guides_example_parses_with_the_defaults_it_claims() {
+        let guide = include_str!("../../docs/src/configuration.md");
+        let start = guide
             .find("```toml\n# /etc/solr-dedup/config.toml\n")
-            .expect("README has the example")
+            .expect("the guide has the example")
             + "```toml\n".len();
-        let example = &readme[start..];
+        let example = &guide[start..];
         let example = &example[..example.find("```").unwrap()];
         let c = parsed(example).unwrap();
         assert_eq!(c.index.max_line_bytes, Some(64 << 20));
@@ -643,7 +643,8 @@ mod tests {
         assert_eq!(c.run.memory, Some(256 << 20));
         assert_eq!(c.serve.after_quiet, Some(Duration::from_secs(600)));
         // And every other file the documentation shows.
-        for block in readme.split("```toml\n").skip(1) {
+        let pages = [guide, include_str!("../../docs/src/serve.md")];
+        for block in pages.iter().flat_map(|p| p.split("```toml\n").skip(1)) {
             let block = &block[..block.find("```").unwrap()];
             parsed(block).unwrap_or_else(|e| panic!("{e}:\n{block}"));
         }

@@ -79,7 +79,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(|| async {
             error(
                 StatusCode::NOT_FOUND,
-                "no such endpoint; see /openapi.json or the README's serve section",
+                "no such endpoint; see /openapi.json or the guide's serve chapter (docs/src/serve.md)",
             )
         })
         // Enough for MAX_URLS URLs of a few hundred bytes each.

@@ -1,4 +1,4 @@
-//! The README's deployment, one configuration file for serve and the nightly timer's `run`: the two
+//! The guide's deployment (docs/src/scheduling.md), one configuration file for serve and the nightly timer's `run`: the two
 //! never undo each other's flags, from one machine (one state folder) or from two (issue 42).
 
 use std::time::Duration;
@@ -18,7 +18,7 @@ solr_test!(
     |t: &Target| {
         let dir = tempfile::tempdir().unwrap();
         t.load(&corpus(300, 61));
-        // The rules, learnt from the core as the README says to before the units start.
+        // The rules, learnt from the core as the guide says to before the units start.
         let rules = dir.path().join("rules.json");
         let out = t
             .command(&["urls", "learn", "--out", rules.to_str().unwrap()])
@@ -56,7 +56,7 @@ solr_test!(
         };
         let first = serve_run();
         assert!(first > 0, "the first run decides the core");
-        // The settings pinned with the core, as the README's set-up does once.
+        // The settings pinned with the core, as the guide's set-up does once.
         let pinned = t.run_ok(
             &[
                 "run",
