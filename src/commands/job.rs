@@ -83,9 +83,7 @@ pub fn run(c: &JobConfig) -> Result<Exit, Failure> {
     };
     if file {
         // The file store writes its output only when a run ends: nothing was written.
-        partial.documents.written = 0;
-        partial.documents.unanswered = 0;
-        partial.work.written_docs = 0;
+        partial.nothing_written();
     }
     if let (EngineError::Cancelled(_), Some(i)) = (&error, &interrupt) {
         if let Some(exit) = i.exit() {

@@ -37,7 +37,7 @@ use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
 use crate::server::{AppState, Backend, BackendError, Metrics, Settings};
 use crate::store::open::parse_filter;
-use crate::store::{open_light, Filter, LightIndex, Store};
+use crate::store::{error_line, open_light, Filter, LightIndex, Store};
 
 /// The index as the server sees it: the `run` command's job, and light reads for the page.
 pub struct IndexBackend {
@@ -70,20 +70,8 @@ impl IndexBackend {
     fn store(&self) -> Result<Arc<dyn Store>, BackendError> {
         self.reads
             .store()
-            .map_err(|e| BackendError::new(e.kind(), chain(&e)))
+            .map_err(|e| BackendError::new(e.kind(), error_line(&e)))
     }
-}
-
-/// An error and its sources in one line, as `run` prints them (`context: cause`).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut line = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        line.push_str(": ");
-        line.push_str(&s.to_string());
-        source = s.source();
-    }
-    line
 }
 
 /// Solr's admin UI for the core at `core_url` (`http://h:8983/solr/core` has its overview at
@@ -174,9 +162,7 @@ impl Backend for IndexBackend {
             Ok(Err((EngineError::Cancelled(mut report), _))) => {
                 let error = if matches!(job.index.source, Source::File(_)) {
                     // The file store writes --output only when a run ends: nothing was written.
-                    report.documents.written = 0;
-                    report.documents.unanswered = 0;
-                    report.work.written_docs = 0;
+                    report.nothing_written();
                     "cancelled: nothing was written (in file mode the output is written when a run ends)"
                 } else {
                     "cancelled: what it wrote is complete, and the next run takes up the rest"
@@ -190,9 +176,7 @@ impl Backend for IndexBackend {
             Ok(Err((e, mut partial))) => {
                 // What it did before it failed stays in its record (and in /metrics).
                 if matches!(job.index.source, Source::File(_)) {
-                    partial.documents.written = 0;
-                    partial.documents.unanswered = 0;
-                    partial.work.written_docs = 0;
+                    partial.nothing_written();
                 }
                 let d = &partial.documents;
                 let error = match d.unanswered {

@@ -182,6 +182,14 @@ impl AddAssign<&DocumentCounts> for DocumentCounts {
 }
 
 impl Report {
+    /// A file run that did not succeed: the file store writes its output only when a run ends, so
+    /// nothing it counted as written (or sent) was.
+    pub fn nothing_written(&mut self) {
+        self.documents.written = 0;
+        self.documents.unanswered = 0;
+        self.work.written_docs = 0;
+    }
+
     /// Whether `check` found the index out of date.
     pub fn check_failed(&self) -> bool {
         self.documents.missing_signatures > 0 || self.dimensions.values().any(|d| d.changed > 0)

@@ -31,7 +31,7 @@ pub type Loader = Box<dyn Fn() -> Result<Index, LoadError> + Send + Sync>;
 /// Why the prediction index could not be built (the rules file, the index's read, or the loader
 /// stopping on an internal error); `/api/status` shows it as `reload_error`, with its causes.
 #[derive(Debug, thiserror::Error)]
-#[error("{}", chain(.0.as_ref()))]
+#[error("{}", crate::store::error_line(.0.as_ref()))]
 pub struct LoadError(pub Box<dyn std::error::Error + Send + Sync>);
 
 impl LoadError {
@@ -39,18 +39,6 @@ impl LoadError {
     pub fn msg(message: impl Into<String>) -> Self {
         LoadError(message.into().into())
     }
-}
-
-/// An error and its causes in one line (`context: cause`).
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut line = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        line.push_str(": ");
-        line.push_str(&s.to_string());
-        source = s.source();
-    }
-    line
 }
 
 /// An index and when it was loaded.

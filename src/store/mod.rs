@@ -528,6 +528,19 @@ macro_rules! forward_store {
 forward_store!(Box);
 forward_store!(Arc);
 
+/// An error and its sources in one line (`context: cause: cause`), as `run` prints a failure: for
+/// logs, the server's answers and records, wherever an error becomes text without anyhow.
+pub fn error_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        line.push_str(": ");
+        line.push_str(&s.to_string());
+        source = s.source();
+    }
+    line
+}
+
 /// A stable 64-bit hash of a document's id (FNV-1a), by which the engine's records and the file
 /// store's index key documents: in memory only, never persisted.
 pub fn id_hash(id: &str) -> u64 {

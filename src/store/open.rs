@@ -26,7 +26,7 @@ use tracing::{debug, info, warn};
 
 use super::file::{FileStore, Output, OutputFormat};
 use super::solr::SolrStore;
-use super::{CommitMode, Filter, FilterError, Store, StoreError, StoreErrorKind};
+use super::{error_line, CommitMode, Filter, FilterError, Store, StoreError, StoreErrorKind};
 use crate::solr_client::config::UpdateChain;
 use crate::solr_client::schema::SchemaInfo;
 use crate::solr_client::{Client, ClientConfig, Credentials, SolrError};
@@ -67,6 +67,17 @@ impl SolrConfig {
             Err(e) => return Err(OpenError::invalid(e.clone())),
         }
         Client::new(&cfg).map_err(OpenError::invalid)
+    }
+}
+
+impl SolrConfig {
+    /// A client for a check rather than the work (the health probe, the update chain): tried once,
+    /// within the health probe's limit (or `--timeout`, when shorter); with that limit.
+    fn quick_client(&self) -> Result<(Client, Duration), OpenError> {
+        let mut quick = self.clone();
+        quick.retries = 0;
+        quick.timeout = quick.timeout.min(QUICK);
+        Ok((quick.client()?, quick.timeout))
     }
 }
 
@@ -318,10 +329,7 @@ async fn open_solr(
 /// (an account without `config-read`, a proxy), the line that says so; the caller logs it or
 /// prints it, and does not refuse.
 pub async fn update_chain(solr: &SolrConfig) -> Result<Option<UpdateChain>, String> {
-    let mut quick = solr.clone();
-    quick.retries = 0;
-    quick.timeout = quick.timeout.min(QUICK);
-    let client = quick.client().map_err(|e| chain(&e))?;
+    let (client, _) = solr.quick_client().map_err(|e| error_line(&e))?;
     UpdateChain::fetch(&client)
         .await
         .map_err(|e| format!("the update chain could not be read ({e}); it is not checked"))
@@ -441,16 +449,12 @@ pub async fn open_light(target: Target<'_>) -> Result<LightIndex, OpenError> {
                     }
                     Err(e) => warn!(
                         "{}: Solr could not be reached; check that it runs and that --solr is right",
-                        chain(&e)
+                        error_line(&e)
                     ),
                     Ok(_) => {}
                 }
             }
-            let mut quick = solr.clone();
-            quick.retries = 0;
-            quick.timeout = quick.timeout.min(QUICK);
-            let quick_timeout = quick.timeout;
-            let quick = quick.client()?;
+            let (quick, quick_timeout) = solr.quick_client()?;
             let core_url = client.core_url().to_owned();
             let store = SolrStore::new(
                 client,
@@ -525,7 +529,7 @@ impl LightIndex {
 /// settings record of `commands::common::settings`. `Ok(None)` when it is not set; the line that
 /// says why when the Config API cannot be read.
 pub async fn read_user_property(solr: &SolrConfig, name: &str) -> Result<Option<String>, String> {
-    let client = solr.client().map_err(|e| chain(&e))?;
+    let client = solr.client().map_err(|e| error_line(&e))?;
     let overlay = client
         .get("config/overlay", Vec::new())
         .await
@@ -540,7 +544,7 @@ pub async fn read_user_property(solr: &SolrConfig, name: &str) -> Result<Option<
 /// Sets a user property of the core's configuration (`set-user-property`; Solr reloads the core,
 /// and needs the `config-edit` permission).
 pub async fn write_user_property(solr: &SolrConfig, name: &str, value: &str) -> Result<(), String> {
-    let client = solr.client().map_err(|e| chain(&e))?;
+    let client = solr.client().map_err(|e| error_line(&e))?;
     client
         .config_post(&serde_json::json!({ "set-user-property": { name: value } }))
         .await
@@ -588,16 +592,4 @@ impl SchemaApi {
     pub async fn read_chain(&self) -> Result<Option<UpdateChain>, String> {
         update_chain(&self.solr).await
     }
-}
-
-/// An error and its sources in one line (`context: cause`).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut line = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        line.push_str(": ");
-        line.push_str(&s.to_string());
-        source = s.source();
-    }
-    line
 }

@@ -244,6 +244,16 @@ impl Target {
             .collect()
     }
 
+    /// The `_version_` of each of `docs` (as loaded, by their short ids): what a run changed.
+    pub fn versions_of(&self, docs: &[Value]) -> BTreeMap<String, i64> {
+        let ids: Vec<String> = docs
+            .iter()
+            .map(|d| self.short(d["id"].as_str().unwrap()).to_owned())
+            .collect();
+        let short: Vec<&str> = ids.iter().map(String::as_str).collect();
+        self.versions(&short)
+    }
+
     /// The real-time `_version_` of documents (short ids); a missing document is left out.
     pub fn versions(&self, short_ids: &[&str]) -> BTreeMap<String, i64> {
         let ids: Vec<String> = short_ids.iter().map(|s| self.id(s)).collect();

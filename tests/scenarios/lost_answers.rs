@@ -3,22 +3,10 @@
 //! report gives what landed as a range, acknowledged to acknowledged plus unanswered, that holds
 //! what the core has. (Faults on demand: the fake only.)
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use super::harness::{assert_settled, corpus, Target};
 use crate::support::fake_solr::{Fault, FaultRule};
-
-/// Every document's `_version_` in the core, by short id.
-fn versions(t: &Target, docs: &[Value]) -> BTreeMap<String, i64> {
-    let ids: Vec<String> = docs
-        .iter()
-        .map(|d| t.short(d["id"].as_str().unwrap()).to_owned())
-        .collect();
-    let short: Vec<&str> = ids.iter().map(String::as_str).collect();
-    t.versions(&short)
-}
 
 #[test]
 fn a_malformed_answer_to_an_update_is_sent_again() {
@@ -69,7 +57,7 @@ fn lost_for_good(name: &str, fault: Fault, says: &str) {
     let dir = tempfile::tempdir().unwrap();
     let docs = corpus(100, 34);
     t.load(&docs);
-    let before = versions(&t, &docs);
+    let before = t.versions_of(&docs);
     t.fake_solr().fault(FaultRule {
         path: "/update".into(),
         skip: 1,
@@ -96,7 +84,7 @@ fn lost_for_good(name: &str, fault: Fault, says: &str) {
     let written = r["documents"]["written"].as_u64().unwrap();
     let unanswered = r["documents"]["unanswered"].as_u64().expect("a count");
     assert!(unanswered > 0, "{r}");
-    let after = versions(&t, &docs);
+    let after = t.versions_of(&docs);
     let landed = before
         .iter()
         .filter(|(id, v)| after.get(*id) != Some(v))

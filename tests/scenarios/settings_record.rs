@@ -2,21 +2,7 @@
 //! a run with other deciding settings stops with exit 2 naming each difference and writes nothing,
 //! until `--reconfigure` decides the core under the new ones and records them (issue 42).
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
 use super::harness::{corpus, solr_test, Target};
-
-/// Every document's `_version_`, by short id.
-fn versions(t: &Target, docs: &[Value]) -> BTreeMap<String, i64> {
-    let ids: Vec<String> = docs
-        .iter()
-        .map(|d| d["id"].as_str().unwrap().to_owned())
-        .collect();
-    let short: Vec<&str> = ids.iter().map(String::as_str).collect();
-    t.versions(&short)
-}
 
 solr_test!(
     a_run_under_other_settings_stops_until_reconfigured,
@@ -30,14 +16,14 @@ solr_test!(
         let r = t.run_ok(&["run", "--reconfigure"], dir.path());
         assert_eq!(r["documents"]["written"], 0, "{r}");
         // Another order: exit 2 before anything is written, naming the difference.
-        let before = versions(t, &docs);
+        let before = t.versions_of(&docs);
         let out = t.run(&["run", "--prefer", "yacy"]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
         assert!(err.contains("--prefer yacy (recorded: canonical)"), "{err}");
         assert!(err.contains("--reconfigure"), "{err}");
-        assert_eq!(versions(t, &docs), before, "nothing written");
+        assert_eq!(t.versions_of(&docs), before, "nothing written");
         // A check previews them: it says so and goes on.
         let out = t.run(&["check", "--prefer", "yacy"]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -16,7 +16,7 @@ pub(super) fn config(chains: &Value, props: &serde_json::Map<String, Value>, r: 
         "/config/overlay" if props.is_empty() => json!({"znodeVersion": -1}),
         "/config/overlay" => json!({"znodeVersion": 0, "userProps": props}),
         "/config/updateRequestProcessorChain" => json!({"updateRequestProcessorChain": chains}),
-        "/config/requestHandler" if component(r) == Some("/update") => {
+        "/config/requestHandler" if r.param("componentName") == Some("/update") => {
             json!({"requestHandler": {"/update": {
                 "useParams": "_UPDATE",
                 "class": "solr.UpdateRequestHandler",
@@ -77,12 +77,4 @@ pub(super) fn post(props: &mut serde_json::Map<String, Value>, r: &Req) -> Resp 
         &json!({"responseHeader": {"status": 0, "QTime": 0},
                 "WARNING": "This response format is experimental.  It is likely to change in the future."}),
     )
-}
-
-/// The `componentName` parameter.
-fn component(r: &Req) -> Option<&str> {
-    r.params
-        .iter()
-        .find(|(k, _)| k == "componentName")
-        .map(|(_, v)| v.as_str())
 }

@@ -111,11 +111,22 @@ pub struct Recorded {
 impl Recorded {
     /// The first value of a parameter.
     pub fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        first_param(&self.params, name)
     }
+}
+
+impl Req {
+    /// The first value of a parameter.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        first_param(&self.params, name)
+    }
+}
+
+fn first_param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// How to start a fake.
