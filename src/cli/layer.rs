@@ -66,16 +66,7 @@ impl<'a> Layer<'a> {
 
     /// `slot` keeps a value the user gave; else takes the file's, if any.
     fn take<T>(&mut self, key: &str, slot: &mut T, file: Option<T>) {
-        let (flag, id) = flag_and_id(key);
-        let origin = if self.given.contains(&id) {
-            Origin::Flag(flag)
-        } else if let Some(v) = file {
-            *slot = v;
-            Origin::File
-        } else {
-            Origin::Default
-        };
-        self.origins.insert(key.to_owned(), origin);
+        self.take_or_env(key, slot, None, file);
     }
 
     /// Like [`Self::take`] for a setting an environment variable can also give (`env` names it
