@@ -267,7 +267,8 @@ async fn execute(
 /// stops with exit 2 naming each difference; a check or dry run says so and goes on. With
 /// `--reconfigure` the run's settings are recorded now, before it writes, so that every other
 /// process is held to them from this moment (a run that then fails leaves the core to be finished
-/// under them). A core whose Config API cannot be read is not held (a warning for a writing run).
+/// under them); the first writing run on a core with no record records its own the same way. A
+/// core whose Config API cannot be read is not held (a warning for a writing run).
 pub(crate) async fn held_to_record(
     c: &JobConfig,
     engine: &EngineConfig,
@@ -309,6 +310,20 @@ pub(crate) async fn held_to_record(
         return Ok(());
     }
     let recorded = match recorded {
+        // The first writing run records its settings: from now on every process pointed at the
+        // core is held to them. A Solr that refuses the write (no `config-edit`) leaves the core
+        // unrecorded, as before, with a warning.
+        None if writes => {
+            match record.write(&ours).await {
+                Ok(()) => tracing::info!(
+                    "recorded this run's settings with the core: later runs, serve and other machines are held to them"
+                ),
+                Err(why) => tracing::warn!(
+                    "{why}; the settings this run decides under are not recorded with the core (give the worker config-edit, or pin them later with run --reconfigure)"
+                ),
+            }
+            return Ok(());
+        }
         None => return Ok(()),
         Some(Ok(recorded)) => recorded,
         Some(Err(why)) if writes => {

@@ -209,7 +209,7 @@ solr_test!(
         // check with the same settings says how many documents the run writes, re-signing
         // included.
         let would = would_write(t, &["check", "--chrome", model_arg], dir.path());
-        let r = t.run_ok(&["run", "--chrome", model_arg], dir.path());
+        let r = t.run_ok(&["run", "--reconfigure", "--chrome", model_arg], dir.path());
         assert_eq!(r["documents"]["signed"], 13, "{r}");
         assert_eq!(r["documents"]["written"], would, "check said {would}: {r}");
         let c = clusters(t);
@@ -259,10 +259,10 @@ solr_test!(
         let extra_arg = extra_path.to_str().unwrap();
         let would = would_write(t, &["check", "--chrome", extra_arg], dir.path());
         assert_eq!(would, 7, "the shop's pages, signed again");
-        let r = t.run_ok(&["run", "--chrome", extra_arg], dir.path());
+        let r = t.run_ok(&["run", "--reconfigure", "--chrome", extra_arg], dir.path());
         assert_eq!(r["documents"]["signed"], 7, "{r}");
         assert_eq!(r["documents"]["written"], would, "check said {would}: {r}");
-        let r = t.run_ok(&["run", "--chrome", model_arg], dir.path());
+        let r = t.run_ok(&["run", "--reconfigure", "--chrome", model_arg], dir.path());
         assert_eq!(
             r["documents"]["signed"], 7,
             "back to the learned model: {r}"
@@ -279,7 +279,10 @@ solr_test!(
         std::fs::write(&edited_path, edited.to_string()).unwrap();
         let edited_arg = edited_path.to_str().unwrap();
         let would = would_write(t, &["check", "--chrome", edited_arg], dir.path());
-        let r = t.run_ok(&["run", "--chrome", edited_arg], dir.path());
+        let r = t.run_ok(
+            &["run", "--reconfigure", "--chrome", edited_arg],
+            dir.path(),
+        );
         assert_eq!(r["documents"]["signed"], 6, "{r}");
         assert_eq!(r["documents"]["written"], would, "check said {would}: {r}");
         let c = clusters(t);
@@ -289,7 +292,7 @@ solr_test!(
         assert_eq!(versions(t)["na"], "near1-n2-h14-t6-a2");
 
         // No model at all: the shop's seven pages are signed again, and everything is as at the start.
-        let r = t.run_ok(&["run"], dir.path());
+        let r = t.run_ok(&["run", "--reconfigure"], dir.path());
         assert_eq!(r["documents"]["signed"], 7, "{r}");
         assert_settled(t, dir.path());
     }

@@ -284,12 +284,17 @@ solr_test!(
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("state");
         let state_arg = state.to_str().unwrap().to_owned();
-        let rules = |p0: u64, p1: u64| {
-            let path = dir.path().join(format!("rules-{p0}-{p1}.json"));
+        // One rules file, learnt again in place as serve does: the same source, so no settings
+        // change for the record kept with the core.
+        let path = dir.path().join("rules.json");
+        let learn = |p0: u64, p1: u64| {
             std::fs::write(&path, two_sites_rules(p0, p1).to_string()).unwrap();
-            path.to_str().unwrap().to_owned()
         };
-        let (old, new) = (rules(4000, 8000), rules(8000, 8000));
+        let (old, new) = (
+            path.to_str().unwrap().to_owned(),
+            path.to_str().unwrap().to_owned(),
+        );
+        learn(4000, 8000);
         t.load(&[
             page("h0", "https://www.site0.example/", TEXT),
             page("h1", "https://www.site1.example/", TEXT),
@@ -322,6 +327,7 @@ solr_test!(
         );
 
         // `check` and a dry run under the new rules keep no order; the run does.
+        learn(8000, 8000);
         let preview_path = dir.path().join("preview.json");
         let out = t.run(&[
             "check",

@@ -54,21 +54,9 @@ solr_test!(
                 dir.path(),
             ))
         };
+        // serve's start recorded the file's settings with the core; its first run decides it.
         let first = serve_run();
         assert!(first > 0, "the first run decides the core");
-        // The settings pinned with the core, as the guide's set-up does once.
-        let pinned = t.run_ok(
-            &[
-                "run",
-                "--config",
-                config,
-                "--reconfigure",
-                "--state-dir",
-                machine_a.to_str().unwrap(),
-            ],
-            dir.path(),
-        );
-        assert_eq!(written(&pinned), 0, "{pinned}");
         // Alternated five times from one machine, then from two: nothing written after the first.
         for machine in [&machine_a, &machine_b] {
             for round in 0..5 {

@@ -84,7 +84,8 @@ solr_test!(
 
         // The default minimum on that index: each text is read once to count its profile's words;
         // the counts are written with the flags, and the one-word pair falls apart.
-        let second = t.run_ok(&["run"], dir.path());
+        // Another minimum and another order are a settings change: the switch says so.
+        let second = t.run_ok(&["run", "--reconfigure"], dir.path());
         assert_eq!(second["work"]["text_docs"], 4, "{second}");
         assert_eq!(second["dimensions"]["fuzzy"]["excluded"]["weak_profile"], 2);
         assert_eq!(second["dimensions"]["fuzzy"]["groups"], 1);
@@ -112,7 +113,7 @@ solr_test!(
         let n = assert_settled(t, dir.path());
 
         // Back to YaCy's semantics: the stored counts are not needed, and no text is read.
-        let back = t.run_ok(&["run", "--compat", "yacy"], dir.path());
+        let back = t.run_ok(&["run", "--compat", "yacy", "--reconfigure"], dir.path());
         assert_eq!(back["work"]["text_docs"], 0, "{back}");
         assert_eq!(back["dimensions"]["fuzzy"]["flips"], 1, "{back}");
         assert_eq!(fuzzy(t)[3], row("w2", false, 2, Some(1)));

@@ -144,7 +144,7 @@ solr_test!(
 
         // Other parameters: every document is signed again (the version names them), and the cluster
         // stands.
-        let r = t.run_ok(&["run", "--near-hashes", "10"], dir.path());
+        let r = t.run_ok(&["run", "--near-hashes", "10", "--reconfigure"], dir.path());
         assert_eq!(r["documents"]["signed"], 5, "{r}");
         let docs = t.docs();
         assert_eq!(docs["p2"]["near_version_s"], "near1-n2-h10-t6-a2");

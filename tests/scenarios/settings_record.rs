@@ -1,5 +1,5 @@
 //! The settings a core was decided under travel with it (a user property of its configuration):
-//! a run with other deciding settings stops with exit 2 naming each difference and writes nothing,
+//! the first run records its own; a run with other deciding settings stops with exit 2 naming each difference and writes nothing,
 //! until `--reconfigure` decides the core under the new ones and records them (issue 42).
 
 use super::harness::{corpus, solr_test, Target};
@@ -10,9 +10,15 @@ solr_test!(
         let dir = tempfile::tempdir().unwrap();
         let docs = corpus(120, 71);
         t.load(&docs);
-        // No record yet: runs as before.
+        // No record yet: a check records nothing, the first run records its settings.
+        assert_eq!(
+            t.run(&["check"]).status.code(),
+            Some(1),
+            "a check finds work"
+        );
+        t.run_ok(&["run", "--prefer", "yacy", "--dry-run"], dir.path());
         t.run_ok(&["run"], dir.path());
-        // Pinned: the core is decided under these settings (nothing left to write).
+        // --reconfigure under the same settings: nothing to record, nothing left to write.
         let r = t.run_ok(&["run", "--reconfigure"], dir.path());
         assert_eq!(r["documents"]["written"], 0, "{r}");
         // Another order: exit 2 before anything is written, naming the difference.

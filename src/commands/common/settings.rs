@@ -15,13 +15,15 @@
 //! configuration to every process and machine that reads it, needs no field in the schema, and is
 //! no document (the index's searches and counts never see it). The costs, weighed: writing it needs
 //! the `config-edit` permission and reloads the core (on SolrCloud, every collection of the
-//! configset), so it is written only when asked, by `run --reconfigure`; the state folder is per
+//! configset), so it is written only when it changes: by the first writing run (or serve's start)
+//! on a core with none, and by `run --reconfigure`; the state folder is per
 //! machine (what `decided/` keeps there is a cache of the last rules content, for which groups to
 //! decide again, never the truth); a settings document inside the index would need only update
 //! rights and travel with backups, but every search and count of the index would see it.
 //!
-//! How: a writing run compares its deciding settings with the record. None recorded: it runs, as
-//! before (pin them with `run --reconfigure`). The same: it runs. Others: it stops with exit 2
+//! How: a writing run compares its deciding settings with the record. None recorded: it records
+//! its own and runs (a Solr that refuses the write leaves the core unrecorded, with a warning). The
+//! same: it runs. Others: it stops with exit 2
 //! before anything is written, naming each difference, unless `--reconfigure` says to decide the
 //! core under the new ones, which the record then holds once the run has succeeded. `check` and
 //! `--dry-run` only say so (a check previews what other settings would do).
@@ -100,12 +102,13 @@ impl Deciding {
             } else {
                 [0; 4]
             },
-            // Rules rank only under the canonical order, and only once read (serve waits for a
-            // file that is not there yet, and ranks without).
+            // Rules rank only under the canonical order. The source counts, not whether its file
+            // is there yet: serve waits for a file `urls learn` has not written and ranks without
+            // rules meanwhile, as it would under empty ones.
             rules: c
                 .rules
                 .as_deref()
-                .filter(|_| e.preference.order == Order::Canonical && e.url_rules.is_some())
+                .filter(|_| e.preference.order == Order::Canonical)
                 .map(source),
             chrome: c.chrome.as_deref().filter(|_| near).map(source),
             fields: format!("{:x}", Md5::digest(format!("{:?}", e.fields).as_bytes())),
