@@ -3,6 +3,7 @@
 //! until `--reconfigure` decides the core under the new ones and records them (issue 42).
 
 use super::harness::{corpus, solr_test, Target};
+use crate::support::fake_solr::{Fault, FaultRule};
 
 solr_test!(
     a_run_under_other_settings_stops_until_reconfigured,
@@ -58,3 +59,31 @@ solr_test!(
         assert_eq!(out.status.code(), Some(2), "{out:?}");
     }
 );
+
+/// A Solr that refuses the Config API's write (a user without `config-edit`): the first run goes on
+/// with one warning, leaves no record, and so holds no later run. (A refusal on demand: the fake.)
+#[test]
+fn a_core_that_refuses_the_record_is_run_unheld_with_a_warning() {
+    let t = Target::fake("record-refused");
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(80, 72);
+    t.load(&docs);
+    let refused = t.fake_solr().fault(FaultRule {
+        path: "POST /config".into(),
+        skip: 0,
+        times: usize::MAX,
+        fault: Fault::Status(403),
+    });
+    let out = t.command(&["run"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(refused.hits() >= 1, "the run tried to record its settings");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("are not recorded with the core") && l.contains("config-edit")),
+        "{err}"
+    );
+    // Nothing recorded: another order is not held back, and decides the core under it.
+    let r = t.run_ok(&["run", "--prefer", "yacy"], dir.path());
+    assert_eq!(r["outcome"], "succeeded", "{r}");
+}

@@ -36,7 +36,8 @@ pub enum Fault {
 
 /// Where and when a fault applies.
 pub struct FaultRule {
-    /// Path prefix relative to the core (`/update`, `/select`, `/get`, `/schema`); `""` = any.
+    /// Path prefix relative to the core (`/update`, `/select`, `/get`, `/schema`); `""` = any;
+    /// with a method first (`POST /config`), only requests of that method.
     pub path: String,
     /// Let this many matching requests through first.
     pub skip: usize,
@@ -160,7 +161,13 @@ pub(super) fn pick_fault(shared: &Shared, r: &Req) -> Option<Arc<FaultEntry>> {
     let faults = shared.faults.lock().unwrap_or_else(|e| e.into_inner());
     let mut chosen = None;
     for f in faults.iter() {
-        let matches = f.path.is_empty() || (!r.node_level && r.path.starts_with(&f.path));
+        // `POST /config`: the method too.
+        let (method, path) = match f.path.split_once(' ') {
+            Some((m, p)) => (Some(m), p),
+            None => (None, f.path.as_str()),
+        };
+        let matches = method.is_none_or(|m| m == r.method)
+            && (path.is_empty() || (!r.node_level && r.path.starts_with(path)));
         if !matches {
             continue;
         }
