@@ -11,10 +11,12 @@
 //!   place settings become an opened store;
 //! - [`solr_client`]: the Solr HTTP client, its errors, retries and the Schema API;
 //! - `spill`: the memory budget and the temporary files past it, under the engine and the stores;
+//! - [`build`]: the version, commit and build date the binary reports;
 //! - [`cli`], [`config`], [`commands`]: the command line, plain configuration (the environment read
 //!   once, in [`config::env`]), and the subcommands.
 
 pub mod browse;
+pub mod build;
 pub mod cli;
 pub mod commands;
 pub mod config;

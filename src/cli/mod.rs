@@ -74,14 +74,7 @@ Examples:
       one output line per {\"id\":…,\"text\":…} input line";
 
 /// `--version`: the crate's version, the commit it was built from and the build date (build.rs).
-pub const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (",
-    env!("SOLR_DEDUP_COMMIT"),
-    " ",
-    env!("SOLR_DEDUP_BUILD_DATE"),
-    ")"
-);
+pub const VERSION: &str = crate::build::LONG_VERSION;
 
 /// `solr-dedup`: the whole command line.
 #[derive(Debug, Parser)]
@@ -452,7 +445,8 @@ pub struct RunArgs {
     /// the core), so that every other run and serve, on any machine, is held to them: a run with
     /// other deciding settings (--scheme, --min-token-len, --quant-rate, --dimensions, --scope,
     /// --prefer, --compat, --prefer-https, --prefer-www, --fuzzy-min-words, --near-*, --rules,
-    /// --chrome, --field) then stops with exit 2 naming each difference
+    /// --chrome, --field) then stops with exit 2 naming each difference. Without it, the first
+    /// writing run on a core with no record records its own settings
     #[arg(long)]
     pub reconfigure: bool,
 }

@@ -21,8 +21,10 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 /// The URL endpoints' counters.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Metrics {
+    /// When this server started (Unix seconds).
+    pub(super) started: f64,
     pub(super) predict_requests: AtomicU64,
     pub(super) predicted_urls: AtomicU64,
     pub(super) predicted_duplicates: AtomicU64,
@@ -31,6 +33,28 @@ pub struct Metrics {
     pub(super) unauthorized: AtomicU64,
     /// The connections' counters, kept by [`super::listen`].
     pub(super) connections: Counters,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics {
+            started: now(),
+            predict_requests: AtomicU64::default(),
+            predicted_urls: AtomicU64::default(),
+            predicted_duplicates: AtomicU64::default(),
+            url_errors: AtomicU64::default(),
+            canonical_requests: AtomicU64::default(),
+            unauthorized: AtomicU64::default(),
+            connections: Counters::default(),
+        }
+    }
+}
+
+/// Now, in Unix seconds.
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Writes Prometheus text: a family at a time.
@@ -129,6 +153,7 @@ pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     }
     runs(&mut out, &state);
     connections(&mut out, &m.connections);
+    watching(&mut out, &state).await;
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out.0).into_response()
 }
 
@@ -301,6 +326,117 @@ fn connections(out: &mut Out, c: &Counters) {
     );
 }
 
+/// What dashboards and alerts watch (`packaging/monitoring/`), listed after the connections so that
+/// the text before them is as it was. Every family is there from the server's start, before any run
+/// and without rules: NaN (or 0 for a flag) until known.
+async fn watching(out: &mut Out, state: &AppState) {
+    let now = now();
+    out.family(
+        "solr_dedup_build_info",
+        "gauge",
+        "1, labelled with the version, the commit and the build date of this server.",
+        &[(
+            labels(&[
+                ("version", crate::build::VERSION),
+                ("commit", crate::build::COMMIT),
+                ("build_date", crate::build::DATE),
+            ]),
+            1.0,
+        )],
+    );
+    out.one(
+        "solr_dedup_start_timestamp_seconds",
+        "gauge",
+        "When this server started (Unix time).",
+        state.metrics.started,
+    );
+    let runs = &state.runs;
+    let mut age = Vec::new();
+    let mut duration = Vec::new();
+    for kind in Kind::ALL {
+        let last = runs.last(RunState::Succeeded, Some(kind));
+        let ended = last.as_ref().map(|r| r.ended.unwrap_or(r.started));
+        let l = labels(&[("kind", kind.name())]);
+        age.push((l.clone(), now - ended.unwrap_or(state.metrics.started)));
+        duration.push((
+            l,
+            last.map_or(f64::NAN, |r| {
+                (r.ended.unwrap_or(r.started) - r.started).max(0.0)
+            }),
+        ));
+    }
+    out.family(
+        "solr_dedup_last_success_age_seconds",
+        "gauge",
+        "Seconds since the last successful run and check ended; since this server started when the kept history has none.",
+        &age,
+    );
+    out.family(
+        "solr_dedup_last_success_duration_seconds",
+        "gauge",
+        "How long the last successful run and check took (NaN until one has).",
+        &duration,
+    );
+    out.one(
+        "solr_dedup_check_drift_documents",
+        "gauge",
+        "Documents the last successful check said a run would write: 0 when the flags are current (NaN until a check has succeeded).",
+        runs.last(RunState::Succeeded, Some(Kind::Check))
+            .and_then(|r| r.report)
+            .map_or(f64::NAN, |r| r.documents.written as f64),
+    );
+    let up = match &state.backend {
+        Some(b) => f64::from(u8::from(b.health().await.is_ok())),
+        None => f64::NAN,
+    };
+    out.one(
+        "solr_dedup_index_up",
+        "gauge",
+        "1 when the index (Solr, or the input file) answers this scrape's health probe, 0 when not.",
+        up,
+    );
+    // Without rules the prediction index's families are here, not above (where they are with rules).
+    if state.index.is_none() {
+        out.one(
+            "solr_dedup_prediction_index_urls",
+            "gauge",
+            "Indexed URLs in the prediction index in use.",
+            0.0,
+        );
+        out.one(
+            "solr_dedup_prediction_index_loaded_timestamp_seconds",
+            "gauge",
+            "When the prediction index in use was loaded, in seconds since the epoch.",
+            f64::NAN,
+        );
+        out.one(
+            "solr_dedup_prediction_index_reload_failed",
+            "gauge",
+            "1 when the last rebuild of the prediction index failed (the one before answers).",
+            0.0,
+        );
+    }
+    // Before any success the groups and doubles are not known: NaN per dimension.
+    if runs.last(RunState::Succeeded, None).is_none() {
+        let unknown: Vec<(String, f64)> = crate::model::Dimension::ALL
+            .iter()
+            .map(|d| (labels(&[("dimension", d.name())]), f64::NAN))
+            .collect();
+        out.family(
+            "solr_dedup_groups",
+            "gauge",
+            "Groups of two or more documents, per dimension, as the last successful run or check found them.",
+            &unknown,
+        );
+        out.family(
+            "solr_dedup_doubles",
+            "gauge",
+            "Documents that double another, per dimension, as the last successful run or check found them.",
+            &unknown,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,7 +473,8 @@ mod tests {
             .unwrap();
         let before = include_str!("../../tests/fixtures/serve-state/metrics.txt");
         let text = std::str::from_utf8(&body).unwrap();
-        // The connections' families came after (issue 41): added at the end, nothing renamed.
+        // The connections' families came after (issue 41), then the watched ones (issue 43): added
+        // at the end, nothing renamed.
         let added = text.strip_prefix(before).expect("the text before is kept");
         let names: Vec<&str> = added
             .lines()
@@ -350,6 +487,16 @@ mod tests {
                 "solr_dedup_connections_limit gauge",
                 "solr_dedup_connections_closed_total counter",
                 "solr_dedup_accept_errors_total counter",
+                // Then what dashboards and alerts watch (issue 43).
+                "solr_dedup_build_info gauge",
+                "solr_dedup_start_timestamp_seconds gauge",
+                "solr_dedup_last_success_age_seconds gauge",
+                "solr_dedup_last_success_duration_seconds gauge",
+                "solr_dedup_check_drift_documents gauge",
+                "solr_dedup_index_up gauge",
+                "solr_dedup_prediction_index_urls gauge",
+                "solr_dedup_prediction_index_loaded_timestamp_seconds gauge",
+                "solr_dedup_prediction_index_reload_failed gauge",
             ]
         );
         for reason in [

@@ -719,6 +719,10 @@ pub(crate) struct Status {
     pub prediction_index: Option<IndexStatus>,
     /// The server's version.
     pub version: &'static str,
+    /// The commit it was built from (`unknown` outside a git checkout).
+    pub commit: &'static str,
+    /// Its build date (`YYYY-MM-DD`).
+    pub build_date: &'static str,
     /// Documents a run goes through (in the filter), when the index answers and counts cheaply.
     pub documents: Option<u64>,
     /// The index's own admin page (Solr's core overview), when it has one.
@@ -760,7 +764,9 @@ pub(crate) async fn status_of(state: &AppState) -> Status {
             .as_ref()
             .filter(|p| p.waiting_for().is_none())
             .map(|p| p.status()),
-        version: env!("CARGO_PKG_VERSION"),
+        version: crate::build::VERSION,
+        commit: crate::build::COMMIT,
+        build_date: crate::build::DATE,
         documents,
         admin_link: state.backend.as_ref().and_then(|b| b.admin_link()),
         last_change,

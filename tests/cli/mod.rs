@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::support::cmd::{error_line, run_with_stdin as run, solr_dedup, stderr, stdout};
 
 mod config;
+mod monitoring;
 mod run;
 mod serve;
 mod serve_conns;
