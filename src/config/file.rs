@@ -650,6 +650,10 @@ mod tests {
         }
         let compose = parsed(include_str!("../../docker-compose.config.toml")).unwrap();
         assert!(compose.index.solr.is_some() && compose.serve.listen.is_some());
+        // The release tarball's example, installed as /etc/solr-dedup/config.toml.
+        let packaged = parsed(include_str!("../../packaging/config.toml")).unwrap();
+        assert!(packaged.index.solr.is_some() && packaged.decide.rules.is_some());
+        assert_eq!(packaged.serve.listen, Some("127.0.0.1:8987".parse().unwrap()));
     }
 
     #[test]
