@@ -112,6 +112,15 @@ pub struct ChromeLearnArgs {
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_bytes)]
     pub max_line_bytes: u64,
 
+    /// Write a JSON summary (hosts, hosts with chrome, sites left out, documents read) to FILE, or
+    /// to standard output with `-` (then --out must be a file)
+    #[arg(long, value_name = "FILE|-")]
+    pub report: Option<PathBuf>,
+
+    /// Print no progress and no summary on standard error (errors still show)
+    #[arg(short, long)]
+    pub quiet: bool,
+
     /// Log more to standard error: -v for progress notes, -vv for every host
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,

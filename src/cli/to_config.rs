@@ -78,6 +78,7 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
         }),
         Command::Chrome(ChromeCommand::Learn(mut args)) => {
             layer.chrome_learn(&mut args);
+            let report = report_beside(args.report.take(), &args.out)?;
             Config::ChromeLearn(Box::new(ChromeLearnConfig {
                 index: r.index(&args.input, &args.solr, 2, args.filter, args.max_line_bytes)?,
                 out: Input::from_arg(args.out),
@@ -87,6 +88,8 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
                 shingle: usize::try_from(args.near_shingle).unwrap_or(2),
                 fields: field_names(&args.fields),
                 batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                report,
+                quiet: args.quiet,
                 log: env.logging(args.verbose),
             }))
         }
@@ -101,6 +104,7 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
                     args.index.filter,
                     args.index.max_line_bytes,
                 )?,
+                report: report_beside(args.report.clone(), &args.out)?,
                 out: Input::from_arg(args.out),
                 min_estimate: args.min_estimate,
                 near: args.content == super::ContentArg::Near,
@@ -347,6 +351,15 @@ impl Resolver<'_> {
 }
 
 /// URL arguments: `-` alone (or none) means standard input, given as an empty list.
+/// `--report` of a command whose `--out` may be standard output too: refused when both are.
+fn report_beside(report: Option<PathBuf>, out: &Path) -> Result<Option<Input>, ConfigError> {
+    let report = report.map(Input::from_arg);
+    if report == Some(Input::Stdin) && out.as_os_str() == "-" {
+        return Err(ConfigError::BothOnStdout);
+    }
+    Ok(report)
+}
+
 fn stdin_dash(urls: Vec<String>) -> Vec<String> {
     if urls.len() == 1 && urls[0] == "-" {
         Vec::new()

@@ -238,7 +238,12 @@ pub struct UrlsLearnArgs {
     #[arg(long, value_enum, value_name = "SCHEME", default_value_t = SchemeArg::Yacy)]
     pub scheme: SchemeArg,
 
-    /// No progress bar
+    /// Write a JSON summary (pages, sites, pairs, rules per kind, documents read) to FILE, or to
+    /// standard output with `-` (then --out must be a file)
+    #[arg(long, value_name = "FILE|-")]
+    pub report: Option<PathBuf>,
+
+    /// Print no progress and no summary on standard error (errors still show)
     #[arg(short, long)]
     pub quiet: bool,
 

@@ -36,19 +36,37 @@ pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
             min_pages: c.min_pages,
             batch_size: c.batch_size,
         };
-        learn(&opened.store, &settings, &Spinner::new(false))
+        learn(&opened.store, &settings, &Spinner::new(c.quiet))
             .await
             .map_err(|e| engine_failure(e, false))
     })?;
     write_model(&c.out, &model)?;
     let chrome_hosts = model.hosts.values().filter(|h| !h.lines.is_empty()).count();
-    for line in site_lines(&model) {
-        eprintln!("{line}");
-    }
     let where_to = match &c.out {
         Input::Stdin => "standard output".to_owned(),
         Input::File(p) => p.display().to_string(),
     };
+    if let Some(report) = &c.report {
+        let summary = serde_json::json!({
+            "outcome": "succeeded",
+            "hosts": model.hosts.len(),
+            "chrome_hosts": chrome_hosts,
+            "skipped": {"hosts": model.skipped.hosts, "pages": model.skipped.pages},
+            "min_pages": c.min_pages,
+            "work": {"light_docs": work.light_docs, "text_docs": work.text_docs},
+            "no_host": work.no_host,
+            "model": where_to,
+        });
+        let mut text = serde_json::to_string_pretty(&summary).expect("a summary encodes");
+        text.push('\n');
+        write_text(report, &text, "the report")?;
+    }
+    if c.quiet {
+        return Ok(Exit::Ok);
+    }
+    for line in site_lines(&model) {
+        eprintln!("{line}");
+    }
     eprintln!(
         "chrome model: {chrome_hosts} of {} hosts with chrome, {} hosts ({} pages) under --min-pages {}; \
          read {} documents light, {} texts; {} without a URL host; written to {where_to}",

@@ -79,15 +79,46 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         Input::Stdin => "standard output".to_owned(),
         Input::File(p) => p.display().to_string(),
     };
+    let sites = rules
+        .sites
+        .iter()
+        .filter(|(s, r)| *s != "*" && r.has_rules())
+        .count();
+    if let Some(report) = &c.report {
+        let by_kind: serde_json::Map<String, serde_json::Value> = summary
+            .rules
+            .iter()
+            .map(|(kind, (written, apply))| {
+                (
+                    kind.to_string(),
+                    serde_json::json!({"written": written, "apply": apply}),
+                )
+            })
+            .collect();
+        let report_json = serde_json::json!({
+            "outcome": "succeeded",
+            "pages": summary.pages,
+            "sites": sites,
+            "pairs": summary.pairs,
+            "candidates": summary.candidates,
+            "rules": by_kind,
+            "content": {"by_near": work.by_near, "by_exact": work.by_exact, "signed_now": work.text_docs},
+            "bad_urls": summary.bad_urls,
+            "rules_file": where_to,
+        });
+        let mut text =
+            serde_json::to_string_pretty(&report_json).context("cannot encode the report")?;
+        text.push('\n');
+        write_text(report, &text, "the report")?;
+    }
+    if c.quiet {
+        return Ok(Exit::Ok);
+    }
     eprintln!(
         "url rules: {} pages of {} sites, {} pairs compared, {} candidates; rules that apply / written: {}; \
          content by near cluster {}, by exact signature {}, signed now {}; {} URLs left out (not http(s)); written to {where_to}",
         summary.pages,
-        rules
-            .sites
-            .iter()
-            .filter(|(s, r)| *s != "*" && r.has_rules())
-            .count(),
+        sites,
         summary.pairs,
         summary.candidates,
         if kinds.is_empty() { "none".to_owned() } else { kinds.join(", ") },

@@ -653,7 +653,10 @@ mod tests {
         // The release tarball's example, installed as /etc/solr-dedup/config.toml.
         let packaged = parsed(include_str!("../../packaging/config.toml")).unwrap();
         assert!(packaged.index.solr.is_some() && packaged.decide.rules.is_some());
-        assert_eq!(packaged.serve.listen, Some("127.0.0.1:8987".parse().unwrap()));
+        assert_eq!(
+            packaged.serve.listen,
+            Some("127.0.0.1:8987".parse().unwrap())
+        );
     }
 
     #[test]

@@ -82,6 +82,8 @@ pub struct UrlsLearnConfig {
     pub index: IndexConfig,
     /// Where the rules go: a file (written atomically) or standard output.
     pub out: Input,
+    /// Where the JSON summary goes (`--report`), if anywhere.
+    pub report: Option<Input>,
     /// A rule applies when its estimate reaches this.
     pub min_estimate: f64,
     /// Near-duplicate clusters count as the same content.
@@ -157,6 +159,10 @@ pub struct ChromeLearnConfig {
     pub fields: crate::model::FieldNames,
     /// Documents per read page.
     pub batch_size: usize,
+    /// Where the JSON summary goes (`--report`), if anywhere.
+    pub report: Option<Input>,
+    /// `-q`: no progress, no summary.
+    pub quiet: bool,
     /// How logs are written (`-v`, `RUST_LOG`, colours).
     pub log: Logging,
 }
@@ -315,6 +321,9 @@ pub enum ConfigError {
         "the bearer token is empty; put at least 16 characters in --token-file or SOLR_DEDUP_TOKEN"
     )]
     TokenEmpty,
+    /// `--report -` beside `--out -`: both on standard output.
+    #[error("--report - and --out - would both write to standard output; give one of them a file")]
+    BothOnStdout,
     /// `urls predict|canonical|export` without `--rules` or `rules` in the file.
     #[error("no rules file: give --rules FILE, or set rules in the configuration file's [decide]")]
     NoRules,

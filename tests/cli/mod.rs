@@ -577,3 +577,56 @@ fn completions_and_the_man_page_come_from_the_same_definitions() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// The commands that learn from an index take the common flags: `-q` (nothing on standard error
+/// when it goes well), `--report` (a JSON summary), `-v`, `--config`.
+#[test]
+fn the_learn_commands_take_quiet_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/corpus.jsonl");
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    for (command, file) in [("chrome", "chrome.json"), ("urls", "rules.json")] {
+        let target = out(file);
+        let report = out(&format!("{command}-report.json"));
+        let o = run(
+            &[
+                command, "learn", "--input", corpus, "--out", &target, "-q", "--report", &report,
+            ],
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stderr(&o), "", "-q: nothing on standard error");
+        assert!(std::fs::metadata(&target).unwrap().len() > 0);
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(summary["outcome"], "succeeded", "{summary}");
+        // Without -q the summary line is there.
+        let o = run(
+            &[command, "learn", "--input", corpus, "--out", &target],
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stderr(&o).is_empty());
+        // Both on standard output: refused with one line, nothing written.
+        let o = run(
+            &[
+                command, "learn", "--input", corpus, "--out", "-", "--report", "-",
+            ],
+            b"",
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            error_line(&o).contains("--report - and --out -"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(stdout(&o), "");
+    }
+    // The bundled corpus: the chrome of its forum and wiki, and rules for their URLs.
+    let chrome: Value =
+        serde_json::from_str(&std::fs::read_to_string(out("chrome-report.json")).unwrap()).unwrap();
+    assert_eq!(chrome["chrome_hosts"], 2, "{chrome}");
+    let urls: Value =
+        serde_json::from_str(&std::fs::read_to_string(out("urls-report.json")).unwrap()).unwrap();
+    assert_eq!(urls["pages"], 555, "{urls}");
+}

@@ -742,7 +742,6 @@ fn urls_learn_gives_a_page_without_a_cluster_the_cluster_of_its_exact_copies() {
             input.to_str().unwrap(),
             "--out",
             "-",
-            "-q",
         ],
         b"",
     );
