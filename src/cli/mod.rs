@@ -130,10 +130,24 @@ pub enum Command {
     Config(ConfigCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell), e.g.
     /// `solr-dedup completions bash > /etc/bash_completion.d/solr-dedup`
+    #[command(long_about = COMPLETIONS_LONG_ABOUT)]
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `solr-dedup man > /usr/local/share/man/man1/solr-dedup.1`
+    #[command(long_about = MAN_LONG_ABOUT)]
     Man,
 }
+
+const COMPLETIONS_LONG_ABOUT: &str = "\
+Print a shell completion script (bash, zsh, fish, elvish, powershell), generated from the argument \
+definitions, e.g. `solr-dedup completions bash > ~/.local/share/bash-completion/completions/solr-dedup`.
+
+Exit codes: 0 printed; 2 usage error.";
+
+const MAN_LONG_ABOUT: &str = "\
+Print the manual page (roff), generated from the argument definitions, e.g. `solr-dedup man > \
+/usr/local/share/man/man1/solr-dedup.1`.
+
+Exit codes: 0 printed; 2 usage error.";
 
 /// `solr-dedup completions`.
 #[derive(Debug, Args)]

@@ -131,7 +131,7 @@ pub enum UrlsCommand {
     #[command(long_about = URLS_PREDICT_LONG_ABOUT, after_help = URLS_PREDICT_EXAMPLES)]
     Predict(UrlsPredictArgs),
     /// Print the canonical form of each URL under the rules (one line each)
-    #[command(after_help = URLS_CANONICAL_EXAMPLES)]
+    #[command(long_about = URLS_CANONICAL_LONG_ABOUT, after_help = URLS_CANONICAL_EXAMPLES)]
     Canonical(UrlsCanonicalArgs),
     /// Write the rules for a crawler to apply without the worker (Apache Nutch's regex-normalize.xml)
     #[command(long_about = URLS_EXPORT_LONG_ABOUT, after_help = URLS_EXPORT_EXAMPLES)]
@@ -193,13 +193,17 @@ Examples:
       | jq -c 'select(.probability < 0.9) | .url'
       the URLs still worth fetching";
 
-const URLS_CANONICAL_EXAMPLES: &str = "\
-Examples:
-  solr-dedup urls canonical --rules rules.json 'HTTP://WWW.Shop.Example/a;jsessionid=1?sid=2&id=7'
-  solr-dedup urls canonical --rules rules.json - < urls.txt
+const URLS_CANONICAL_LONG_ABOUT: &str = "\
+Print the canonical form of each URL under the rules (one line each): the URL with every part the rules \
+say does not change the page rewritten, as `urls predict` gives it in `canonical`. Needs only the rules.
 
 Exit codes: 0 every URL answered; 1 some URLs have no canonical form (not a URL, not http(s)); 2 usage \
 or rules-file error.";
+
+const URLS_CANONICAL_EXAMPLES: &str = "\
+Examples:
+  solr-dedup urls canonical --rules rules.json 'HTTP://WWW.Shop.Example/a;jsessionid=1?sid=2&id=7'
+  solr-dedup urls canonical --rules rules.json - < urls.txt";
 
 const URLS_EXPORT_LONG_ABOUT: &str = "\
 Write the rules that apply as Apache Nutch's regex-normalize.xml (urlnormalizer-regex): one Java regex per \

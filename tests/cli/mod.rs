@@ -630,3 +630,46 @@ fn the_learn_commands_take_quiet_and_report() {
         serde_json::from_str(&std::fs::read_to_string(out("urls-report.json")).unwrap()).unwrap();
     assert_eq!(urls["pages"], 555, "{urls}");
 }
+
+/// Every command's `--help` says its exit codes in one place: the last paragraph of its description,
+/// before the usage line; the top level lists every code a command can end with.
+#[test]
+fn every_help_says_its_exit_codes_before_the_usage() {
+    use clap::CommandFactory;
+    fn leaves(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let subs: Vec<&clap::Command> = cmd
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .collect();
+        if subs.is_empty() {
+            out.push(path);
+            return;
+        }
+        for sub in subs {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_owned());
+            leaves(sub, p, out);
+        }
+    }
+    let mut all = Vec::new();
+    leaves(&solr_dedup::cli::Cli::command(), Vec::new(), &mut all);
+    assert!(all.len() >= 14, "{all:?}");
+    all.push(Vec::new());
+    for path in all {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let o = run(&args, b"");
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let help = stdout(&o);
+        let exit = help.find("Exit codes: 0 ");
+        let usage = help.find("Usage: ");
+        assert!(
+            exit.is_some() && exit < usage,
+            "{args:?}: no exit codes before the usage:\n{help}"
+        );
+    }
+    let top = stdout(&run(&["--help"], b"")).replace('\n', " ");
+    for code in ["0 done", "1 finished", "2 usage", "3 Solr", "130 or 143"] {
+        assert!(top.contains(code), "{code}: {top}");
+    }
+}
