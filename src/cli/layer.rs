@@ -212,6 +212,19 @@ impl<'a> Layer<'a> {
         );
     }
 
+    /// `clean`: a core only, its filter, renames and batch size, and run's state folder.
+    pub(super) fn clean(&mut self, a: &mut super::CleanArgs) {
+        let f = self.file.index.clone();
+        self.source(None, &mut a.solr);
+        self.solr(&mut a.solr);
+        self.take("index.filter", &mut a.filter, f.filter.map(Some));
+        self.take("index.batch-size", &mut a.batch_size, f.batch_size);
+        self.fields(&mut a.fields);
+        let r = self.file.run.clone();
+        self.take("run.state-dir", &mut a.state_dir, r.state_dir.map(Some));
+        self.take("run.commit", &mut a.commit, r.commit.map(CommitArg::from));
+    }
+
     /// `schema`: a core only, its renames and its dimensions.
     pub(super) fn schema(
         &mut self,

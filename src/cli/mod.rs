@@ -14,6 +14,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use crate::model::{Dimension, YACY_NAMES};
 
 mod chrome;
+mod clean;
 mod given;
 mod layer;
 mod show;
@@ -26,6 +27,7 @@ pub use show::{ConfigCommand, ConfigShowArgs};
 pub use to_config::resolve;
 
 pub use chrome::{ChromeCommand, ChromeLearnArgs};
+pub use clean::CleanArgs;
 
 pub use urls::{
     ContentArg, ExportFormatArg, IndexArgs, ServeArgs, UrlsCanonicalArgs, UrlsCommand,
@@ -122,6 +124,9 @@ pub enum Command {
     /// URL rules: learn which URL parts do not change a page, and predict duplicate URLs for crawlers
     #[command(subcommand)]
     Urls(UrlsCommand),
+    /// Take what the worker wrote off a core: flags, counts, near keys, signatures (--dry-run to count)
+    #[command(long_about = clean::CLEAN_LONG_ABOUT, after_help = clean::CLEAN_EXAMPLES)]
+    Clean(CleanArgs),
     /// The admin page and HTTP API: runs, checks, groups, URL predictions, metrics, schedules
     #[command(long_about = urls::SERVE_LONG_ABOUT, after_help = urls::SERVE_EXAMPLES)]
     Serve(ServeArgs),

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use crate::config::file::{Loaded, Whence};
 use crate::config::{
-    ChromeLearnConfig, Config, ConfigError, Environment, IndexConfig, Input, JobConfig, Logging,
-    NearTableConfig, SchemaConfig, ServeConfig, SignatureConfig, SolrConfig, Source, Token,
-    UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
+    ChromeLearnConfig, CleanConfig, Config, ConfigError, Environment, IndexConfig, Input,
+    JobConfig, Logging, NearTableConfig, SchemaConfig, ServeConfig, SignatureConfig, SolrConfig,
+    Source, Token, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
 use crate::engine::{EngineConfig, Order, Preference, Scope, DEFAULT_FUZZY_MIN_WORDS};
 use crate::model::{Dimension, FieldNames};
@@ -60,6 +60,27 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
         Command::Schema(mut args) => {
             layer.schema(&mut args.solr, &mut args.fields, &mut args.dimensions);
             Config::Schema(Box::new(r.schema(args)?))
+        }
+        Command::Clean(mut args) => {
+            layer.clean(&mut args);
+            Config::Clean(Box::new(CleanConfig {
+                index: r.index(&None, &args.solr, 2, args.filter, 64 << 20)?,
+                fields: field_names(&args.fields),
+                dry_run: args.dry_run,
+                keep_signatures: args.keep_signatures,
+                state_dir: args.state_dir,
+                batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                commit: match args.commit {
+                    CommitArg::Hard => CommitMode::Hard,
+                    CommitArg::Soft => CommitMode::Soft,
+                    CommitArg::None => CommitMode::None,
+                    CommitArg::Within(ms) => CommitMode::Within(ms),
+                },
+                allow_lossy: args.allow_lossy_atomic_updates,
+                report: args.report.map(Input::from_arg),
+                quiet: args.quiet,
+                log: env.logging(args.verbose),
+            }))
         }
         Command::Signature(mut args) => {
             layer.signature(&mut args.options);

@@ -10,6 +10,7 @@
 //! import and never each other for it.
 
 pub mod chrome;
+pub mod clean;
 mod common;
 mod interrupt;
 pub mod job;
@@ -140,6 +141,7 @@ pub fn run(config: Config) -> Result<Exit, Failure> {
         Config::UrlsCanonical(c) => urls::canonical(&c),
         Config::UrlsExport(c) => urls::export(&c),
         Config::Serve(c) => serve::run(&c),
+        Config::Clean(c) => clean::run(&c),
         Config::Show(text) => {
             use std::io::Write as _;
             std::io::stdout()
@@ -159,6 +161,7 @@ fn field_names(config: &Config) -> Option<&crate::model::FieldNames> {
         Config::UrlsLearn(c) => Some(&c.fields),
         Config::UrlsPredict(c) => Some(&c.fields),
         Config::Serve(c) => Some(&c.job.engine.fields),
+        Config::Clean(c) => Some(&c.fields),
         Config::Signature(_)
         | Config::NearTable(_)
         | Config::UrlsCanonical(_)

@@ -46,6 +46,8 @@ pub enum Config {
     UrlsExport(UrlsExportConfig),
     /// `solr-dedup serve`.
     Serve(Box<ServeConfig>),
+    /// `solr-dedup clean`.
+    Clean(Box<CleanConfig>),
     /// `solr-dedup config show`: the text to print (the settings in effect, with their origins).
     Show(String),
 }
@@ -201,6 +203,33 @@ pub enum Source {
     Solr(SolrConfig),
     /// Neither was given.
     Missing,
+}
+
+/// `solr-dedup clean`.
+#[derive(Debug, Clone)]
+pub struct CleanConfig {
+    /// The core (a file is refused) and `--filter`.
+    pub index: IndexConfig,
+    /// Field names.
+    pub fields: crate::model::FieldNames,
+    /// Count, write nothing.
+    pub dry_run: bool,
+    /// Leave the signatures.
+    pub keep_signatures: bool,
+    /// The state folder whose kept order goes.
+    pub state_dir: Option<PathBuf>,
+    /// Documents per read page and per update.
+    pub batch_size: usize,
+    /// How the updates are made visible.
+    pub commit: crate::store::CommitMode,
+    /// Write even when atomic updates would empty fields.
+    pub allow_lossy: bool,
+    /// Where the JSON summary goes.
+    pub report: Option<Input>,
+    /// `-q`.
+    pub quiet: bool,
+    /// How logs are written (`-v`, `RUST_LOG`, colours).
+    pub log: Logging,
 }
 
 /// `solr-dedup schema check|apply`.

@@ -72,6 +72,7 @@
 //! - A document that changes during a run (HTTP 409 or a new version between passes) is never written
 //!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
 
+pub mod clean;
 pub(crate) mod doc;
 pub mod group;
 mod guard;

@@ -552,6 +552,17 @@ pub async fn write_user_property(solr: &SolrConfig, name: &str, value: &str) -> 
         .map_err(|e| format!("cannot record the settings in the core's configuration (it needs the config-edit permission): {e}"))
 }
 
+/// Removes a user property of the core's configuration (`unset-user-property`; Solr reloads the
+/// core, and needs the `config-edit` permission).
+pub async fn delete_user_property(solr: &SolrConfig, name: &str) -> Result<(), String> {
+    let client = solr.client().map_err(|e| error_line(&e))?;
+    client
+        .config_post(&serde_json::json!({ "unset-user-property": name }))
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("cannot remove the settings record from the core's configuration (it needs the config-edit permission): {e}"))
+}
+
 /// A core's Schema API, for `schema check|apply`: read the schema, add fields.
 pub struct SchemaApi {
     client: Client,

@@ -8,6 +8,7 @@ pub mod harness;
 
 mod bad_input;
 mod chrome;
+mod clean;
 mod crawl_loop;
 mod deployment;
 mod e2e;

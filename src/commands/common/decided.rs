@@ -45,7 +45,15 @@ pub(crate) struct Decided {
 impl Decided {
     /// The kept order of the job's core, when it has a state folder and is a Solr core.
     pub(crate) fn of(c: &JobConfig) -> Option<Decided> {
-        let (Source::Solr(solr), Some(dir)) = (&c.index.source, &c.state_dir) else {
+        Decided::of_index(&c.index, c.state_dir.as_deref())
+    }
+
+    /// The kept order of `index` in `state_dir`, when both are given and it is a Solr core.
+    pub(crate) fn of_index(
+        index: &crate::config::IndexConfig,
+        state_dir: Option<&std::path::Path>,
+    ) -> Option<Decided> {
+        let (Source::Solr(solr), Some(dir)) = (&index.source, state_dir) else {
             return None;
         };
         let target = match url::Url::parse(solr.url.trim()) {
@@ -60,8 +68,17 @@ impl Decided {
         Some(Decided {
             path: dir.join("decided").join(name),
             target,
-            filter: c.index.filter.clone(),
+            filter: index.filter.clone(),
         })
+    }
+
+    /// Forgets the kept order (`clean`): whether there was one.
+    pub(crate) fn forget(&self) -> std::io::Result<bool> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// The order the core's flags were last decided under, as far as this run can rely on it.

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{JobConfig, SolrConfig};
 use crate::engine::{Dimension, EngineConfig, Order};
-use crate::store::open::{read_user_property, write_user_property};
+use crate::store::open::{delete_user_property, read_user_property, write_user_property};
 
 /// The format of a record.
 const FORMAT: u32 = 1;
@@ -192,7 +192,12 @@ pub(crate) struct Record<'a> {
 impl<'a> Record<'a> {
     /// The record of `c`'s core and filter; none in file mode.
     pub(crate) fn of(c: &'a JobConfig) -> Option<Record<'a>> {
-        let crate::config::Source::Solr(solr) = &c.index.source else {
+        Record::of_index(&c.index)
+    }
+
+    /// The record of `index`'s core and filter; none in file mode.
+    pub(crate) fn of_index(index: &'a crate::config::IndexConfig) -> Option<Record<'a>> {
+        let crate::config::Source::Solr(solr) = &index.source else {
             return None;
         };
         // The core or collection as the client reaches it: the last segment of its path (no user
@@ -207,7 +212,7 @@ impl<'a> Record<'a> {
                 })
             })
             .unwrap_or_else(|| "core".to_owned());
-        let filter = c.index.filter.as_deref().unwrap_or("");
+        let filter = index.filter.as_deref().unwrap_or("");
         let name = format!(
             "solr-dedup.settings.{collection}.{:x}",
             Md5::digest(filter.as_bytes())
@@ -228,6 +233,16 @@ impl<'a> Record<'a> {
             )),
             Err(e) => Err(format!("the core's settings record cannot be read ({e})")),
         }))
+    }
+
+    /// Removes the record (`clean`; a core reload, needs `config-edit`).
+    pub(crate) async fn remove(&self) -> Result<(), String> {
+        delete_user_property(self.solr, &self.name).await
+    }
+
+    /// The property's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     /// Records `settings` (a core reload; needs `config-edit`).
