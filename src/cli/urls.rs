@@ -171,9 +171,12 @@ Examples:
 const URLS_PREDICT_LONG_ABOUT: &str = "\
 For each URL (arguments, or one per line on standard input with `-`), one JSON line:
   {\"url\": …, \"canonical\": …, \"probability\": 0.97, \"rules\": [\"www\", \"param sid\", \"|\", …],
-   \"duplicate_of\": {\"id\": …, \"url\": …}}
-The canonical form is the URL rewritten by the rules that apply; duplicate_of is the indexed page with the \
-same canonical form, or null: the URL is new, whatever the rules say, and its probability is 0. The \
+   \"duplicate_of\": {\"id\": …, \"url\": …}, \"matched\": {\"id\": …, \"url\": …}}
+The canonical form is the URL rewritten by the rules that apply; duplicate_of is the page a search filtered \
+on exact_signature_unique_b:true shows for the content of the indexed page with the same canonical form \
+(the representative of its exact group, from the flags the last run wrote), or null: the URL is new, \
+whatever the rules say, and its probability is 0. matched, given only when it is another page, is the \
+indexed page the canonical form met (a double the index hides). The \
 probability is the product of the estimates of the rules the match needed: those that rewrote the URL and \
 (after \"|\" in rules) the indexed page's URL, a rule that removed a parameter from both counted once, and \
 one that changed both the same way (both www., both http) not at all. A URL without a canonical form (not a URL, not http(s)) gets {\"url\": …, \"error\": …} \
@@ -182,7 +185,7 @@ and the rest are still answered.
 Skip a URL above a threshold, and still fetch a small share (MaybeDont: 5 %) of those you would skip, so \
 that a rule that stops holding is noticed; the guide (docs/src/url-rules.md) has the thresholds' trade-off.
 
-The index is read once (ids and URLs, light) before the first answer. Exit codes: 0 all answered; 1 some \
+The index is read once (ids, URLs and the exact flags, light) before the first answer. Exit codes: 0 all answered; 1 some \
 URLs had errors, or the index holds no page; 2 usage or rules-file error; 3 Solr unreachable.";
 
 const URLS_PREDICT_EXAMPLES: &str = "\

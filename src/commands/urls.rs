@@ -181,11 +181,20 @@ pub(super) async fn index_of(
     progress: &dyn crate::engine::Progress,
 ) -> Result<crate::urlrules::predict::Index, Failure> {
     let required = [("id", f.id.as_str()), ("sku", &f.url)];
+    let unique = f.unique(crate::model::Dimension::Exact);
+    let mut light = vec![
+        f.id.clone(),
+        f.url.clone(),
+        f.exact_signature.clone(),
+        unique.to_owned(),
+    ];
+    light.extend(f.count(crate::model::Dimension::Exact).map(str::to_owned));
+    // The exact flags, when the core has them: answers then name the copy search shows.
     let purpose = Purpose::Read {
         fields: f,
         required: &required,
-        light: Some(vec![f.id.clone(), f.url.clone()]),
-        optional: None,
+        light: Some(light),
+        optional: Some(unique),
     };
     let opened = open(index, purpose).await?;
     load_index(
@@ -194,6 +203,7 @@ pub(super) async fn index_of(
         &opened.filter,
         batch_size,
         rules,
+        opened.has_optional,
         progress,
     )
     .await

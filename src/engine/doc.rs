@@ -24,7 +24,7 @@ pub(crate) fn get_i64(doc: &Doc, field: &str) -> Option<i64> {
     }
 }
 
-pub(super) fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
+pub(crate) fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
     match doc.get(field)? {
         Value::Bool(b) => Some(*b),
         Value::String(s) => Some(s.starts_with(['t', 'T', '1'])),

@@ -17,14 +17,14 @@ use std::collections::{HashMap, HashSet};
 use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::engine::doc::{get_i64, get_str};
+use crate::engine::doc::{get_bool, get_i64, get_str};
 use crate::engine::pages::Pages;
 use crate::engine::{EngineError, Phase, Progress, Silent};
-use crate::model::FieldNames;
+use crate::model::{Dimension, FieldNames};
 use crate::signature::Signer;
 use crate::store::{Filter, ReadQuery, Store};
 use crate::urlrules::induce::{Learner, Summary};
-use crate::urlrules::predict::Index;
+use crate::urlrules::predict::{ExactGroup, Index};
 use crate::urlrules::Rules;
 
 /// What `urls learn` learns with.
@@ -214,19 +214,30 @@ pub async fn learn<S: Store>(
     Ok((rules, summary, work))
 }
 
-/// Loads the canonical forms of the indexed URLs under `rules`: one light read of ids and URLs.
+/// Loads the canonical forms of the indexed URLs under `rules`: one light read of ids and URLs, and
+/// with `exact` (the index has the exact flags) each page's exact signature, flag and copy count, so
+/// that an answer names the representative of the matched page's exact group.
 pub async fn load_index<S: Store>(
     store: &S,
     fields: &FieldNames,
     filter: &Filter,
     batch_size: usize,
     rules: Rules,
+    exact: bool,
     progress: &dyn Progress,
 ) -> Result<Index, EngineError> {
     let mut index = Index::new(rules);
+    let unique = fields.unique(Dimension::Exact).to_owned();
+    let copies = fields.count(Dimension::Exact).map(str::to_owned);
+    let mut read = vec![fields.id.clone(), fields.url.clone()];
+    if exact {
+        read.push(fields.exact_signature.clone());
+        read.push(unique.clone());
+        read.extend(copies.clone());
+    }
     let query = ReadQuery {
         filter: filter.clone(),
-        fields: vec![fields.id.clone(), fields.url.clone()],
+        fields: read,
         rows: batch_size.max(1),
     };
     progress.phase(Phase::Index);
@@ -234,7 +245,15 @@ pub async fn load_index<S: Store>(
     while let Some(page) = pages.next(store, &query).await? {
         for doc in &page.docs {
             if let (Some(id), Some(url)) = (get_str(doc, &fields.id), get_str(doc, &fields.url)) {
-                let _ = index.add(id, url);
+                let group = ExactGroup {
+                    signature: get_i64(doc, &fields.exact_signature),
+                    unique: get_bool(doc, &unique),
+                    copies: copies
+                        .as_deref()
+                        .and_then(|c| get_i64(doc, c))
+                        .and_then(|n| u64::try_from(n).ok()),
+                };
+                let _ = index.add_page(id, url, group);
             }
         }
     }

@@ -6,6 +6,14 @@
 //! smaller id, so the same index always names the same page). A hit is confirmed by computing the
 //! named page's canonical form again, so a hash collision can never name a wrong page.
 //!
+//! A page the index flags as an exact double (`exact_signature_unique_b: false`) is not the one a
+//! search filtered on the flag shows: the answer's `duplicate_of` names the representative of the
+//! matched page's exact group (the member flagged true), and `matched` the page the canonical form
+//! met. The index keeps, beside each page, its exact signature and whether it is flagged a double,
+//! and the id and URL of the representative of every exact group of two or more (from the stored
+//! flags and copy counts of the last run); without them (no run yet) `duplicate_of` is the matched
+//! page.
+//!
 //! The probability that a URL duplicates that page is the product of the estimates of the rules
 //! their match needed: the rules that rewrote either URL, a rule that removed the same parameter
 //! from both counted once, and a rule that changed the same part the same way on both (both had
@@ -29,6 +37,26 @@ struct Page {
     id: Box<str>,
     url: Box<str>,
     keeps: f64,
+    /// Its exact signature, when the index flags it a double: where to look its representative up.
+    double_of: Option<i64>,
+}
+
+/// What the last run stored on a page about its exact group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExactGroup {
+    /// `exact_signature_l`.
+    pub signature: Option<i64>,
+    /// `exact_signature_unique_b`.
+    pub unique: Option<bool>,
+    /// `exact_signature_copycount_i`.
+    pub copies: Option<u64>,
+}
+
+/// The representative of an exact group of two or more.
+#[derive(Debug, Clone)]
+struct Representative {
+    id: Box<str>,
+    url: Box<str>,
 }
 
 /// The indexed pages by canonical form, under one set of rules.
@@ -37,6 +65,8 @@ pub struct Index {
     rules: Rules,
     forms: FxHashMap<u64, u32>,
     pages: Vec<Page>,
+    /// By exact signature: the representative of each exact group of two or more.
+    representatives: FxHashMap<i64, Representative>,
     added: u64,
     bad_urls: u64,
 }
@@ -52,8 +82,14 @@ pub struct Prediction<'a> {
     pub probability: f64,
     /// The rules that rewrote it and, after `|`, the indexed page's URL into the canonical form.
     pub rules: Vec<String>,
-    /// The indexed page with the same canonical form; `None`: the URL is new.
+    /// The page a search filtered on `exact_signature_unique_b:true` shows for the content of the
+    /// indexed page with the same canonical form: the representative of that page's exact group
+    /// (the page itself when it is one, or when the index has no flags yet); `None`: the URL is new.
     pub duplicate_of: Option<Indexed<'a>>,
+    /// The indexed page with the same canonical form, when it is another page than `duplicate_of`
+    /// (a double the index hides); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched: Option<Indexed<'a>>,
 }
 
 /// An indexed page.
@@ -72,6 +108,7 @@ impl Index {
             rules,
             forms: FxHashMap::default(),
             pages: Vec::new(),
+            representatives: FxHashMap::default(),
             added: 0,
             bad_urls: 0,
         }
@@ -84,6 +121,11 @@ impl Index {
 
     /// Adds an indexed page; a URL without a canonical form is counted and left out.
     pub fn add(&mut self, id: &str, url: &str) -> Result<(), UrlError> {
+        self.add_page(id, url, ExactGroup::default())
+    }
+
+    /// Adds an indexed page with what the last run stored about its exact group.
+    pub fn add_page(&mut self, id: &str, url: &str, exact: ExactGroup) -> Result<(), UrlError> {
         let c = canonical(url, &self.rules).inspect_err(|_| self.bad_urls += 1)?;
         self.added += 1;
         // Credentials in an indexed URL never go out in an answer. The canonical form says when
@@ -96,10 +138,22 @@ impl Index {
         } else {
             url.into()
         };
+        if let (Some(signature), Some(true), Some(2..)) =
+            (exact.signature, exact.unique, exact.copies)
+        {
+            self.representatives.insert(
+                signature,
+                Representative {
+                    id: id.into(),
+                    url: url.clone(),
+                },
+            );
+        }
         let page = Page {
             id: id.into(),
             url,
             keeps: c.keeps,
+            double_of: exact.signature.filter(|_| exact.unique == Some(false)),
         };
         let next = self.pages.len() as u32;
         match self.forms.entry(xxh3_64(c.url.as_bytes())) {
@@ -156,22 +210,31 @@ impl Index {
                 (theirs.url == c.url).then_some((page, theirs))
             });
         let mut rules = c.applied.clone();
-        let (probability, duplicate_of) = match hit {
+        let (probability, duplicate_of, matched) = match hit {
             Some((page, theirs)) => {
                 let probability = joint(&c, &theirs);
                 if !theirs.applied.is_empty() {
                     rules.push("|".to_owned());
                     rules.extend(theirs.applied);
                 }
-                (
-                    probability,
-                    Some(Indexed {
-                        id: &page.id,
-                        url: &page.url,
-                    }),
-                )
+                let page_itself = Indexed {
+                    id: &page.id,
+                    url: &page.url,
+                };
+                // A double the index hides: the representative of its exact group instead.
+                match page.double_of.and_then(|s| self.representatives.get(&s)) {
+                    Some(rep) if *rep.id != *page.id => (
+                        probability,
+                        Some(Indexed {
+                            id: &rep.id,
+                            url: &rep.url,
+                        }),
+                        Some(page_itself),
+                    ),
+                    _ => (probability, Some(page_itself), None),
+                }
             }
-            None => (0.0, None),
+            None => (0.0, None, None),
         };
         Ok(Prediction {
             url,
@@ -179,6 +242,7 @@ impl Index {
             probability,
             rules,
             duplicate_of,
+            matched,
         })
     }
 }
@@ -277,6 +341,67 @@ mod tests {
             ix.predict("mailto:a@b"),
             Err(UrlError::NotHttp(_))
         ));
+    }
+
+    #[test]
+    fn a_hidden_double_is_answered_with_its_groups_representative() {
+        let mut ix = Index::new(rules());
+        let double = ExactGroup {
+            signature: Some(-7),
+            unique: Some(false),
+            copies: Some(3),
+        };
+        let representative = ExactGroup {
+            unique: Some(true),
+            ..double
+        };
+        // The page the canonical form meets is a double; its group's representative is elsewhere.
+        ix.add_page("d", "https://f.example/t?id=1&sid=aa", double)
+            .unwrap();
+        ix.add_page("r", "https://f.example/mirror/1", representative)
+            .unwrap();
+        // A singleton flagged true, and a double of a group whose representative is not read.
+        ix.add_page(
+            "s",
+            "https://f.example/t?id=2",
+            ExactGroup {
+                signature: Some(5),
+                unique: Some(true),
+                copies: Some(1),
+            },
+        )
+        .unwrap();
+        ix.add_page(
+            "o",
+            "https://f.example/t?id=3",
+            ExactGroup {
+                signature: Some(9),
+                ..double
+            },
+        )
+        .unwrap();
+        let p = ix.predict("https://www.f.example/t?id=1").unwrap();
+        assert_eq!(
+            p.duplicate_of,
+            Some(Indexed {
+                id: "r",
+                url: "https://f.example/mirror/1"
+            })
+        );
+        assert_eq!(
+            p.matched,
+            Some(Indexed {
+                id: "d",
+                url: "https://f.example/t?id=1&sid=aa"
+            })
+        );
+        // The probability is the match's, with the matched page.
+        assert!((p.probability - 0.8389 * 0.8882).abs() < 1e-3);
+        let p = ix.predict("https://f.example/t?id=2").unwrap();
+        assert_eq!((p.duplicate_of.unwrap().id, p.matched), ("s", None));
+        // No representative known: the matched page.
+        let p = ix.predict("https://f.example/t?id=3").unwrap();
+        assert_eq!((p.duplicate_of.unwrap().id, p.matched), ("o", None));
     }
 
     #[test]

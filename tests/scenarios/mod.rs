@@ -16,6 +16,7 @@ mod fuzzy_words;
 mod hand_worked;
 mod lost_answers;
 mod near;
+mod predictions;
 mod reliability;
 mod scale;
 mod serve;

@@ -1,7 +1,8 @@
 //! URL rules against Solr, with expectations worked out by hand: `urls learn` counts the evidence of
 //! a small shop read from the core (before and after `run` stores signatures and near groups, with
 //! the same result), writes nothing to it, and `urls predict` names the indexed page that a URL not
-//! fetched yet would duplicate.
+//! fetched yet would duplicate (the representative of its exact group, and the page met as
+//! `matched` when that is another).
 //!
 //! The shop (one site, 36 pages), each text on a subject of its own so that no two texts are
 //! near-duplicates unless they are equal:
@@ -288,12 +289,16 @@ solr_test!(
         let got = lines(&out);
         assert_eq!(got.len(), 7, "{got:?}");
         let page = |short: &str, url: &str| json!({"id": t.id(short), "url": url});
-        // (canonical, rules, duplicate_of, probability), by hand from the rules above.
+        // (canonical, rules, duplicate_of, probability), by hand from the rules above. The run had
+        // no rules: under the built-in order (--prefer-www and --prefer-https, on by default) the
+        // exact group it3, it3h, it3w, it3s keeps it3w, so the answer for item 3 names it3w, the
+        // copy search shows, and gives it3 (the page with the canonical form) as `matched`. Every
+        // other page named is its group's representative (or alone).
         let want = [
             (
                 "https://shop.example/item/3",
                 json!(["scheme", "www", "param sid"]),
-                page("it3", "https://shop.example/item/3"),
+                page("it3w", "https://www.shop.example/item/3"),
                 ALL_OF_5 * ALL_OF_5 * ALL_OF_5,
             ),
             (
@@ -336,12 +341,17 @@ solr_test!(
                 0.0,
             ),
         ];
-        for (line, (canonical, rules, dup, p)) in got.iter().zip(want) {
+        for (i, (line, (canonical, rules, dup, p))) in got.iter().zip(want).enumerate() {
             assert_eq!(line["canonical"], canonical, "{line}");
             assert_eq!(line["rules"], rules, "{line}");
             assert_eq!(line["duplicate_of"], dup, "{line}");
             assert!(close(&line["probability"], p), "{p}: {line}");
-            checked += 4;
+            let matched = match i {
+                0 => page("it3", "https://shop.example/item/3"),
+                _ => Value::Null,
+            };
+            assert_eq!(line["matched"], matched, "{line}");
+            checked += 5;
         }
 
         // A batch on standard input with URLs that have no canonical form: their lines say why,
@@ -362,8 +372,13 @@ solr_test!(
             .as_str()
             .unwrap()
             .contains("not an http(s) URL"));
+        // Item 0's group keeps it0w too (see above); it0 is the page met.
         assert_eq!(
             got[1]["duplicate_of"],
+            page("it0w", "https://www.shop.example/item/0")
+        );
+        assert_eq!(
+            got[1]["matched"],
             page("it0", "https://shop.example/item/0")
         );
         assert!(close(&got[1]["probability"], ALL_OF_5), "{}", got[1]);

@@ -464,7 +464,10 @@ class Crawler:
             self.revisit_q.append((now, url))
             a = answers.get(url)
             dup = a and a.get('duplicate_of')
-            if dup and a['probability'] >= self.threshold and dup['url'] != url:
+            # `matched` (when given) is the indexed page met, `duplicate_of` the copy search shows:
+            # either being this URL means it is indexed itself.
+            met = (a and a.get('matched')) or dup
+            if dup and a['probability'] >= self.threshold and url not in (dup['url'], met['url']):
                 self.known[url] = 'skipped'
                 self.skipped[url] = dup['url']
                 self.pointing.setdefault(dup['url'], set()).add(url)
@@ -645,7 +648,8 @@ class Monitor:
             if answers is None:
                 keep.append((url, t, urls))
                 continue
-            if any((answers[u].get('duplicate_of') or {}).get('url') == url for u in urls):
+            if any(url in ((answers[u].get('duplicate_of') or {}).get('url'),
+                           (answers[u].get('matched') or {}).get('url')) for u in urls):
                 keep.append((url, t, urls))
             else:
                 self.staleness.append(now - t)

@@ -196,7 +196,10 @@ class SolrDedupMiddleware:
         if not original:
             self.stats.inc_value("solr_dedup/new")
             return None
-        if original.get("url") == request.url:
+        # `matched` is the indexed page the canonical form met when the index hides it as a double
+        # (`duplicate_of` is then the copy search shows): either being this URL means it is indexed.
+        matched = answer.get("matched") or original
+        if request.url in (original.get("url"), matched.get("url")):
             self.stats.inc_value("solr_dedup/indexed")
             return None
         probability = float(answer.get("probability", 0.0))
