@@ -194,6 +194,7 @@ pub(crate) fn site_rules(name: &str) -> Rules {
             bare: 30,
             www: 20,
             params: vec![],
+            ..Spelling::default()
         },
         ..SiteRules::default()
     };

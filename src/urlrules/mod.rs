@@ -407,17 +407,47 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
         estimates.push(e.estimate);
         keeps *= e.estimate;
     };
-    if p.scheme == "http" {
-        if let Some(d) = look.decide(|r| r.scheme.as_ref()) {
-            p.scheme = "https";
-            apply("scheme", d);
+    let mut scheme = (p.scheme == "http")
+        .then(|| look.decide(|r| r.scheme.as_ref()))
+        .flatten();
+    let mut www = (p.host != site)
+        .then(|| look.decide(|r| r.www.as_ref()))
+        .flatten();
+    // A rule pooled over all sites never takes a URL to a scheme and host the site has no indexed
+    // page under (an http-only site is not rewritten to https): of the pooled ones, the most that
+    // lead somewhere the site serves pages, else none. Its own rules stand: their pairs show it
+    // serves pages under both spellings.
+    if let Some(origins) = look
+        .own
+        .map(|r| r.spelling.origins)
+        .filter(|o| !o.is_empty())
+    {
+        let lands = |s: &Option<(&Evidence, bool)>, w: &Option<(&Evidence, bool)>| {
+            origins.has(
+                s.is_some() || p.scheme == "https",
+                w.is_none() && p.host != site,
+            )
+        };
+        let pooled = |d: &Option<(&Evidence, bool)>| d.is_some_and(|(_, pooled)| pooled);
+        if (pooled(&scheme) || pooled(&www)) && !lands(&scheme, &www) {
+            let no_scheme = if pooled(&scheme) { None } else { scheme };
+            let no_www = if pooled(&www) { None } else { www };
+            if pooled(&www) && lands(&scheme, &no_www) {
+                www = no_www;
+            } else if pooled(&scheme) && lands(&no_scheme, &www) {
+                scheme = no_scheme;
+            } else {
+                (scheme, www) = (no_scheme, no_www);
+            }
         }
     }
-    if p.host != site {
-        if let Some(d) = look.decide(|r| r.www.as_ref()) {
-            p.host = site;
-            apply("www", d);
-        }
+    if let Some(d) = scheme {
+        p.scheme = "https";
+        apply("scheme", d);
+    }
+    if let Some(d) = www {
+        p.host = site;
+        apply("www", d);
     }
     for segment in &mut p.segments {
         segment.params.retain(|param| {
@@ -638,5 +668,89 @@ mod tests {
             prop_assert_eq!(&twice.url, &once.url);
             prop_assert!(twice.applied.is_empty(), "{:?} on {}", twice.applied, once.url);
         }
+
+        /// Rules pooled over all sites never take a URL of a site whose spellings are counted to a
+        /// scheme and host it has no indexed page under; with its own rules for both, the rules
+        /// apply as they say.
+        #[test]
+        fn a_pooled_rule_never_leads_where_the_site_has_no_page(
+            counts in proptest::array::uniform4(0u64..3),
+            own in any::<bool>(),
+            https in any::<bool>(),
+            www in any::<bool>(),
+            path in "/[a-z]{0,5}",
+        ) {
+            let pooled = SiteRules {
+                scheme: Some(Evidence::new(50, 0)),
+                www: Some(Evidence::new(50, 0)),
+                ..SiteRules::default()
+            };
+            let mut site = SiteRules::default();
+            site.spelling.origins = crate::urlrules::rank::Origins {
+                https_www: counts[0],
+                https_bare: counts[1],
+                http_www: counts[2],
+                http_bare: counts[3],
+            };
+            if own {
+                site.scheme = Some(Evidence::new(20, 0));
+                site.www = Some(Evidence::new(20, 0));
+            }
+            let mut r = Rules::default();
+            r.sites.insert(ALL_SITES.into(), pooled);
+            r.sites.insert("a.example".into(), site.clone());
+            let url = format!(
+                "{}://{}a.example{path}",
+                if https { "https" } else { "http" },
+                if www { "www." } else { "" },
+            );
+            let c = canonical(&url, &r).unwrap();
+            let to_https = c.url.starts_with("https://");
+            let to_www = c.url.contains("://www.");
+            let moved = (to_https, to_www) != (https, www);
+            let known = !site.spelling.origins.is_empty();
+            if own {
+                // Its own rules: https and the bare host, always.
+                prop_assert!(to_https && !to_www, "{} -> {}", url, c.url);
+            } else if moved && known {
+                prop_assert!(
+                    site.spelling.origins.has(to_https, to_www),
+                    "{} -> {} under {:?}",
+                    url,
+                    c.url,
+                    site.spelling.origins
+                );
+            } else if !known {
+                // Nothing counted (an older file): the pooled rules apply as before.
+                prop_assert!(to_https && !to_www, "{} -> {}", url, c.url);
+            }
+        }
+    }
+
+    /// The bundled corpus's case: a scheme rule pooled over all sites does not rewrite an http-only
+    /// site to https; its www rule, where the site has bare-host pages, still applies.
+    #[test]
+    fn an_http_only_site_keeps_http_under_a_pooled_scheme_rule() {
+        let mut r = Rules::default();
+        r.sites.insert(
+            ALL_SITES.into(),
+            SiteRules {
+                scheme: Some(Evidence::new(24, 0)),
+                www: Some(Evidence::new(24, 0)),
+                ..SiteRules::default()
+            },
+        );
+        let mut site = SiteRules::default();
+        site.spelling.origins.http_bare = 30;
+        site.spelling.origins.http_www = 6;
+        r.sites.insert("old.example".into(), site);
+        let c = canonical("http://www.old.example/a", &r).unwrap();
+        assert_eq!(c.url, "http://old.example/a");
+        assert_eq!(c.applied, ["www (all sites)"]);
+        let c = canonical("https://old.example/b", &r).unwrap();
+        assert_eq!(c.url, "https://old.example/b", "https is kept as written");
+        // Another site, nothing counted: the pooled rules apply.
+        let c = canonical("http://www.new.example/a", &r).unwrap();
+        assert_eq!(c.url, "https://new.example/a");
     }
 }

@@ -36,6 +36,56 @@ pub struct Spelling {
     /// relative position; names seen at least twice in URLs with two or more pairs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub params: Vec<String>,
+    /// Pages per scheme and host together: where the site serves pages at all, so that a rule
+    /// pooled over all sites never rewrites its URLs to a scheme and host it has no page under
+    /// ([`super::canonical`]). Empty in files written before it was counted: then it says nothing.
+    #[serde(default, skip_serializing_if = "Origins::is_empty")]
+    pub origins: Origins,
+}
+
+/// A site's indexed pages per scheme and host spelling.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Origins {
+    /// Under `https://www.`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub https_www: u64,
+    /// Under `https://` and the bare host.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub https_bare: u64,
+    /// Under `http://www.`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub http_www: u64,
+    /// Under `http://` and the bare host.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub http_bare: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Origins {
+    /// Nothing counted (an older file): it says nothing about where the site serves pages.
+    pub fn is_empty(&self) -> bool {
+        *self == Origins::default()
+    }
+
+    /// The count of one spelling.
+    pub fn slot(&mut self, https: bool, www: bool) -> &mut u64 {
+        match (https, www) {
+            (true, true) => &mut self.https_www,
+            (true, false) => &mut self.https_bare,
+            (false, true) => &mut self.http_www,
+            (false, false) => &mut self.http_bare,
+        }
+    }
+
+    /// Whether the site has indexed pages under that scheme and host spelling.
+    pub fn has(&self, https: bool, www: bool) -> bool {
+        let mut c = *self;
+        *c.slot(https, www) > 0
+    }
 }
 
 impl Spelling {
@@ -173,6 +223,7 @@ mod tests {
                 www: 5,
                 bare: 805,
                 params: vec!["t".into(), "p".into()],
+                ..Spelling::default()
             },
             ..SiteRules::default()
         };

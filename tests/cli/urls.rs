@@ -30,10 +30,13 @@ fn urls_learn_counts_the_evidence_of_a_hand_made_corpus() {
     );
     assert_eq!(shop["pages"], 30);
     // Per product: https for all but pI-http, the bare host for all but pI-www; one pair at most
-    // in a query, so no parameter order.
+    // in a query, so no parameter order. Together: pI, pI-sa, pI-sb and pI-page2 under
+    // https://shop.example, pI-http under http://, pI-www under https://www.; none under
+    // http://www.
     assert_eq!(
         shop["spelling"],
-        serde_json::json!({"https": 25, "http": 5, "www": 5, "bare": 25}),
+        serde_json::json!({"https": 25, "http": 5, "www": 5, "bare": 25,
+            "origins": {"https_bare": 20, "http_bare": 5, "https_www": 5}}),
         "{text}"
     );
     for part in ["scheme", "www"] {

@@ -153,9 +153,12 @@ fn assert_hand_worked(text: &str) -> usize {
     );
     assert_eq!(shop["pages"], 36, "{text}");
     // http: `itIh` and `x7`; `www.`: `itIw` and `x7`; no URL with two pairs, so no order.
+    // Together: `itI`, `itIs`, `liJ`, `liJa`, `liJd` under https://shop.example (25), `itIh` under
+    // http:// (5), `itIw` under https://www. (5), `x7` under http://www. (1).
     assert_eq!(
         shop["spelling"],
-        serde_json::json!({"https": 30, "http": 6, "www": 6, "bare": 30}),
+        serde_json::json!({"https": 30, "http": 6, "www": 6, "bare": 30,
+            "origins": {"https_bare": 25, "http_bare": 5, "https_www": 5, "http_www": 1}}),
         "{text}"
     );
     for part in ["scheme", "www"] {

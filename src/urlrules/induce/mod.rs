@@ -434,6 +434,7 @@ impl Learner {
     /// Counts how a page of site `site` is spelled (scheme, `www.`, where its parameters stand).
     fn spell(&mut self, site: usize, p: &Parts) {
         let (s, positions) = &mut self.spelling[site];
+        *s.origins.slot(p.scheme == "https", p.host != p.site()) += 1;
         *if p.scheme == "https" {
             &mut s.https
         } else {
