@@ -288,7 +288,14 @@ pub async fn lookup<S: Store>(
         let mut dimensions = Vec::new();
         for d in Dimension::ALL {
             let flag = fields.unique(d);
+            let copycount = fields
+                .count(d)
+                .and_then(|f| doc.get(f))
+                .and_then(Value::as_i64);
+            // A stored count of 1 says the run left the page alone in the dimension, whatever it
+            // shares: a fuzzy profile too weak to count (`--fuzzy-min-words`) is no group.
             let key = group_field(fields, d)
+                .filter(|_| copycount.is_none_or(|n| n > 1))
                 .and_then(|f| doc.get(f).filter(|v| !v.is_null()).map(|v| (f, text(v))));
             let group = match key {
                 Some((field, key)) => {
@@ -299,10 +306,7 @@ pub async fn lookup<S: Store>(
             dimensions.push(FoundDimension {
                 dimension: d.name().to_owned(),
                 unique: doc.get(flag).and_then(Value::as_bool),
-                copycount: fields
-                    .count(d)
-                    .and_then(|f| doc.get(f))
-                    .and_then(Value::as_i64),
+                copycount,
                 group,
             });
         }

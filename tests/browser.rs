@@ -363,10 +363,20 @@ fn the_admin_page_runs_watches_opens_a_group_and_tests_urls() {
     // Every column of the runs table, the index panel, the settings and the lookup show on the
     // screen itself, not only after scrolling a table sideways.
     let hidden = browser.execute(
-        "const cells = [...document.querySelectorAll('#runs tr.run td, #index-panel dd, #settings dd, #lookup .found-doc')];          return cells.filter((c) => c.getBoundingClientRect().right > window.innerWidth + 1).map((c) => c.dataset.label || c.id || c.className);",
+        "const cells = [...document.querySelectorAll('#runs tr.run td, #index-panel dd, #settings dd, #lookup .found-doc, #url-results td')];          return cells.filter((c) => c.getBoundingClientRect().right > window.innerWidth + 1).map((c) => c.dataset.label || c.id || c.className);",
         &[],
     );
     assert_eq!(hidden, serde_json::json!([]), "cut off on a phone");
+    // The URL test's answers wrap: a URL cell is as wide as the screen allows, not a few
+    // characters squeezed into a column.
+    let narrowest = browser.execute(
+        "return Math.min(...[...document.querySelectorAll('#url-results tr.url-result td')].filter((c) => c.textContent).map((c) => c.getBoundingClientRect().width));",
+        &[],
+    );
+    assert!(
+        narrowest.as_f64().is_some_and(|w| w > 200.0),
+        "URL cells at 390 px: {narrowest}"
+    );
     browser.screenshot_png(&shots.join("serve-admin-phone.png"));
 }
 
@@ -430,8 +440,9 @@ fn the_admin_page_shows_a_failing_index_and_a_failed_run() {
     );
 }
 
-/// With a token: the page asks for it and says it is missing; once a valid one is entered, the
-/// message goes and the overview loads.
+/// With a token: a first visit asks for it as a prompt (no error before anything was typed, nothing
+/// sent, Run disabled, the index panel saying why it is empty); once a valid one is entered the
+/// overview loads and Run comes.
 #[test]
 fn the_admin_page_forgets_the_token_message_once_the_token_is_right() {
     let Some(browser) =
@@ -447,11 +458,26 @@ fn the_admin_page_forgets_the_token_message_once_the_token_is_right() {
     let server = Served::spawn(cmd);
     browser.set_window_size(1024, 768);
     browser.goto(&format!("{}/", server.base));
-    browser.wait_for_text("#message", "the token is missing or wrong", WAIT);
+    browser.wait_for_text("#overview", "once the token is given", WAIT);
+    let message = browser.text(&browser.find("#message").unwrap());
+    assert_eq!(message.trim(), "", "no error before anything was typed");
+    assert_eq!(
+        browser.property(&browser.find("#btn-run").unwrap(), "disabled"),
+        serde_json::json!(true)
+    );
+    let box_shown = browser.execute(
+        "return getComputedStyle(document.getElementById('token-box')).display;",
+        &[],
+    );
+    assert_eq!(box_shown, serde_json::json!("block"));
     let input = browser.wait_for("#token", WAIT);
     browser.send_keys(&input, token);
     browser.click(&browser.find("#btn-token").unwrap());
     browser.wait_for_text("#health", "answers", WAIT);
+    browser.wait_until(WAIT, "Run to be enabled", |b| {
+        let run = b.find("#btn-run")?;
+        (b.property(&run, "disabled") == serde_json::json!(false)).then_some(())
+    });
     // The poll after the token also answers; the message stays empty.
     std::thread::sleep(Duration::from_millis(2500));
     let message = browser.text(&browser.find("#message").unwrap());

@@ -347,15 +347,35 @@ pub(super) async fn groups(
     render(StatusCode::OK, &page)
 }
 
+/// The parts of a member's rank under the order runs decide with, named (smaller ranks first):
+/// `rank: rewrites 0, clutter 0, host 0, scheme 1, www 1, parameter order 0, URL length 39`.
+fn rank_in_words(rank: &[u32]) -> String {
+    const NAMES: [&str; 7] = [
+        "rewrites",
+        "clutter",
+        "host",
+        "scheme",
+        "www",
+        "parameter order",
+        "URL length",
+    ];
+    let parts: Vec<String> = rank
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match NAMES.get(i) {
+            Some(name) => format!("{name} {v}"),
+            None => v.to_string(),
+        })
+        .collect();
+    format!("rank (smaller first): {}", parts.join(", "))
+}
+
 /// A member as the page lists it, with its links.
 fn member_row(backend: Option<&Arc<dyn super::Backend>>, m: Member) -> MemberRow {
     let url = m.url.unwrap_or_default();
-    let rank = (!m.rank.is_empty()).then(|| {
-        let parts: Vec<String> = m.rank.iter().map(u32::to_string).collect();
-        format!("rank {}", parts.join("·"))
-    });
+    let rank = (!m.rank.is_empty()).then(|| rank_in_words(&m.rank));
     let why = match (rank, m.separated_by) {
-        (Some(r), Some(rule)) => Some(format!("{r}, behind the representative on {rule}")),
+        (Some(r), Some(rule)) => Some(format!("behind the representative on {rule}; {r}")),
         (Some(r), None) => Some(r),
         (None, Some(rule)) => Some(format!("behind the representative on {rule}")),
         (None, None) => None,
@@ -501,7 +521,7 @@ mod tests {
                     href: web("http://e.org/?q=\"><script>").map(str::to_owned),
                     unique: true,
                     in_index: Some(None),
-                    why: Some("rank 0·0·0·0·0·0·19".into()),
+                    why: Some("rank (smaller first): rewrites 0, clutter 0, host 0, scheme 0, www 0, parameter order 0, URL length 19".into()),
                 }],
                 more: 2,
             }],

@@ -839,6 +839,31 @@ fn serve_tells_its_index_and_looks_a_page_up() {
     assert!(page.contains("found-dimension"), "{page}");
 }
 
+/// A fuzzy profile too weak to count (one word, under `--fuzzy-min-words` 4) shares its signature
+/// with another page, but the run left both alone: the lookup shows no fuzzy group for it (issue 44).
+#[test]
+fn serve_shows_no_group_for_a_profile_that_takes_no_part() {
+    let t = Target::fake("serve-weak");
+    t.load(&[
+        json!({"id": "w1", "sku": "https://a.example/home", "text_t": "Welcome"}),
+        json!({"id": "w2", "sku": "https://b.example/start", "text_t": "welcome!"}),
+    ]);
+    let server = serve(&t, &[]);
+    let run = server.wait_run(server.start_run(json!({})), LONG);
+    assert_eq!(run["state"], "succeeded", "{run}");
+    let docs = t.docs();
+    assert_eq!(
+        docs["w1"]["fuzzy_signature_l"], docs["w2"]["fuzzy_signature_l"],
+        "one profile"
+    );
+    let found = server.json(&format!("/api/lookup?q={}", t.id("w1")));
+    let fuzzy = &found["documents"][0]["dimensions"][1];
+    assert_eq!(fuzzy["dimension"], "fuzzy", "{found}");
+    assert_eq!(fuzzy["copycount"], 1, "{found}");
+    assert_eq!(fuzzy["unique"], true, "{found}");
+    assert!(fuzzy["group"].is_null(), "no group: {found}");
+}
+
 /// `GET /api/groups/exact?host=H`: the groups with doubles on H, each with its whole size; a host
 /// with a slash is refused.
 #[test]

@@ -4,13 +4,25 @@ let running = null;
 let healthy = true;
 const TOKEN_WRONG = "the token is missing or wrong";
 function token() { return sessionStorage.getItem("solr-dedup-token") || ""; }
+// A server with a token and none given yet: the page asks for it first, and sends nothing until then.
+function waitingForToken() { return needsToken && !token(); }
+function askForToken() {
+  $("token-box").style.display = "block";
+  $("overview").innerHTML = '<p class="muted">The index is shown once the token is given (above).</p>';
+  setButtons();
+  $("token").focus();
+}
 async function api(path, body) {
   const headers = {};
   if (token()) headers["Authorization"] = "Bearer " + token();
   const init = { headers };
   if (body !== undefined) { init.method = "POST"; headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
   const r = await fetch(path, init);
-  if (r.status === 401) { $("token-box").style.display = "block"; throw new Error(TOKEN_WRONG); }
+  if (r.status === 401) {
+    $("token-box").style.display = "block";
+    setButtons();
+    throw new Error(TOKEN_WRONG);
+  }
   if ($("message").textContent === TOKEN_WRONG) say("");
   return r;
 }
@@ -21,7 +33,7 @@ async function fragment(id, path) {
   if (id === "overview") applyHealth();
 }
 function setButtons() {
-  $("btn-run").disabled = $("btn-check").disabled = !!running || !healthy;
+  $("btn-run").disabled = $("btn-check").disabled = !!running || !healthy || waitingForToken();
 }
 // Run and Check are disabled while the index does not answer; the reason is shown beside them.
 function applyHealth() {
@@ -61,7 +73,7 @@ async function poll() {
     const run = (await r.json()).run;
     showProgress(run);
     $("btn-cancel").disabled = !run;
-    $("btn-run").disabled = $("btn-check").disabled = !!run || !healthy;
+    setButtons();
     if (running && (!run || run.id !== running)) {
       const ended = running;
       running = run ? run.id : null;
@@ -139,22 +151,32 @@ $("btn-test").onclick = async () => {
     if (r.status !== 200) { say(answer.error, true); return; }
     const head = table.insertRow();
     for (const t of ["URL", "canonical", "duplicate of", "probability"]) { const th = document.createElement("th"); th.textContent = t; head.appendChild(th); }
+    const labels = ["URL", "canonical", "duplicate of", "probability"];
     for (const a of answer.answers) {
       const row = table.insertRow();
       row.className = "url-result";
       row.dataset.duplicate = a.duplicate_of ? "yes" : "no";
+      // duplicate_of is the copy search shows; the page the canonical form met, when another, beside it.
+      const dup = !a.duplicate_of ? "new" : a.duplicate_of.url + (a.matched ? ` (met ${a.matched.url}, a hidden double)` : "");
       const cells = a.error ? [a.url, a.error, "", ""] :
-        [a.url, a.canonical, a.duplicate_of ? a.duplicate_of.url : "new", a.duplicate_of ? a.probability.toFixed(3) : ""];
-      for (const c of cells) row.insertCell().textContent = c;
+        [a.url, a.canonical, dup, a.duplicate_of ? a.probability.toFixed(3) : ""];
+      cells.forEach((c, i) => { const cell = row.insertCell(); cell.textContent = c; cell.dataset.label = labels[i]; });
     }
   } catch (e) { say(e.message, true); }
 };
+let polling = false;
+function begin() {
+  fragment("overview", "ui/overview").catch((e) => say(e.message, true));
+  if (!polling) { polling = true; poll(); }
+}
 $("btn-token").onclick = () => {
-  sessionStorage.setItem("solr-dedup-token", $("token").value.trim());
+  const given = $("token").value.trim();
+  if (!given) { $("token").focus(); return; }
+  sessionStorage.setItem("solr-dedup-token", given);
   $("token-box").style.display = "none";
   if ($("message").textContent === TOKEN_WRONG) say("");
-  fragment("overview", "ui/overview").catch((e) => say(e.message, true));
+  setButtons();
+  begin();
 };
-if (needsToken && !token()) $("token-box").style.display = "block";
-fragment("overview", "ui/overview").catch((e) => say(e.message, true));
-poll();
+$("token").addEventListener("keydown", (ev) => { if (ev.key === "Enter") $("btn-token").click(); });
+if (waitingForToken()) askForToken(); else begin();
