@@ -177,7 +177,9 @@ on exact_signature_unique_b:true shows for the content of the indexed page with 
 (the representative of its exact group, from the flags the last run wrote), or null: the URL is new, \
 whatever the rules say, and its probability is 0. matched, given only when it is another page, is the \
 indexed page the canonical form met (a double the index hides). The \
-probability is the product of the estimates of the rules the match needed: those that rewrote the URL and \
+probability is the chance that the URL serves that content: the product, over the rules the match needed, \
+of each rule's calibrated probability (from its counts, under the calibration `urls learn` chose by \
+cross-validation; a rules file without one gives the pessimistic estimates): those that rewrote the URL and \
 (after \"|\" in rules) the indexed page's URL, a rule that removed a parameter from both counted once, and \
 one that changed both the same way (both www., both http) not at all. A URL without a canonical form (not a URL, not http(s)) gets {\"url\": …, \"error\": …} \
 and the rest are still answered.
@@ -185,8 +187,10 @@ and the rest are still answered.
 Skip a URL above a threshold, and still fetch a small share (MaybeDont: 5 %) of those you would skip, so \
 that a rule that stops holding is noticed; the guide (docs/src/url-rules.md) has the thresholds' trade-off.
 
-The index is read once (ids, URLs and the exact flags, light) before the first answer. Exit codes: 0 all answered; 1 some \
-URLs had errors, or the index holds no page; 2 usage or rules-file error; 3 Solr unreachable.";
+The index is read once (ids, URLs and the exact flags, light) before the first answer.
+
+Exit codes: 0 all answered; 1 some URLs had errors, or the index holds no page; 2 usage or rules-file \
+error; 3 Solr unreachable.";
 
 const URLS_PREDICT_EXAMPLES: &str = "\
 Examples:

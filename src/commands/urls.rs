@@ -105,6 +105,7 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
             "content": {"by_near": work.by_near, "by_exact": work.by_exact, "signed_now": work.text_docs},
             "bad_urls": summary.bad_urls,
             "rules_file": where_to,
+            "calibration": summary.calibration,
         });
         let mut text =
             serde_json::to_string_pretty(&report_json).context("cannot encode the report")?;
@@ -114,9 +115,15 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
     if c.quiet {
         return Ok(Exit::Ok);
     }
+    let calibrated = summary.calibration.map_or(String::new(), |f| {
+        format!(
+            "; probabilities calibrated on {} pairs left out one at a time (pi {}, epsilon {}; Brier score {:.4}, the estimates' {:.4})",
+            f.pairs, f.calibration.pi, f.calibration.epsilon, f.brier, f.brier_pessimistic
+        )
+    });
     eprintln!(
         "url rules: {} pages of {} sites, {} pairs compared, {} candidates; rules that apply / written: {}; \
-         content by near cluster {}, by exact signature {}, signed now {}; {} URLs left out (not http(s)); written to {where_to}",
+         content by near cluster {}, by exact signature {}, signed now {}; {} URLs left out (not http(s)); written to {where_to}{calibrated}",
         summary.pages,
         sites,
         summary.pairs,

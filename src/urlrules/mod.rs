@@ -44,6 +44,7 @@
 //! assert_eq!(c.applied, ["host case", "www", "param utm_source"]);
 //! ```
 
+pub mod calibrate;
 pub mod clean;
 pub mod induce;
 pub mod nutch;
@@ -77,6 +78,11 @@ pub struct Rules {
     pub min_estimate: f64,
     /// Per site (the host without a leading `www.`), and [`ALL_SITES`].
     pub sites: BTreeMap<String, SiteRules>,
+    /// How a rule's counts become the probability a prediction gives ([`calibrate`]), chosen by
+    /// cross-validation when the rules were learnt; none (a file from before, or made by hand):
+    /// predictions give the estimates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<calibrate::Calibration>,
 }
 
 impl Default for Rules {
@@ -85,6 +91,7 @@ impl Default for Rules {
             url_rules: FORMAT,
             min_estimate: MIN_ESTIMATE,
             sites: BTreeMap::new(),
+            calibration: None,
         }
     }
 }
@@ -288,6 +295,9 @@ pub struct Canonical {
     pub applied: Vec<String>,
     /// The estimate of each of `applied` (1 for host case and user info).
     pub estimates: Vec<f64>,
+    /// The probability each of `applied` keeps the page: calibrated from its counts under the
+    /// file's [`Rules::calibration`], else its estimate (1 for host case and user info).
+    pub probabilities: Vec<f64>,
     /// The product of the applied rules' estimates: the chance, by the evidence, that the canonical
     /// form serves the same page (1 when nothing but the parser's normalisation applied).
     pub keeps: f64,
@@ -388,14 +398,17 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
     let look = Lookup::new(rules, site);
     let mut applied = Vec::new();
     let mut estimates = Vec::new();
+    let mut probabilities = Vec::new();
     if host_has_upper_case(raw) {
         applied.push("host case".to_owned());
         estimates.push(1.0);
+        probabilities.push(1.0);
     }
     if !url.username().is_empty() || url.password().is_some() {
         // Credentials never choose the page; they are left out of the form (and of every answer).
         applied.push("user info".to_owned());
         estimates.push(1.0);
+        probabilities.push(1.0);
     }
     let mut keeps = 1.0;
     let mut apply = |what: &str, (e, pooled): (&Evidence, bool)| {
@@ -405,6 +418,11 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
             what.to_owned()
         });
         estimates.push(e.estimate);
+        probabilities.push(
+            rules
+                .calibration
+                .map_or(e.estimate, |c| c.probability(e.support, e.against)),
+        );
         keeps *= e.estimate;
     };
     let mut scheme = (p.scheme == "http")
@@ -490,6 +508,7 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
         site: site.to_owned(),
         applied,
         estimates,
+        probabilities,
         keeps,
     })
 }

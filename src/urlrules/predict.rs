@@ -267,12 +267,12 @@ fn same_on_both(label: &str) -> bool {
 /// values) is counted once.
 fn joint(ours: &Canonical, theirs: &Canonical) -> f64 {
     let mut p = 1.0;
-    for (label, e) in ours.applied.iter().zip(&ours.estimates) {
+    for (label, e) in ours.applied.iter().zip(&ours.probabilities) {
         if !(same_on_both(label) && theirs.applied.contains(label)) {
             p *= e;
         }
     }
-    for (label, e) in theirs.applied.iter().zip(&theirs.estimates) {
+    for (label, e) in theirs.applied.iter().zip(&theirs.probabilities) {
         if !ours.applied.contains(label) {
             p *= e;
         }

@@ -155,7 +155,7 @@ fn urls_predict_names_the_indexed_page_a_url_duplicates() {
         "the page with the URL no rule had to rewrite, not its http/www/sid copies"
     );
     assert!(
-        close(&p["probability"], ALL_OF_5 * ALL_OF_5 * ALL_OF_10),
+        close(&p["probability"], P_ALL_OF_5 * P_ALL_OF_5 * P_ALL_OF_10),
         "{p}"
     );
 
@@ -167,7 +167,7 @@ fn urls_predict_names_the_indexed_page_a_url_duplicates() {
         p["duplicate_of"],
         page("p3-page2", "https://shop.example/item/3?page=2")
     );
-    assert!(close(&p["probability"], ALL_OF_5), "{p}");
+    assert!(close(&p["probability"], P_ALL_OF_5), "{p}");
 
     // No indexed page has these forms: new, probability 0.
     for (p, canonical) in [

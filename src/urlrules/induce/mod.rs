@@ -96,7 +96,7 @@ struct Sibling {
 type Positions = FxHashMap<Box<str>, (f64, u64)>;
 
 /// What a learn saw, for the summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
     /// URLs added.
     pub pages: u64,
@@ -113,6 +113,9 @@ pub struct Summary {
     /// Rules written (with enough evidence to say yes or no), and of them the ones that apply, by
     /// kind.
     pub rules: BTreeMap<&'static str, (u64, u64)>,
+    /// The calibration chosen by cross-validation on the site-level candidates' pairs, and how it
+    /// did on them.
+    pub calibration: Option<crate::urlrules::calibrate::Fit>,
 }
 
 /// Learns rules from an index's URLs and contents (see the module docs).
@@ -501,6 +504,16 @@ impl Learner {
         // Candidates named for sibling records that never formed a pair have no evidence.
         self.candidates.retain(|_, c| c.support + c.against > 0);
         self.summary.candidates = self.candidates.len() as u64;
+        // The probabilities predictions give, calibrated on every site's own part candidates (a
+        // prefix or value candidate repeats pairs of its part).
+        let counts: Vec<(u64, u64)> = self
+            .candidates
+            .values()
+            .filter(|c| c.prefix.is_none() && c.value.is_none())
+            .map(|c| (c.support, c.against))
+            .collect();
+        let fit = crate::urlrules::calibrate::fit(&counts);
+        self.summary.calibration = Some(fit);
 
         let mut rules = rules::choose(
             self.candidates,
@@ -528,6 +541,7 @@ impl Learner {
             r.pages = *pages;
             r.spelling = spelling;
         }
+        rules.calibration = Some(fit.calibration);
         (rules, self.summary)
     }
 }

@@ -18,6 +18,7 @@ pub(super) fn choose(
         url_rules: FORMAT,
         min_estimate,
         sites: BTreeMap::new(),
+        calibration: None,
     };
     // Pooled over all sites: site-level evidence only, from at least two sites.
     let mut pooled: FxHashMap<Key, (Counts, u32)> = FxHashMap::default();
