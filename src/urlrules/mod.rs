@@ -393,6 +393,8 @@ impl<'r> Lookup<'r> {
 /// The canonical form of `raw` under `rules` (see the module docs).
 pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
     let url = parse(raw)?;
+    // The `www.` host of the site, for a pooled rule that takes a URL there (see below).
+    let www_host = format!("www.{}", site_of(url.host_str().unwrap_or("")));
     let mut p = Parts::of(&url);
     let site = p.site();
     let look = Lookup::new(rules, site);
@@ -425,47 +427,70 @@ pub fn canonical(raw: &str, rules: &Rules) -> Result<Canonical, UrlError> {
         );
         keeps *= e.estimate;
     };
-    let mut scheme = (p.scheme == "http")
-        .then(|| look.decide(|r| r.scheme.as_ref()))
-        .flatten();
-    let mut www = (p.host != site)
-        .then(|| look.decide(|r| r.www.as_ref()))
-        .flatten();
-    // A rule pooled over all sites never takes a URL to a scheme and host the site has no indexed
-    // page under (an http-only site is not rewritten to https): of the pooled ones, the most that
-    // lead somewhere the site serves pages, else none. Its own rules stand: their pairs show it
-    // serves pages under both spellings.
-    if let Some(origins) = look
+    // The scheme and host spelling. A site's own scheme and www rules take every URL to https and
+    // the bare host: their pairs show it serves pages under both. A rule pooled over all sites never
+    // takes a URL to a scheme and host the site has no indexed page under (an http-only site is not
+    // rewritten to https): among the spellings the pooled rules reach from this URL (both ways: they
+    // say the two serve the same pages), the one with the most of the site's pages, https and the
+    // bare host first on a tie; none with pages, no pooled rewrite. The same from every spelling
+    // the rules connect, so the form stays idempotent. A site whose spellings are not counted (an
+    // older file, too few pages) takes the pooled rules as its own.
+    let scheme_rule = look.decide(|r| r.scheme.as_ref());
+    let www_rule = look.decide(|r| r.www.as_ref());
+    let origins = look
         .own
         .map(|r| r.spelling.origins)
-        .filter(|o| !o.is_empty())
-    {
-        let lands = |s: &Option<(&Evidence, bool)>, w: &Option<(&Evidence, bool)>| {
-            origins.has(
-                s.is_some() || p.scheme == "https",
-                w.is_none() && p.host != site,
-            )
-        };
-        let pooled = |d: &Option<(&Evidence, bool)>| d.is_some_and(|(_, pooled)| pooled);
-        if (pooled(&scheme) || pooled(&www)) && !lands(&scheme, &www) {
-            let no_scheme = if pooled(&scheme) { None } else { scheme };
-            let no_www = if pooled(&www) { None } else { www };
-            if pooled(&www) && lands(&scheme, &no_www) {
-                www = no_www;
-            } else if pooled(&scheme) && lands(&no_scheme, &www) {
-                scheme = no_scheme;
-            } else {
-                (scheme, www) = (no_scheme, no_www);
+        .filter(|o| !o.is_empty());
+    let (is_https, is_www) = (p.scheme == "https", p.host != site);
+    let (to_https, to_www) = match origins {
+        Some(origins) if scheme_rule.is_some_and(|d| d.1) || www_rule.is_some_and(|d| d.1) => {
+            // Own rules fix their side; pooled ones leave both open.
+            let schemes: &[bool] = match scheme_rule {
+                Some((_, false)) => &[true],
+                Some((_, true)) => &[true, false],
+                None => std::slice::from_ref(&is_https),
+            };
+            let hosts: &[bool] = match www_rule {
+                Some((_, false)) => &[false],
+                Some((_, true)) => &[false, true],
+                None => std::slice::from_ref(&is_www),
+            };
+            let mut best: Option<(u64, bool, bool)> = None;
+            for &h in schemes {
+                for &w in hosts {
+                    let mut o = origins;
+                    let n = *o.slot(h, w);
+                    // Listed https first, bare first: a later one wins only with more pages.
+                    if n > 0 && best.is_none_or(|(m, _, _)| n > m) {
+                        best = Some((n, h, w));
+                    }
+                }
+            }
+            match best {
+                Some((_, h, w)) => (h, w),
+                // Nowhere with pages: own rules as they say, pooled ones not.
+                None => (
+                    matches!(scheme_rule, Some((_, false))) || is_https,
+                    !matches!(www_rule, Some((_, false))) && is_www,
+                ),
             }
         }
+        _ => (
+            scheme_rule.is_some() || is_https,
+            www_rule.is_none() && is_www,
+        ),
+    };
+    if to_https != is_https {
+        if let Some(d) = scheme_rule {
+            p.scheme = if to_https { "https" } else { "http" };
+            apply("scheme", d);
+        }
     }
-    if let Some(d) = scheme {
-        p.scheme = "https";
-        apply("scheme", d);
-    }
-    if let Some(d) = www {
-        p.host = site;
-        apply("www", d);
+    if to_www != is_www {
+        if let Some(d) = www_rule {
+            p.host = if to_www { &www_host } else { site };
+            apply("www", d);
+        }
     }
     for segment in &mut p.segments {
         segment.params.retain(|param| {
@@ -724,6 +749,8 @@ mod tests {
                 if www { "www." } else { "" },
             );
             let c = canonical(&url, &r).unwrap();
+            let again = canonical(&c.url, &r).unwrap();
+            prop_assert_eq!(&again.url, &c.url, "idempotent");
             let to_https = c.url.starts_with("https://");
             let to_www = c.url.contains("://www.");
             let moved = (to_https, to_www) != (https, www);
@@ -747,7 +774,8 @@ mod tests {
     }
 
     /// The bundled corpus's case: a scheme rule pooled over all sites does not rewrite an http-only
-    /// site to https; its www rule, where the site has bare-host pages, still applies.
+    /// site to https; its www rule, where the site has bare-host pages, still applies; the pooled
+    /// rules take a URL to the spelling where the site's pages are.
     #[test]
     fn an_http_only_site_keeps_http_under_a_pooled_scheme_rule() {
         let mut r = Rules::default();
@@ -766,8 +794,18 @@ mod tests {
         let c = canonical("http://www.old.example/a", &r).unwrap();
         assert_eq!(c.url, "http://old.example/a");
         assert_eq!(c.applied, ["www (all sites)"]);
+        // Both ways: an https URL of the site is taken to http, where its pages are, so that it
+        // meets them.
         let c = canonical("https://old.example/b", &r).unwrap();
-        assert_eq!(c.url, "https://old.example/b", "https is kept as written");
+        assert_eq!(c.url, "http://old.example/b");
+        assert_eq!(c.applied, ["scheme (all sites)"]);
+        // A site with pages only under www.: the bare host goes there.
+        let mut site = SiteRules::default();
+        site.spelling.origins.https_www = 12;
+        r.sites.insert("w.example".into(), site);
+        let c = canonical("http://w.example/x", &r).unwrap();
+        assert_eq!(c.url, "https://www.w.example/x");
+        assert_eq!(c.applied, ["scheme (all sites)", "www (all sites)"]);
         // Another site, nothing counted: the pooled rules apply.
         let c = canonical("http://www.new.example/a", &r).unwrap();
         assert_eq!(c.url, "https://new.example/a");

@@ -68,7 +68,7 @@ if [ "$have_urls" = 1 ]; then
   predict() { "$bin" urls predict --rules "$data/rules.json" --input "$data/signed.jsonl" - \
     < "$data/query-urls.txt" > "$data/ours.jsonl"; }
   step "solr-dedup urls predict" predict
-  step "score ours" python3 "$here/score.py" "$data" "$data/ours.jsonl" --name ours
+  step "score ours" python3 "$here/score.py" "$data" "$data/ours.jsonl" --name ours --docs "$data/signed.jsonl"
   scores+=("$data/score-ours.json")
 fi
 

@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Score duplicate-URL predictions against the simulated ground truth.
 
-    python3 score.py DIR PREDICTIONS.jsonl [--name NAME]
+    python3 score.py DIR PREDICTIONS.jsonl [--name NAME] [--docs DOCS.jsonl]
 
 DIR/queries.jsonl holds the labelled queries; PREDICTIONS.jsonl one line per query, in the same
 order, with at least {"url": ..., "probability": p}. A line with "error" (or without a probability)
-counts as probability 0 and is reported. Prints markdown tables and writes DIR/score-NAME.json.
+counts as probability 0 and is reported. Prints markdown tables and writes DIR/score-NAME.json:
+precision and recall per threshold (and the recall ceiling: every duplicate the predictor names a
+page for, at any probability), ROC AUC, the Brier score and a reliability table (the mean
+probability and the share of duplicates in bands of probability). With --docs (the decided
+documents the predictions were made from), the share of answers whose duplicate_of is the page the
+index shows (exact_signature_unique_b true).
 
 Standard library only.
 """
@@ -99,6 +104,33 @@ def best_precision_at_recall(labels, scores, min_recall):
     return best
 
 
+RELIABILITY_BANDS = [0.0, 0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0]
+
+
+def reliability(labels, scores):
+    """Per band of probability [lo, hi) (the last one closed): queries, mean probability, share
+    that are duplicates. Queries answered with probability 0 (no indexed page) form their own row."""
+    rows = []
+    zero = [l for l, s in zip(labels, scores) if s == 0.0]
+    if zero:
+        rows.append({'band': '0 (new)', 'count': len(zero), 'mean_probability': 0.0,
+                     'observed': sum(zero) / len(zero)})
+    bands = RELIABILITY_BANDS
+    for k in range(len(bands) - 1):
+        lo, hi = bands[k], bands[k + 1]
+        idx = [i for i, s in enumerate(scores) if s > 0.0 and lo <= s and (s < hi or (hi == 1.0 and s <= hi))]
+        if not idx:
+            continue
+        rows.append({'band': '[%g, %g%s' % (lo, hi, ']' if hi == 1.0 else ')'), 'count': len(idx),
+                     'mean_probability': sum(scores[i] for i in idx) / len(idx),
+                     'observed': sum(labels[i] for i in idx) / len(idx)})
+    return rows
+
+
+def brier(labels, scores):
+    return sum((s - (1.0 if l else 0.0)) ** 2 for l, s in zip(labels, scores)) / len(labels)
+
+
 def load(dir_, pred_path):
     queries = [json.loads(l) for l in open(os.path.join(dir_, 'queries.jsonl')) if l.strip()]
     preds = [json.loads(l) for l in open(pred_path) if l.strip()]
@@ -129,7 +161,21 @@ def fmt(x, digits=3):
     return str(x)
 
 
-def score(dir_, pred_path, name):
+def representatives(docs_path, dup_of):
+    """Of the answers that name a page: how many name one flagged exact_signature_unique_b true."""
+    flags = {}
+    with open(docs_path) as f:
+        for line in f:
+            if line.strip():
+                d = json.loads(line)
+                flags[str(d.get('id'))] = d.get('exact_signature_unique_b')
+    named = [d['id'] for d in dup_of if isinstance(d, dict) and d.get('id') is not None]
+    shown = sum(1 for i in named if flags.get(str(i)) is True)
+    return {'named': len(named), 'flagged_unique': shown,
+            'share': shown / len(named) if named else None}
+
+
+def score(dir_, pred_path, name, docs=None):
     queries, scores, errors, problems, dup_of = load(dir_, pred_path)
     labels = [bool(q['duplicate']) for q in queries]
     res = {
@@ -138,6 +184,10 @@ def score(dir_, pred_path, name):
         'auc': auc(labels, scores),
         'at_thresholds': [pr_at(labels, scores, t) for t in THRESHOLDS],
         'best_precision_at_recall_%g' % MIN_RECALL: best_precision_at_recall(labels, scores, MIN_RECALL),
+        'brier': brier(labels, scores) if labels else None,
+        'reliability': reliability(labels, scores),
+        # Every duplicate the predictor names a page for, whatever the probability.
+        'recall_ceiling': (sum(1 for l, s in zip(labels, scores) if l and s > 0.0) / max(1, sum(labels))),
     }
     # the indexed page named by the prediction has the query's content (when the predictor names one)
     named = right = 0
@@ -147,6 +197,8 @@ def score(dir_, pred_path, name):
             right += d['id'] in set(q.get('same_content_ids', []))
     res['duplicate_of_checked'] = named
     res['duplicate_of_right'] = right
+    if docs:
+        res['duplicate_of_representative'] = representatives(docs, dup_of)
 
     def group(key):
         out = {}
@@ -186,6 +238,16 @@ def print_report(res):
     print('|---:|---:|---:|---:|---:|')
     for r in res['at_thresholds']:
         print('| %g | %s | %s | %d | %d |' % (r['threshold'], fmt(r['precision'], 4), fmt(r['recall'], 4), r['tp'], r['fp']))
+    print('\nrecall ceiling (a page named, any probability): %.4f; Brier score %s' % (
+        res['recall_ceiling'], fmt(res['brier'], 4)))
+    print('\n| probability | queries | mean probability | duplicates |')
+    print('|---|---:|---:|---:|')
+    for r in res['reliability']:
+        print('| %s | %d | %.4f | %.4f |' % (r['band'], r['count'], r['mean_probability'], r['observed']))
+    rep = res.get('duplicate_of_representative')
+    if rep and rep['named']:
+        print('\nduplicate_of is the page the index shows (flagged unique) in %d of %d answers (%.4f)'
+              % (rep['flagged_unique'], rep['named'], rep['share']))
     b = res['best_precision_at_recall_%g' % MIN_RECALL]
     print('\nbest precision at recall >= %g: %s' % (MIN_RECALL, 'none' if b is None else
           '%.4f (recall %.4f) at threshold %.6g' % (b['precision'], b['recall'], b['threshold'])))
@@ -208,10 +270,11 @@ def main():
     ap.add_argument('predictions')
     ap.add_argument('--name', help='name of the predictor (default: the predictions file stem)')
     ap.add_argument('--quiet', action='store_true', help='write the JSON, print one line')
+    ap.add_argument('--docs', help='the decided documents (JSON Lines) the predictions were made from')
     a = ap.parse_args()
     self_check()
     name = a.name or os.path.splitext(os.path.basename(a.predictions))[0]
-    res = score(a.dir, a.predictions, name)
+    res = score(a.dir, a.predictions, name, a.docs)
     out = os.path.join(a.dir, 'score-%s.json' % name)
     with open(out, 'w') as f:
         json.dump(res, f, indent=1)

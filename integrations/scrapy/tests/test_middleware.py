@@ -27,10 +27,26 @@ def test_drops_predicted_duplicates_and_fetches_the_rest(site, serve, tmp_path):
     assert stats["downloader/exception_type_count/scrapy.exceptions.IgnoreRequest"] == len(INDEXED)
 
 
-def test_threshold_above_the_rule_estimate_drops_nothing(site, serve, tmp_path):
+def test_the_default_threshold_drops_the_variants_of_a_small_site(site, serve, tmp_path):
+    # One small site: 40 topics, each indexed with and without a session id; its sid rule has 40
+    # consistent pairs, and the calibrated probability reaches the default threshold (0.98,
+    # MaybeDont's).
     server = serve()
     stats, _ = crawl(tmp_path, site.base + "/", {
-        "SOLR_DEDUP_URL": server.base, "SOLR_DEDUP_THRESHOLD": "0.999", "SOLR_DEDUP_EXPLORATION": "0",
+        "SOLR_DEDUP_URL": server.base, "SOLR_DEDUP_EXPLORATION": "0",
+    })
+    fetched = topics_fetched(site)
+    assert not [p for p in fetched if "sid=" in p], fetched
+    assert stats["solr_dedup/dropped"] == len(INDEXED)
+    assert "solr_dedup/below_threshold" not in stats
+
+
+def test_threshold_above_the_rule_probability_drops_nothing(site, serve, tmp_path):
+    # A rule's probability is never certainty (even 40 of 40 pairs leave room for noise): at 1 the
+    # middleware drops nothing.
+    server = serve()
+    stats, _ = crawl(tmp_path, site.base + "/", {
+        "SOLR_DEDUP_URL": server.base, "SOLR_DEDUP_THRESHOLD": "1", "SOLR_DEDUP_EXPLORATION": "0",
     })
     assert len(topics_fetched(site)) == len(INDEXED) + len(NEW) + 1
     assert stats["solr_dedup/below_threshold"] == len(INDEXED)
