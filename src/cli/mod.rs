@@ -290,6 +290,15 @@ pub struct SchemaArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Write the verdict as one JSON object (as --json prints it) to FILE, or to standard output
+    /// with `-`
+    #[arg(long, value_name = "FILE|-")]
+    pub report: Option<PathBuf>,
+
+    /// Print nothing when the schema is ready (problems still show, and the exit code says it)
+    #[arg(short, long)]
+    pub quiet: bool,
+
     /// Log more to standard error: -v for progress notes, -vv for every request
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -154,6 +154,7 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
                 urls: stdin_dash(args.urls),
                 fields: field_names(&args.index.fields),
                 batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
+                report: args.report.map(Input::from_arg),
                 quiet: args.quiet,
                 log: env.logging(args.verbose),
             }))
@@ -304,6 +305,8 @@ impl Resolver<'_> {
             apply: args.action == SchemaAction::Apply,
             dry_run: args.dry_run,
             json: args.json,
+            report: args.report.map(Input::from_arg),
+            quiet: args.quiet,
             solr: self.solr(&args.solr, 1)?,
             engine: EngineConfig {
                 fields,

@@ -288,6 +288,11 @@ pub struct UrlsPredictArgs {
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
 
+    /// Write a JSON summary (URLs answered, with an indexed page met, at each threshold, errors)
+    /// to FILE, or to standard output with `-` after the answers
+    #[arg(long, value_name = "FILE|-")]
+    pub report: Option<PathBuf>,
+
     /// No progress bar
     #[arg(short, long)]
     pub quiet: bool,

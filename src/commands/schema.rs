@@ -99,19 +99,32 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         v.problems = problems;
         Ok(Some(()))
     })?
-    .map_or(Ok(Exit::Ok), |()| verdict(&v, &lines, c.json))
+    .map_or(Ok(Exit::Ok), |()| {
+        if let Some(out) = &c.report {
+            let mut text = serde_json::to_string_pretty(&v).expect("JSON");
+            text.push('\n');
+            super::write_text(out, &text, "the report")?;
+        }
+        // `--report -` is the output on standard output: no lines beside it.
+        let print = !(c.quiet && v.ok) && c.report != Some(crate::config::Input::Stdin);
+        verdict(&v, &lines, c.json, print)
+    })
 }
 
-/// Prints the verdict (its lines, or with `--json` one JSON object) and says whether a run may
-/// write: exit 2 when something stands in its way.
-fn verdict(v: &Verdict, lines: &[String], json: bool) -> Result<Exit, Failure> {
+/// Prints the verdict (its lines, or with `--json` one JSON object) unless told not to (`-q` and
+/// all well, or `--report -`), and says whether a run may write: exit 2 when something stands in
+/// its way.
+fn verdict(v: &Verdict, lines: &[String], json: bool, print: bool) -> Result<Exit, Failure> {
     let mut out = std::io::stdout().lock();
     let text = if json {
         serde_json::to_string_pretty(v).expect("JSON")
     } else {
         lines.join("\n")
     };
-    writeln!(out, "{text}").context("cannot write to standard output")?;
+    // Quiet: nothing when all is well; the problems still show.
+    if print {
+        writeln!(out, "{text}").context("cannot write to standard output")?;
+    }
     if v.ok {
         return Ok(Exit::Ok);
     }

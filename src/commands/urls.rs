@@ -237,11 +237,25 @@ pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
     let out = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, out.lock());
     let mut errors = 0u64;
+    let (mut answered, mut met, mut hidden) = (0u64, 0u64, 0u64);
+    // Answers at or above each threshold (the Scrapy middleware's default is 0.98).
+    const THRESHOLDS: [f64; 4] = [0.5, 0.9, 0.95, 0.98];
+    let mut at = [0u64; 4];
     let mut line = Vec::with_capacity(256);
     for_each_url(&c.urls, |u| {
         line.clear();
         match index.predict(u) {
-            Ok(p) => serde_json::to_writer(&mut line, &p).context("cannot write JSON")?,
+            Ok(p) => {
+                answered += 1;
+                if p.duplicate_of.is_some() {
+                    met += 1;
+                    hidden += u64::from(p.matched.is_some());
+                    for (n, t) in at.iter_mut().zip(THRESHOLDS) {
+                        *n += u64::from(p.probability >= t);
+                    }
+                }
+                serde_json::to_writer(&mut line, &p).context("cannot write JSON")?
+            }
             Err(e) => {
                 errors += 1;
                 serde_json::to_writer(
@@ -255,6 +269,26 @@ pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
         out.write_all(&line).map_err(stdout_failed)
     })?;
     out.flush().map_err(stdout_failed)?;
+    if let Some(report) = &c.report {
+        let at: serde_json::Map<String, serde_json::Value> = THRESHOLDS
+            .iter()
+            .zip(at)
+            .map(|(t, n)| (t.to_string(), serde_json::json!(n)))
+            .collect();
+        let summary = serde_json::json!({
+            "outcome": if problems || errors > 0 { "problems" } else { "succeeded" },
+            "answered": answered,
+            "errors": errors,
+            "indexed_page_met": met,
+            "hidden_doubles_met": hidden,
+            "at_threshold": at,
+            "index_pages": index.len(),
+        });
+        let mut text =
+            serde_json::to_string_pretty(&summary).context("cannot encode the report")?;
+        text.push('\n');
+        write_text(report, &text, "the report")?;
+    }
     if errors > 0 {
         eprintln!(
             "{errors} URLs had no canonical form (not a URL, or not http(s)); their lines say why"

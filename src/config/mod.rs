@@ -115,6 +115,8 @@ pub struct UrlsPredictConfig {
     pub fields: crate::model::FieldNames,
     /// Documents per read page.
     pub batch_size: usize,
+    /// Where the JSON summary goes (`--report`), if anywhere.
+    pub report: Option<Input>,
     /// No progress bar.
     pub quiet: bool,
     /// How logs are written (`-v`, `RUST_LOG`, colours).
@@ -241,6 +243,10 @@ pub struct SchemaConfig {
     pub dry_run: bool,
     /// `--json`: the verdict as one JSON object on standard output.
     pub json: bool,
+    /// `--report`: the verdict as one JSON object, to a file or standard output.
+    pub report: Option<Input>,
+    /// `-q`: nothing printed when the schema is ready.
+    pub quiet: bool,
     /// The core; `None` when neither `--solr` nor `SOLR_URL` is set.
     pub solr: Option<SolrConfig>,
     /// The fields and dimensions that decide what is needed.

@@ -629,6 +629,31 @@ fn the_learn_commands_take_quiet_and_report() {
         );
         assert_eq!(stdout(&o), "");
     }
+    // urls predict --report: how many answers met a page, and at which probability.
+    let rules = out("rules.json");
+    let report = out("predict-report.json");
+    let o = run(
+        &[
+            "urls",
+            "predict",
+            "--rules",
+            &rules,
+            "--input",
+            corpus,
+            "-q",
+            "--report",
+            &report,
+            "https://forum.example.org/viewtopic.php?t=1003&sid=0badcafe",
+            "https://forum.example.org/viewtopic.php?t=2000",
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 2);
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(summary["answered"], 2, "{summary}");
+    assert_eq!(summary["indexed_page_met"], 1, "{summary}");
+    assert_eq!(summary["errors"], 0, "{summary}");
     // The bundled corpus: the chrome of its forum and wiki, and rules for their URLs.
     let chrome: Value =
         serde_json::from_str(&std::fs::read_to_string(out("chrome-report.json")).unwrap()).unwrap();

@@ -214,6 +214,19 @@ fn schema_check_says_what_is_wrong() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // -q: nothing when the schema is ready; --report -: the verdict as JSON alone.
+    let out = solr_dedup()
+        .args(["schema", "check", "-q", "--solr", &t.core_url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    let out = solr_dedup()
+        .args(["schema", "check", "--report", "-", "--solr", &t.core_url])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
     t.fake_solr().edit_schema(|s| {
         s.remove_field("exact_signature_copycount_i");
         s.dynamic_fields.retain(|d| d.name != "*_i");

@@ -62,6 +62,17 @@ fn a_signature_processor_in_the_update_chain_is_named_and_refused() {
         "{v}"
     );
     assert_eq!(v["added"], serde_json::json!([]), "{v}");
+    // --report writes the same object; -q keeps the problems on standard output all the same.
+    let report = dir.path().join("schema.json");
+    let check = solr_dedup()
+        .args(["schema", "check", "-q", "--solr", &t.core_url, "--report"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(2), "{}", stderr(&check));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("SignatureUpdateProcessorFactory"));
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(written, v);
     t.fake_solr().clear_requests();
     let out = t.run(&["run"]);
     let err = stderr(&out);
