@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # URL rules against MaybeDont on a simulated crawl (tools/urls-eval/README.md).
 #
-#   bash tools/urls-eval/run.sh [--scale F] [--seed N] [--ours-only] [--check] [--work DIR] [--build]
+#   bash tools/urls-eval/run.sh [--scale F] [--seed N] [--ours-only] [--check] [--work DIR] [--build] [--chrome]
 #
 #   --scale F     size of the simulated crawl (1: about 14,000 pages, 4,000 queries)
 #   --seed N      simulation seed (default 1)
@@ -9,13 +9,15 @@
 #   --check       exit 1 unless ours has ROC AUC >= 0.97 and precision >= 0.99 at recall >= 0.9
 #   --work DIR    data and venv (default $URLS_EVAL_WORK or /tmp/urls-eval)
 #   --build       cargo build --release even when the binary exists
+#   --chrome      ours with each site's chrome learnt first (chrome learn, run --chrome): print
+#                 views then cluster with their pages
 #
 # Builds target/release/solr-dedup only when it is missing (or with --build). MaybeDont runs in
 # a venv under the work dir (python3 -m venv; pip install MaybeDont==0.1.1 w3lib).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-scale=1 seed=1 ours_only=0 check=0 build=0
+scale=1 seed=1 ours_only=0 check=0 build=0 chrome=0
 work="${URLS_EVAL_WORK:-/tmp/urls-eval}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -25,7 +27,8 @@ while [ $# -gt 0 ]; do
     --ours-only) ours_only=1; shift ;;
     --check) check=1; shift ;;
     --build) build=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --chrome) chrome=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,8 +65,13 @@ step "simulate" python3 "$here/simulate.py" --seed "$seed" --scale "$scale" --ou
 
 scores=()
 if [ "$have_urls" = 1 ]; then
+  chrome_args=()
+  if [ "$chrome" = 1 ]; then
+    step "solr-dedup chrome learn" "$bin" chrome learn --input "$data/crawl.jsonl" --out "$data/chrome.json" -q
+    chrome_args=(--chrome "$data/chrome.json")
+  fi
   step "solr-dedup run (sign)" "$bin" run --input "$data/crawl.jsonl" --output "$data/signed.jsonl" \
-    --output-format docs -q
+    --output-format docs -q "${chrome_args[@]}"
   step "solr-dedup urls learn" "$bin" urls learn --input "$data/signed.jsonl" --out "$data/rules.json"
   predict() { "$bin" urls predict --rules "$data/rules.json" --input "$data/signed.jsonl" - \
     < "$data/query-urls.txt" > "$data/ours.jsonl"; }
