@@ -28,7 +28,7 @@ prefix="$work/prefix"
 "$work/$(basename "$tarball" .tar.gz)/install.sh" --prefix "$prefix" --sysconfdir "$work/etc"
 bin="$prefix/bin/solr-dedup"
 version="$(grep -m1 '^version' Cargo.toml | cut -d'"' -f2)"
-"$bin" --version | grep -Eq "^solr-dedup $version \([0-9a-f]{7,}|unknown" || fail "--version: $("$bin" --version)"
+"$bin" --version | grep -Eq "^solr-dedup $version \(([0-9a-f]{7,}|unknown) " || fail "--version: $("$bin" --version)"
 "$bin" completions bash | grep -q 'complete -F' || fail "completions bash printed no bash completion"
 "$bin" man | grep -q '^\.TH' || fail "man printed no manual page"
 for f in share/man/man1/solr-dedup.1 share/bash-completion/completions/solr-dedup \
@@ -181,6 +181,8 @@ checks = {
     "serve is built from the Dockerfile, in its own file (no profile)":
         serve["build"]["dockerfile"] == "Dockerfile" and not serve.get("profiles"),
     "serve waits for a healthy solr": serve["depends_on"]["solr"]["condition"] == "service_healthy",
+    "serve is restarted after a crash, a few times at most":
+        serve.get("restart") in ("on-failure:3", "on-failure"),
     "serve runs on the core, listening in its container, with its state in the volume":
         serve["command"] == ["serve"]
         and settings.get("index", {}).get("solr") == core

@@ -15,13 +15,17 @@ property of its configuration; needs config-edit and reloads the core) and, with
 kept there. The fields stay in the schema (your configset may have had them; to delete one: the Schema \
 API's delete-field).
 
+Stop whatever runs the worker on the core first (serve, the timer): its next run would decide the \
+core again and record its settings anew.
+
 One light read of the documents that hold any of the fields, then atomic updates that set those \
 fields to null, each guarded by the document's _version_: a page re-indexed meanwhile is read again, one \
 deleted meanwhile stays deleted. Nothing else of a document changes; refused on a core whose atomic \
 updates would empty fields (as `run` is). --dry-run counts and writes nothing.
 
 Exit codes: 0 cleaned (or, with --dry-run, counted); 1 documents kept changing and still hold a field \
-(run it again); 2 usage, configuration or schema error; 3 Solr unreachable.";
+(run it again), or the settings record could not be removed; 2 usage, configuration or schema error; 3 \
+Solr unreachable.";
 
 pub(super) const CLEAN_EXAMPLES: &str = "\
 Examples:

@@ -154,7 +154,8 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
                 urls: stdin_dash(args.urls),
                 fields: field_names(&args.index.fields),
                 batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
-                report: args.report.map(Input::from_arg),
+                // The answers are standard output's: the report goes to a file.
+                report: report_beside(args.report, std::path::Path::new("-"))?,
                 quiet: args.quiet,
                 log: env.logging(args.verbose),
             }))

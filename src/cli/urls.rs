@@ -289,7 +289,7 @@ pub struct UrlsPredictArgs {
     pub urls: Vec<String>,
 
     /// Write a JSON summary (URLs answered, with an indexed page met, at each threshold, errors)
-    /// to FILE, or to standard output with `-` after the answers
+    /// to FILE (standard output holds the answers)
     #[arg(long, value_name = "FILE|-")]
     pub report: Option<PathBuf>,
 

@@ -125,15 +125,22 @@ pub fn run(c: &CleanConfig) -> Result<Exit, Failure> {
         };
         Ok::<_, Failure>((report, record, kept))
     })?;
+    // A record that could not be removed holds the core to the settings its flags no longer have:
+    // the clean-up is not done (exit 1). In a dry run nothing was to be removed.
+    let record_failed = matches!(record, RecordState::Failed(_)) && !c.dry_run;
     if let RecordState::Failed(why) = &record {
-        tracing::warn!("{why}; remove the settings record by hand (see the guide, Settings recorded with the core)");
+        if c.dry_run {
+            tracing::warn!("{why}");
+        } else {
+            tracing::warn!("{why}; remove the settings record by hand (see the guide, Settings recorded with the core)");
+        }
     }
     if let Some(Err(why)) = &kept {
         tracing::warn!("cannot remove the order kept in the state folder ({why}); remove its decided/ file by hand");
     }
     if let Some(out) = &c.report {
         let mut json = serde_json::json!({
-            "outcome": if report.left > 0 { "problems" } else { "succeeded" },
+            "outcome": if report.left > 0 || record_failed { "problems" } else { "succeeded" },
             "dry_run": c.dry_run,
             "documents": report.documents,
             "fields": report.fields,
@@ -154,7 +161,7 @@ pub fn run(c: &CleanConfig) -> Result<Exit, Failure> {
     if !c.quiet {
         eprintln!("{}", summary(&report, c.dry_run, &record));
     }
-    Ok(if report.left > 0 {
+    Ok(if report.left > 0 || record_failed {
         Exit::Problems
     } else {
         Exit::Ok

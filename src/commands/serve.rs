@@ -473,7 +473,8 @@ async fn held_at_start(job: &JobConfig) -> Result<(), Failure> {
         format: job.output_format,
     };
     match open(index, purpose).await {
-        Ok(_) => held_to_record(job, &engine, true).await,
+        // A serve whose runs write nothing (`--dry-run`) records nothing either.
+        Ok(_) => held_to_record(job, &engine, !job.engine.dry_run).await,
         Err(f) => {
             warn!(
                 "{:#}; the settings recorded with the core are checked at each run",

@@ -116,10 +116,20 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         return Ok(Exit::Ok);
     }
     let calibrated = summary.calibration.map_or(String::new(), |f| {
-        format!(
-            "; probabilities calibrated on {} pairs left out one at a time (pi {}, epsilon {}; Brier score {:.4}, the estimates' {:.4})",
-            f.pairs, f.calibration.pi, f.calibration.epsilon, f.brier, f.brier_pessimistic
-        )
+        if f.pairs < crate::urlrules::calibrate::MIN_PAIRS {
+            format!(
+                "; probabilities under the default calibration (pi {}, epsilon {}: {} pairs, fewer than {} to choose from)",
+                f.calibration.pi,
+                f.calibration.epsilon,
+                f.pairs,
+                crate::urlrules::calibrate::MIN_PAIRS
+            )
+        } else {
+            format!(
+                "; probabilities calibrated on {} pairs left out one at a time (pi {}, epsilon {}; Brier score {:.4}, the estimates' {:.4})",
+                f.pairs, f.calibration.pi, f.calibration.epsilon, f.brier, f.brier_pessimistic
+            )
+        }
     });
     eprintln!(
         "url rules: {} pages of {} sites, {} pairs compared, {} candidates; rules that apply / written: {}; \

@@ -356,8 +356,10 @@ pub enum ConfigError {
         "the bearer token is empty; put at least 16 characters in --token-file or SOLR_DEDUP_TOKEN"
     )]
     TokenEmpty,
-    /// `--report -` beside `--out -`: both on standard output.
-    #[error("--report - and --out - would both write to standard output; give one of them a file")]
+    /// `--report -` beside `--out -` (or the answers of `urls predict`): both on standard output.
+    #[error(
+        "--report - would share standard output with the command's output; give the report a file"
+    )]
     BothOnStdout,
     /// `urls predict|canonical|export` without `--rules` or `rules` in the file.
     #[error("no rules file: give --rules FILE, or set rules in the configuration file's [decide]")]

@@ -135,7 +135,13 @@ fn update_of(doc: &Doc, s: &CleanSettings, report: &mut CleanReport) -> Option<A
     };
     Some(AtomicUpdate {
         id,
-        version: doc.get(&s.version_field).and_then(Value::as_i64),
+        // Without the version read, `1`: Solr's "the document must exist", so that a document
+        // deleted meanwhile is never made again by the update.
+        version: Some(
+            doc.get(&s.version_field)
+                .and_then(Value::as_i64)
+                .unwrap_or(1),
+        ),
         set: held.into_iter().map(|f| (f.clone(), Value::Null)).collect(),
     })
 }

@@ -385,14 +385,19 @@ async fn watching(out: &mut Out, state: &AppState) {
             .and_then(|r| r.report)
             .map_or(f64::NAN, |r| r.documents.written as f64),
     );
+    // Bounded well under a scrape's usual timeout (10 s): a Solr that does not answer within 2 s
+    // reads as down, and the rest of the text still goes out.
     let up = match &state.backend {
-        Some(b) => f64::from(u8::from(b.health().await.is_ok())),
+        Some(b) => {
+            let probe = tokio::time::timeout(std::time::Duration::from_secs(2), b.health()).await;
+            f64::from(u8::from(matches!(probe, Ok(Ok(())))))
+        }
         None => f64::NAN,
     };
     out.one(
         "solr_dedup_index_up",
         "gauge",
-        "1 when the index (Solr, or the input file) answers this scrape's health probe, 0 when not.",
+        "1 when the index (Solr, or the input file) answers this scrape's health probe within 2 s, 0 when not.",
         up,
     );
     // Without rules the prediction index's families are here, not above (where they are with rules).

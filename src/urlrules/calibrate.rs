@@ -23,7 +23,9 @@
 //! every pair of every candidate is predicted from the other pairs of its candidate, and the pair
 //! of parameters with the smallest log loss over all held-out pairs wins (a grid search; the loss is
 //! computed from the counts alone). [`Fit`] keeps the held-out Brier score and log loss beside the
-//! pessimistic estimate's, so that `urls learn` can say what calibration bought.
+//! pessimistic estimate's, so that `urls learn` can say what calibration bought. The same held-out
+//! losses chose the parameters, so the calibrated score is slightly optimistic; the evaluation on
+//! separate crawls (`tools/urls-eval`) is the one to trust.
 
 use serde::{Deserialize, Serialize};
 
@@ -101,8 +103,10 @@ fn ln_gamma(x: f64) -> f64 {
 }
 
 /// The grid the fit searches: `pi` and `epsilon`.
-const PIS: [f64; 9] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
-const EPSILONS: [f64; 9] = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2];
+const PIS: [f64; 11] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95];
+const EPSILONS: [f64; 11] = [
+    0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2,
+];
 
 /// Used when the index has too few pairs to choose (fewer than [`MIN_PAIRS`]).
 pub const DEFAULT: Calibration = Calibration {

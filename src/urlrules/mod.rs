@@ -126,7 +126,8 @@ pub struct SiteRules {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pages: u64,
     /// How the site's pages are spelled (scheme, `www.`, parameter order), for the
-    /// representative's order ([`rank`]); not used by the rules.
+    /// representative's order ([`rank`]); its `origins` also decide where pooled scheme and `www`
+    /// rules take the site's URLs ([`canonical`]).
     #[serde(default, skip_serializing_if = "rank::Spelling::is_empty")]
     pub spelling: rank::Spelling,
     /// `http` and `https` serve the same pages.

@@ -623,7 +623,7 @@ fn the_learn_commands_take_quiet_and_report() {
         );
         assert_eq!(o.status.code(), Some(2));
         assert!(
-            error_line(&o).contains("--report - and --out -"),
+            error_line(&o).contains("--report - would share standard output"),
             "{}",
             stderr(&o)
         );
@@ -654,6 +654,14 @@ fn the_learn_commands_take_quiet_and_report() {
     assert_eq!(summary["answered"], 2, "{summary}");
     assert_eq!(summary["indexed_page_met"], 1, "{summary}");
     assert_eq!(summary["errors"], 0, "{summary}");
+    // Its answers hold standard output: a report there is refused.
+    let o = run(
+        &[
+            "urls", "predict", "--rules", &rules, "--input", corpus, "--report", "-", "-q",
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // The bundled corpus: the chrome of its forum and wiki, and rules for their URLs.
     let chrome: Value =
         serde_json::from_str(&std::fs::read_to_string(out("chrome-report.json")).unwrap()).unwrap();

@@ -762,3 +762,41 @@ fn urls_learn_gives_a_page_without_a_cluster_the_cluster_of_its_exact_copies() {
         stderr(&out)
     );
 }
+
+/// A rules file whose calibration cannot be a probability model (pi or epsilon at 0 or 1, which
+/// would give NaN probabilities) is refused with one line, exit 2.
+#[test]
+fn a_rules_file_with_an_impossible_calibration_is_refused() {
+    for calibration in [
+        r#"{"pi": 0.0, "epsilon": 0.01}"#,
+        r#"{"pi": 0.5, "epsilon": 0.0}"#,
+        r#"{"pi": 1.5, "epsilon": 0.01}"#,
+    ] {
+        let rules = temp_file(
+            "rules-bad-calibration.json",
+            format!(r#"{{"url_rules": 1, "min_estimate": 0.5, "sites": {{}}, "calibration": {calibration}}}"#)
+                .as_bytes(),
+        );
+        let out = run(
+            &[
+                "urls",
+                "canonical",
+                "--rules",
+                rules.to_str().unwrap(),
+                "https://a.example/",
+            ],
+            b"",
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{calibration}: {}",
+            stderr(&out)
+        );
+        assert!(
+            error_line(&out).contains("calibration pi and epsilon must be between 0 and 1"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -87,3 +87,18 @@ fn a_core_that_refuses_the_record_is_run_unheld_with_a_warning() {
     let r = t.run_ok(&["run", "--prefer", "yacy"], dir.path());
     assert_eq!(r["outcome"], "succeeded", "{r}");
 }
+
+/// serve whose runs write nothing (`--dry-run`) records nothing at its start: a later run under other
+/// settings is not held by it.
+#[test]
+fn serve_in_dry_run_records_no_settings() {
+    let t = Target::fake("record-serve-dry");
+    let dir = tempfile::tempdir().unwrap();
+    t.load(&corpus(40, 73));
+    let mut cmd = t.command(&["serve", "--dry-run"]);
+    cmd.arg("--state-dir").arg(dir.path().join("state"));
+    let server = crate::support::serve::Served::spawn(cmd);
+    drop(server);
+    let r = t.run_ok(&["run", "--prefer", "yacy"], dir.path());
+    assert_eq!(r["outcome"], "succeeded", "{r}");
+}

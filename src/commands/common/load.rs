@@ -77,5 +77,15 @@ pub(crate) fn load_rules(path: &Path) -> Result<Rules, Failure> {
     if !(0.0..=1.0).contains(&rules.min_estimate) {
         return Err(anyhow!("rules {}: min_estimate must be from 0 to 1", path.display()).into());
     }
+    if let Some(c) = rules.calibration {
+        let inside = |v: f64| v > 0.0 && v < 1.0;
+        if !inside(c.pi) || !inside(c.epsilon) {
+            return Err(anyhow!(
+                "rules {}: calibration pi and epsilon must be between 0 and 1 (exclusive); fix them, remove \"calibration\", or learn the rules again",
+                path.display()
+            )
+            .into());
+        }
+    }
     Ok(rules)
 }
