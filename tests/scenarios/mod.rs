@@ -20,6 +20,7 @@ mod predictions;
 mod reliability;
 mod scale;
 mod serve;
+mod serve_views;
 mod settings_record;
 mod shards;
 mod signals;
