@@ -6,7 +6,7 @@ use super::common::failure::engine_failure;
 use super::common::open::{open, Index, Purpose};
 use super::common::{init_logging, runtime, Threads};
 use super::progress::Spinner;
-use super::{write_text, Exit, Failure};
+use super::{write_json, write_text, Exit, Failure};
 use crate::config::{ChromeLearnConfig, Input};
 use crate::learn::chrome::{learn, LearnSettings};
 use crate::signature::chrome::{ChromeModel, WARN_REMOVED};
@@ -57,9 +57,7 @@ pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
             "no_host": work.no_host,
             "model": where_to,
         });
-        let mut text = serde_json::to_string_pretty(&summary).expect("a summary encodes");
-        text.push('\n');
-        write_text(report, &text, "the report")?;
+        write_json(report, &summary, "the report")?;
     }
     if c.quiet {
         return Ok(Exit::Ok);

@@ -9,7 +9,7 @@ use super::common::open::{open_failure, target};
 use super::common::settings::Record;
 use super::common::{init_logging, runtime, Threads};
 use super::progress::Spinner;
-use super::{write_text, Exit, Failure};
+use super::{write_json, Exit, Failure};
 use crate::config::{CleanConfig, Source};
 use crate::engine::clean::{clean, CleanReport, CleanSettings};
 use crate::engine::schema_fit::needs;
@@ -154,9 +154,7 @@ pub fn run(c: &CleanConfig) -> Result<Exit, Failure> {
         if let Some(Ok(forgot)) = &kept {
             json["kept_order_removed"] = serde_json::Value::Bool(*forgot);
         }
-        let mut text = serde_json::to_string_pretty(&json).expect("a summary encodes");
-        text.push('\n');
-        write_text(out, &text, "the report")?;
+        write_json(out, &json, "the report")?;
     }
     if !c.quiet {
         eprintln!("{}", summary(&report, c.dry_run, &record));

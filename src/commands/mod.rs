@@ -122,6 +122,19 @@ pub(crate) fn write_text(
     Ok(())
 }
 
+/// Writes `value` as pretty JSON and a newline to `out`, as [`write_text`] does: the summaries
+/// of `--report` and the learnt files.
+pub(crate) fn write_json(
+    out: &crate::config::Input,
+    value: &impl serde::Serialize,
+    what: &str,
+) -> Result<(), Failure> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| anyhow::anyhow!("cannot encode {what}: {e}"))?;
+    text.push('\n');
+    write_text(out, &text, what)
+}
+
 /// Runs the command `config` describes.
 pub fn run(config: Config) -> Result<Exit, Failure> {
     if let Some((role, other, field)) = field_names(&config).and_then(|f| f.shared()) {

@@ -101,9 +101,7 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
     })?
     .map_or(Ok(Exit::Ok), |()| {
         if let Some(out) = &c.report {
-            let mut text = serde_json::to_string_pretty(&v).expect("JSON");
-            text.push('\n');
-            super::write_text(out, &text, "the report")?;
+            super::write_json(out, &v, "the report")?;
         }
         // `--report -` is the output on standard output: no lines beside it.
         let print = !(c.quiet && v.ok) && c.report != Some(crate::config::Input::Stdin);

@@ -11,7 +11,7 @@ use super::common::load::load_rules;
 use super::common::open::{open, Index, Purpose};
 use super::common::{init_logging, runtime, Threads};
 use super::progress::Spinner;
-use super::{write_text, Exit, Failure};
+use super::{write_json, write_text, Exit, Failure};
 use crate::config::{
     Input, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
 };
@@ -67,9 +67,7 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         );
         return Ok(Exit::Problems);
     }
-    let mut text = serde_json::to_string_pretty(&rules).context("cannot write the rules")?;
-    text.push('\n');
-    write_text(&c.out, &text, "the rules")?;
+    write_json(&c.out, &rules, "the rules")?;
     let kinds: Vec<String> = summary
         .rules
         .iter()
@@ -107,10 +105,7 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
             "rules_file": where_to,
             "calibration": summary.calibration,
         });
-        let mut text =
-            serde_json::to_string_pretty(&report_json).context("cannot encode the report")?;
-        text.push('\n');
-        write_text(report, &text, "the report")?;
+        write_json(report, &report_json, "the report")?;
     }
     if c.quiet {
         return Ok(Exit::Ok);
@@ -294,10 +289,7 @@ pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
             "at_threshold": at,
             "index_pages": index.len(),
         });
-        let mut text =
-            serde_json::to_string_pretty(&summary).context("cannot encode the report")?;
-        text.push('\n');
-        write_text(report, &text, "the report")?;
+        write_json(report, &summary, "the report")?;
     }
     if errors > 0 {
         eprintln!(
