@@ -508,6 +508,18 @@ impl From<crate::store::CommitMode> for CommitArg {
     }
 }
 
+impl From<CommitArg> for crate::store::CommitMode {
+    fn from(arg: CommitArg) -> Self {
+        use crate::store::CommitMode;
+        match arg {
+            CommitArg::Hard => CommitMode::Hard,
+            CommitArg::Soft => CommitMode::Soft,
+            CommitArg::None => CommitMode::None,
+            CommitArg::Within(ms) => CommitMode::Within(ms),
+        }
+    }
+}
+
 /// Arguments of `solr-dedup check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {

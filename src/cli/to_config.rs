@@ -7,7 +7,7 @@ use super::given::Parsed;
 use super::layer::Layer;
 use super::show::render;
 use super::{
-    CheckArgs, ChromeCommand, Command, CommitArg, CompatArg, ConfigCommand, JobArgs, NearCommand,
+    CheckArgs, ChromeCommand, Command, CompatArg, ConfigCommand, JobArgs, NearCommand,
     OutputFormatArg, PreferArg, ReportArgs, RunArgs, RunCommandArgs, SchemaAction, SchemaArgs,
     SchemeArg, ScopeArg, SignatureArgs, SignatureOptions, SolrArgs, UrlsCommand,
 };
@@ -25,7 +25,6 @@ use crate::signature::near::NearParams;
 use crate::signature::{ProfileParams, Scheme, Signer};
 use crate::solr_client::Credentials;
 use crate::store::file::OutputFormat;
-use crate::store::CommitMode;
 use crate::store::CredentialsError;
 
 /// Resolves the parsed command line against the environment into the plain configuration the
@@ -70,12 +69,7 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
                 keep_signatures: args.keep_signatures,
                 state_dir: args.state_dir,
                 batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
-                commit: match args.commit {
-                    CommitArg::Hard => CommitMode::Hard,
-                    CommitArg::Soft => CommitMode::Soft,
-                    CommitArg::None => CommitMode::None,
-                    CommitArg::Within(ms) => CommitMode::Within(ms),
-                },
+                commit: args.commit.into(),
                 allow_lossy: args.allow_lossy_atomic_updates,
                 report: args.report.map(Input::from_arg),
                 quiet: args.quiet,
@@ -118,13 +112,7 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
             layer.index_args(&mut args.index);
             layer.scheme(&mut args.scheme);
             Config::UrlsLearn(Box::new(UrlsLearnConfig {
-                index: r.index(
-                    &args.index.input,
-                    &args.index.solr,
-                    2,
-                    args.index.filter,
-                    args.index.max_line_bytes,
-                )?,
+                index: r.index_of(&args.index)?,
                 report: report_beside(args.report.clone(), &args.out)?,
                 out: Input::from_arg(args.out),
                 min_estimate: args.min_estimate,
@@ -144,13 +132,7 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
             layer.rules(&mut args.rules);
             Config::UrlsPredict(Box::new(UrlsPredictConfig {
                 rules: args.rules.ok_or(ConfigError::NoRules)?,
-                index: r.index(
-                    &args.index.input,
-                    &args.index.solr,
-                    2,
-                    args.index.filter,
-                    args.index.max_line_bytes,
-                )?,
+                index: r.index_of(&args.index)?,
                 urls: stdin_dash(args.urls),
                 fields: field_names(&args.index.fields),
                 batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
@@ -300,6 +282,11 @@ impl Resolver<'_> {
         })
     }
 
+    /// The index of `urls learn|predict` (`IndexArgs`).
+    fn index_of(&self, a: &super::IndexArgs) -> Result<IndexConfig, ConfigError> {
+        self.index(&a.input, &a.solr, 2, a.filter.clone(), a.max_line_bytes)
+    }
+
     fn schema(&self, args: SchemaArgs) -> Result<SchemaConfig, ConfigError> {
         let fields = field_names(&args.fields);
         Ok(SchemaConfig {
@@ -329,12 +316,7 @@ impl Resolver<'_> {
         c.engine.full = args.full;
         c.engine.dry_run = args.dry_run;
         c.engine.write_fuzzy_text &= !args.no_fuzzy_text;
-        c.engine.commit = match args.commit {
-            CommitArg::Hard => CommitMode::Hard,
-            CommitArg::Soft => CommitMode::Soft,
-            CommitArg::None => CommitMode::None,
-            CommitArg::Within(ms) => CommitMode::Within(ms),
-        };
+        c.engine.commit = args.commit.into();
         c.allow_lossy = args.allow_lossy_atomic_updates;
         c.reconfigure = args.reconfigure;
         Ok(c)
@@ -490,6 +472,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::store::CommitMode;
 
     fn config(args: &[&str]) -> Config {
         let parsed =
