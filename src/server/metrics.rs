@@ -132,23 +132,11 @@ pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     // The prediction index follows the index: rebuilt after every run that succeeds.
     if let Some(p) = &state.index {
         let s = p.status();
-        out.one(
-            "solr_dedup_prediction_index_urls",
-            "gauge",
-            "Indexed URLs in the prediction index in use.",
+        prediction_index(
+            &mut out,
             s.urls as f64,
-        );
-        out.one(
-            "solr_dedup_prediction_index_loaded_timestamp_seconds",
-            "gauge",
-            "When the prediction index in use was loaded, in seconds since the epoch.",
             s.loaded_at,
-        );
-        out.one(
-            "solr_dedup_prediction_index_reload_failed",
-            "gauge",
-            "1 when the last rebuild of the prediction index failed (the one before answers).",
-            f64::from(u8::from(s.reload_error.is_some())),
+            s.reload_error.is_some(),
         );
     }
     runs(&mut out, &state);
@@ -257,24 +245,12 @@ fn runs(out: &mut Out, state: &AppState) {
     drop(tally);
     if let Some(last) = runs.last(RunState::Succeeded, None) {
         let dims = last.report.map(|r| r.dimensions).unwrap_or_default();
-        for (name, field, help) in [
-            (
-                "solr_dedup_groups",
-                (|r| r.groups) as fn(&DimensionReport) -> u64,
-                "Groups of two or more documents, per dimension, as the last successful run or check found them.",
-            ),
-            (
-                "solr_dedup_doubles",
-                |r| r.doubles,
-                "Documents that double another, per dimension, as the last successful run or check found them.",
-            ),
-        ] {
-            let samples: Vec<(String, f64)> = dims
-                .iter()
+        let per = |field: fn(&DimensionReport) -> u64| -> Vec<(String, f64)> {
+            dims.iter()
                 .map(|(d, r)| (labels(&[("dimension", d)]), field(r) as f64))
-                .collect();
-            out.family(name, "gauge", help, &samples);
-        }
+                .collect()
+        };
+        groups_and_doubles(out, &per(|r| r.groups), &per(|r| r.doubles));
     }
     let mut last = Vec::new();
     for kind in Kind::ALL {
@@ -402,24 +378,7 @@ async fn watching(out: &mut Out, state: &AppState) {
     );
     // Without rules the prediction index's families are here, not above (where they are with rules).
     if state.index.is_none() {
-        out.one(
-            "solr_dedup_prediction_index_urls",
-            "gauge",
-            "Indexed URLs in the prediction index in use.",
-            0.0,
-        );
-        out.one(
-            "solr_dedup_prediction_index_loaded_timestamp_seconds",
-            "gauge",
-            "When the prediction index in use was loaded, in seconds since the epoch.",
-            f64::NAN,
-        );
-        out.one(
-            "solr_dedup_prediction_index_reload_failed",
-            "gauge",
-            "1 when the last rebuild of the prediction index failed (the one before answers).",
-            0.0,
-        );
+        prediction_index(out, 0.0, f64::NAN, false);
     }
     // Before any success the groups and doubles are not known: NaN per dimension.
     if runs.last(RunState::Succeeded, None).is_none() {
@@ -427,19 +386,46 @@ async fn watching(out: &mut Out, state: &AppState) {
             .iter()
             .map(|d| (labels(&[("dimension", d.name())]), f64::NAN))
             .collect();
-        out.family(
-            "solr_dedup_groups",
-            "gauge",
-            "Groups of two or more documents, per dimension, as the last successful run or check found them.",
-            &unknown,
-        );
-        out.family(
-            "solr_dedup_doubles",
-            "gauge",
-            "Documents that double another, per dimension, as the last successful run or check found them.",
-            &unknown,
-        );
+        groups_and_doubles(out, &unknown, &unknown);
     }
+}
+
+/// The prediction index's families: its URLs, when it was loaded, whether the last rebuild failed.
+fn prediction_index(out: &mut Out, urls: f64, loaded_at: f64, reload_failed: bool) {
+    out.one(
+        "solr_dedup_prediction_index_urls",
+        "gauge",
+        "Indexed URLs in the prediction index in use.",
+        urls,
+    );
+    out.one(
+        "solr_dedup_prediction_index_loaded_timestamp_seconds",
+        "gauge",
+        "When the prediction index in use was loaded, in seconds since the epoch.",
+        loaded_at,
+    );
+    out.one(
+        "solr_dedup_prediction_index_reload_failed",
+        "gauge",
+        "1 when the last rebuild of the prediction index failed (the one before answers).",
+        f64::from(u8::from(reload_failed)),
+    );
+}
+
+/// The groups and doubles per dimension of the last successful run or check.
+fn groups_and_doubles(out: &mut Out, groups: &[(String, f64)], doubles: &[(String, f64)]) {
+    out.family(
+        "solr_dedup_groups",
+        "gauge",
+        "Groups of two or more documents, per dimension, as the last successful run or check found them.",
+        groups,
+    );
+    out.family(
+        "solr_dedup_doubles",
+        "gauge",
+        "Documents that double another, per dimension, as the last successful run or check found them.",
+        doubles,
+    );
 }
 
 #[cfg(test)]
