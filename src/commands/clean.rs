@@ -81,26 +81,23 @@ pub fn run(c: &CleanConfig) -> Result<Exit, Failure> {
             .into_iter()
             .filter(|f| schema.find(f).is_some())
             .collect();
-        let filter = connection.filter().clone();
-        let mut light = vec![c.fields.id.clone(), c.fields.version.clone()];
-        light.extend(fields.iter().cloned());
-        let store = connection
-            .open(Options {
-                commit: c.commit,
-                light: Some(light),
-                ..Options::default()
-            })
-            .await
-            .map_err(open_failure)?;
         let settings = CleanSettings {
             fields,
             id_field: c.fields.id.clone(),
             version_field: c.fields.version.clone(),
-            filter,
+            filter: connection.filter().clone(),
             batch_size: c.batch_size,
             dry_run: c.dry_run,
             commit: c.commit,
         };
+        let store = connection
+            .open(Options {
+                commit: c.commit,
+                light: Some(settings.read_fields()),
+                ..Options::default()
+            })
+            .await
+            .map_err(open_failure)?;
         let report = clean(store.as_ref(), &settings, &Spinner::new(c.quiet))
             .await
             .map_err(|e| engine_failure(EngineError::Store(e), false))?;

@@ -38,6 +38,15 @@ pub struct CleanSettings {
     pub commit: CommitMode,
 }
 
+impl CleanSettings {
+    /// What a clean-up reads of a document: the unique key, `_version_` and the fields.
+    pub fn read_fields(&self) -> Vec<String> {
+        let mut fields = vec![self.id_field.clone(), self.version_field.clone()];
+        fields.extend(self.fields.iter().cloned());
+        fields
+    }
+}
+
 /// What a clean-up found and did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CleanReport {
@@ -75,11 +84,9 @@ pub async fn clean(
             .map(|f| Filter::Present(f.clone()))
             .collect(),
     );
-    let mut fields = vec![settings.id_field.clone(), settings.version_field.clone()];
-    fields.extend(settings.fields.iter().cloned());
     let query = ReadQuery {
         filter: settings.filter.clone().and(held),
-        fields,
+        fields: settings.read_fields(),
         rows: settings.batch_size,
     };
     progress.phase(Phase::Scan);
@@ -97,7 +104,7 @@ pub async fn clean(
             .collect();
         if !settings.dry_run {
             for batch in updates.chunks(settings.batch_size.max(1)) {
-                write(store, batch, settings, &mut report).await?;
+                write(store, batch, settings, &query.fields, &mut report).await?;
             }
         }
         match page.next {
@@ -152,11 +159,10 @@ async fn write(
     store: &dyn Store,
     batch: &[AtomicUpdate],
     s: &CleanSettings,
+    fields: &[String],
     report: &mut CleanReport,
 ) -> Result<(), StoreError> {
     let mut pending = batch.to_vec();
-    let mut fields = vec![s.id_field.clone(), s.version_field.clone()];
-    fields.extend(s.fields.iter().cloned());
     for _ in 0..ROUNDS {
         let outcome = store.update(&pending).await?;
         report.cleaned += outcome.applied as u64;
@@ -164,7 +170,7 @@ async fn write(
             return Ok(());
         }
         report.reread += outcome.conflicts.len() as u64;
-        let now = store.get(&outcome.conflicts, &fields).await?;
+        let now = store.get(&outcome.conflicts, fields).await?;
         report.gone += (outcome.conflicts.len() - now.len()) as u64;
         // Counted once, when first read.
         let mut scratch = CleanReport::default();
