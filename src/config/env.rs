@@ -77,14 +77,7 @@ impl Environment {
     /// `~/.local/state/solr-dedup`, else `.solr-dedup-state` in the working directory.
     pub fn default_state_dir(&self) -> PathBuf {
         if let Some(d) = &self.state_directory {
-            // systemd may list several, separated by colons: the first is ours.
-            let first = d
-                .to_string_lossy()
-                .split(':')
-                .next()
-                .unwrap_or("")
-                .to_owned();
-            return first.into();
+            return first_listed(d);
         }
         if let Some(d) = &self.xdg_state_home {
             return PathBuf::from(d).join("solr-dedup");
@@ -101,13 +94,7 @@ impl Environment {
     /// `~/.config/solr-dedup/config.toml`; `None` without any of them.
     pub fn default_config_file(&self) -> Option<PathBuf> {
         if let Some(d) = &self.configuration_directory {
-            let first = d
-                .to_string_lossy()
-                .split(':')
-                .next()
-                .unwrap_or("")
-                .to_owned();
-            return Some(PathBuf::from(first).join("config.toml"));
+            return Some(first_listed(d).join("config.toml"));
         }
         if let Some(d) = &self.xdg_config_home {
             return Some(PathBuf::from(d).join("solr-dedup/config.toml"));
@@ -126,6 +113,16 @@ impl Environment {
             directives: self.log_directives.clone(),
         }
     }
+}
+
+/// The first directory of a systemd list (`StateDirectory=` and `ConfigurationDirectory=` may name
+/// several, separated by colons: the first is ours).
+fn first_listed(list: &OsString) -> PathBuf {
+    list.to_string_lossy()
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .into()
 }
 
 impl fmt::Debug for Environment {
