@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{parse_bytes, parse_field, SolrArgs};
+use super::IndexArgs;
 
 /// `solr-dedup chrome …`.
 #[derive(Debug, Subcommand)]
@@ -61,13 +61,9 @@ Examples:
 /// Arguments of `solr-dedup chrome learn`.
 #[derive(Debug, Args)]
 pub struct ChromeLearnArgs {
-    /// JSON Lines of Solr documents, or a Solr /select JSON response (file mode: no Solr needed)
-    #[arg(long, value_name = "FILE", conflicts_with = "solr")]
-    pub input: Option<PathBuf>,
-
-    /// How to reach the core, when there is no --input.
+    /// The index: a file or a core, and which of its documents take part (as `urls learn`'s).
     #[command(flatten)]
-    pub solr: SolrArgs,
+    pub index: IndexArgs,
 
     /// Where the model goes (JSON, written only when learning succeeds); `-` for standard output
     #[arg(long, value_name = "FILE|-")]
@@ -92,25 +88,6 @@ pub struct ChromeLearnArgs {
     #[arg(long, value_name = "N", default_value_t = 2, hide = true,
           value_parser = clap::value_parser!(u64).range(1..=8))]
     pub near_shingle: u64,
-
-    /// Only documents matching this filter take part (an fq for Solr; see `run --help` for file mode)
-    #[arg(long, value_name = "FQ", allow_hyphen_values = true)]
-    pub filter: Option<String>,
-
-    /// Documents per read page
-    #[arg(long, value_name = "N", default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub batch_size: u64,
-
-    /// Rename a field: the YaCy name, `=`, your name (repeatable), e.g. --field sku=url_s
-    #[arg(long = "field", value_name = "NAME=FIELD", value_parser = parse_field)]
-    pub fields: Vec<(String, String)>,
-
-    /// File mode: the longest input line (one document) accepted, in bytes, or with K, M or G (KiB,
-    /// MiB, GiB); a longer line stops the command with its FILE:LINE (exit 2), and no more than this is
-    /// held for one line. Also bounds each document of a /select response
-    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_bytes)]
-    pub max_line_bytes: u64,
 
     /// Write a JSON summary (hosts, hosts with chrome, sites left out, documents read) to FILE, or
     /// to standard output with `-` (then --out must be a file)

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 
 use super::given::Given;
 use super::{
-    ChromeLearnArgs, CommitArg, DimensionList, IndexArgs, JobArgs, PreferArg, ReportArgs, RunArgs,
-    SchemeArg, ScopeArg, ServeArgs, SignatureOptions, SolrArgs,
+    CommitArg, DimensionList, IndexArgs, JobArgs, PreferArg, ReportArgs, RunArgs, SchemeArg,
+    ScopeArg, ServeArgs, SignatureOptions, SolrArgs,
 };
 use crate::config::file::{FileConfig, PreferName, SchemeName, ScopeName};
 use crate::config::Environment;
@@ -188,20 +188,8 @@ impl<'a> Layer<'a> {
         self.fields(fields);
     }
 
-    /// `urls learn` and `urls predict`.
+    /// `urls learn`, `urls predict` and `chrome learn`.
     pub(super) fn index_args(&mut self, a: &mut IndexArgs) {
-        self.index(
-            &mut a.input,
-            &mut a.solr,
-            &mut a.filter,
-            &mut a.batch_size,
-            &mut a.fields,
-            &mut a.max_line_bytes,
-        );
-    }
-
-    /// `chrome learn`.
-    pub(super) fn chrome_learn(&mut self, a: &mut ChromeLearnArgs) {
         self.index(
             &mut a.input,
             &mut a.solr,

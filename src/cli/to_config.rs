@@ -92,17 +92,17 @@ pub fn resolve(parsed: Parsed, env: &Environment) -> Result<Config, ConfigError>
             overlaps: args.overlap,
         }),
         Command::Chrome(ChromeCommand::Learn(mut args)) => {
-            layer.chrome_learn(&mut args);
+            layer.index_args(&mut args.index);
             let report = report_beside(args.report.take(), &args.out)?;
             Config::ChromeLearn(Box::new(ChromeLearnConfig {
-                index: r.index(&args.input, &args.solr, 2, args.filter, args.max_line_bytes)?,
+                index: r.index_of(&args.index)?,
                 out: Input::from_arg(args.out),
                 sample: usize::try_from(args.sample).unwrap_or(200),
                 share: args.share,
                 min_pages: usize::try_from(args.min_pages).unwrap_or(50),
                 shingle: usize::try_from(args.near_shingle).unwrap_or(2),
-                fields: field_names(&args.fields),
-                batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
+                fields: field_names(&args.index.fields),
+                batch_size: usize::try_from(args.index.batch_size).unwrap_or(1000),
                 report,
                 quiet: args.quiet,
                 log: env.logging(args.verbose),
@@ -282,7 +282,7 @@ impl Resolver<'_> {
         })
     }
 
-    /// The index of `urls learn|predict` (`IndexArgs`).
+    /// The index of `urls learn|predict` and `chrome learn` (`IndexArgs`).
     fn index_of(&self, a: &super::IndexArgs) -> Result<IndexConfig, ConfigError> {
         self.index(&a.input, &a.solr, 2, a.filter.clone(), a.max_line_bytes)
     }

@@ -6,7 +6,8 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use super::{parse_bytes, parse_field, SchemeArg, SolrArgs};
 
-/// Where the indexed pages are and which of them count: `urls learn`, `urls predict` and `serve`.
+/// Where the indexed pages are and which of them count: `urls learn`, `urls predict` and `chrome
+/// learn`.
 #[derive(Debug, Args)]
 pub struct IndexArgs {
     /// JSON Lines of Solr documents, or a Solr /select JSON response (file mode: no Solr needed)
