@@ -42,10 +42,7 @@ pub fn run(c: &ChromeLearnConfig) -> Result<Exit, Failure> {
     })?;
     write_model(&c.out, &model)?;
     let chrome_hosts = model.hosts.values().filter(|h| !h.lines.is_empty()).count();
-    let where_to = match &c.out {
-        Input::Stdin => "standard output".to_owned(),
-        Input::File(p) => p.display().to_string(),
-    };
+    let where_to = c.out.output_name();
     if let Some(report) = &c.report {
         let summary = serde_json::json!({
             "outcome": "succeeded",

@@ -12,9 +12,7 @@ use super::common::open::{open, Index, Purpose};
 use super::common::{init_logging, runtime, Threads};
 use super::progress::Spinner;
 use super::{write_json, write_text, Exit, Failure};
-use crate::config::{
-    Input, UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig,
-};
+use crate::config::{UrlsCanonicalConfig, UrlsExportConfig, UrlsLearnConfig, UrlsPredictConfig};
 use crate::learn::urls::{learn as learn_rules, load_index, LearnSettings};
 use crate::model::FieldNames;
 use crate::urlrules::{canonical as canonical_of, nutch, Rules};
@@ -73,10 +71,7 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         .iter()
         .map(|(kind, (written, apply))| format!("{kind} {apply}/{written}"))
         .collect();
-    let where_to = match &c.out {
-        Input::Stdin => "standard output".to_owned(),
-        Input::File(p) => p.display().to_string(),
-    };
+    let where_to = c.out.output_name();
     let sites = rules
         .sites
         .iter()

@@ -435,6 +435,14 @@ impl Input {
             Input::File(path) => path.display().to_string(),
         }
     }
+
+    /// How summaries name it as an output (`--out`): the path as given, or `standard output`.
+    pub fn output_name(&self) -> String {
+        match self {
+            Input::Stdin => "standard output".to_string(),
+            Input::File(path) => path.display().to_string(),
+        }
+    }
 }
 
 /// `solr-dedup signature`.
