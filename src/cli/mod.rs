@@ -553,6 +553,18 @@ pub struct JobArgs {
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub concurrency: u64,
 
+    /// Solr: read every document's light fields, instead of only what changed since the last run
+    /// (found from versions with the change state in --state-dir, which is then neither read nor
+    /// kept)
+    #[arg(long)]
+    pub no_change_state: bool,
+
+    /// Solr: how far below the last run's mark (the highest version it saw) changes are looked
+    /// for, in ms: a document given its version before a commit and made visible after it is
+    /// found if it came this much later
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub change_window: u64,
+
     /// How to compute missing signatures.
     #[command(flatten)]
     pub options: SignatureOptions,

@@ -392,6 +392,8 @@ fn job(args: JobArgs, index: IndexConfig, check: bool, log: Logging) -> JobConfi
         index,
         allow_lossy: false,
         reconfigure: false,
+        changes: !args.no_change_state,
+        change_window_ms: args.change_window,
         near_optional: args.dimensions.is_none(),
         chrome: args.chrome.clone(),
         rules: args.rules.clone(),

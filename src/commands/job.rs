@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 
+use super::common::changes;
 use super::common::decided::Decided;
 use super::common::failure::engine_failure;
 use super::common::load::{load_chrome, load_rules};
@@ -19,8 +20,10 @@ use super::progress::Spinner;
 use super::{Exit, Failure};
 use crate::config::{Input, JobConfig, Source};
 use crate::engine::{self, Dimension, EngineConfig, EngineError, Mode, Order, Progress, Report};
+use crate::store::changes::{ChangeStore, Prepared};
 use crate::store::file::target::{is_char_device, same_file, write_whole, Target};
 use crate::store::file::Output;
+use crate::store::Store;
 
 /// Runs the job and maps its outcome to an exit code. With `--report`, the report is written
 /// whatever the outcome: a failed run's says so (`outcome`, `error`, `exit`) with what the run did
@@ -224,8 +227,13 @@ async fn execute(
         output,
         format: c.output_format,
     };
-    let store = open(index, purpose).await?.store;
+    let opened = open(index, purpose).await?;
     let writes = !c.check && !c.engine.dry_run;
+    let changes = changes::store_for(c, &engine, opened.store.clone(), opened.extra_light, writes);
+    let store: Arc<dyn Store> = match &changes {
+        Some(cs) => cs.clone(),
+        None => opened.store,
+    };
     // The settings the core was decided under, before anything is written.
     held_to_record(c, &engine, writes).await?;
     let mode = if c.check { Mode::Check } else { Mode::Run };
@@ -242,10 +250,37 @@ async fn execute(
             d.before_writing(&engine.decided_under, &engine);
         }
     }
-    let result = engine::execute_keeping(&store, &engine, mode, progress).await;
+    let prepared = match &changes {
+        Some(cs) => cs.prepare().await,
+        None => Ok(Prepared::Run),
+    };
+    let result = match prepared {
+        Err(e) => Err((
+            EngineError::Store(e),
+            Box::new(engine::settled_report(
+                &store,
+                &engine,
+                mode,
+                0,
+                Default::default(),
+            )),
+        )),
+        Ok(Prepared::Settled { count, dimensions }) => Ok(engine::settled_report(
+            &store,
+            &engine,
+            mode,
+            count,
+            changes::settled_dimensions(dimensions),
+        )),
+        Ok(Prepared::Run) => engine::execute_keeping(&store, &engine, mode, progress).await,
+    };
     if let (Some(d), true, Ok(_)) = (&decided, writes, &result) {
         d.after_success(&engine.decided_under, &engine);
     }
+    let result = match &changes {
+        Some(cs) => with_changes(cs, result).await,
+        None => result,
+    };
     let result = result
         .map(taken)
         .map_err(|(e, partial)| (e, Box::new(taken(*partial))));
@@ -260,6 +295,42 @@ async fn execute(
         }
         failed => failed,
     })
+}
+
+/// Keeps (or removes) the change state after the run, and puts how the run found its changes in
+/// its report, with the work that took in `work.*`.
+async fn with_changes(
+    cs: &ChangeStore,
+    result: Result<Report, (EngineError, Box<Report>)>,
+) -> Result<Report, (EngineError, Box<Report>)> {
+    let (ok, written, dims) = match &result {
+        Ok(r) => (
+            true,
+            r.documents.written,
+            serde_json::to_value(&r.dimensions).unwrap_or_default(),
+        ),
+        Err((_, r)) => (false, r.documents.written, serde_json::Value::Null),
+    };
+    cs.finish(ok, written, dims).await;
+    let summary = cs.summary();
+    let add = |r: &mut Report| {
+        r.work.requests += summary.requests;
+        r.work.light_export_docs += summary.versions_read;
+        r.work.lookup_docs += summary.changed_read;
+        r.work.light_cursor_docs += summary.cursor_docs;
+        r.work.modelled_solr_ms = r.work.modelled_ms(&cs.cost_model()).round() as u64;
+        r.changes = Some(summary.clone());
+    };
+    match result {
+        Ok(mut r) => {
+            add(&mut r);
+            Ok(r)
+        }
+        Err((e, mut r)) => {
+            add(&mut r);
+            Err((e, r))
+        }
+    }
 }
 
 /// Holds a run to the settings recorded with its core (see `common::settings`), before anything

@@ -282,8 +282,13 @@ pub struct JobConfig {
     pub report: Option<Input>,
     /// Everything the engine decides with.
     pub engine: EngineConfig,
-    /// Where the order the core's flags were decided under is kept between runs (`--state-dir`;
-    /// none: not kept, every run treats it as not known).
+    /// Find changes from versions with the change state in `state_dir` (not `--no-change-state`).
+    pub changes: bool,
+    /// `--change-window`: how far below the last run's mark changes are looked for, in ms.
+    pub change_window_ms: u64,
+    /// Where the order the core's flags were decided under and the change state are kept between
+    /// runs (`--state-dir`; none: not kept, every run treats the order as not known and reads
+    /// every document).
     pub state_dir: Option<PathBuf>,
     /// How logs are written (`-v`, `RUST_LOG`, colours).
     pub log: Logging,

@@ -358,6 +358,22 @@ pub async fn execute_keeping<S: Store>(
     }
 }
 
+/// The report of a run that found, from versions, nothing changed since a run that left every
+/// group as it decided (under the same settings): nothing decided, read again or written.
+/// `documents.read` is the documents counted; `dimensions` are the ones that run reported.
+pub fn settled_report<S: Store>(
+    store: &S,
+    cfg: &EngineConfig,
+    mode: Mode,
+    count: u64,
+    dimensions: std::collections::BTreeMap<Name, DimensionReport>,
+) -> Report {
+    let mut report = new_report(store, cfg, mode);
+    report.documents.read = count;
+    report.dimensions = dimensions;
+    report
+}
+
 fn new_report<S: Store>(store: &S, cfg: &EngineConfig, mode: Mode) -> Report {
     Report {
         mode: match (mode, cfg.full) {

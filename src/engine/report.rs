@@ -127,6 +127,10 @@ pub struct Report {
     /// record written before the budget existed), so that old run records read and save as before.
     #[serde(skip_serializing_if = "MemoryReport::is_unset")]
     pub memory: MemoryReport,
+    /// Solr with a state folder: how the run found what changed (from versions, or reading every
+    /// document, and why). Left out of the JSON when the run has no change state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<crate::store::changes::ChangesSummary>,
 }
 
 /// The memory budget (`--memory`) and what went past it to temporary files.

@@ -16,6 +16,7 @@
 //! The engine never depends on the order of a read (Solr sorts by id, the file store by line), only on
 //! the set of documents.
 
+pub mod changes;
 pub mod file;
 pub mod filter;
 pub mod open;
@@ -434,6 +435,29 @@ pub trait Store: Send + Sync {
         Ok(None)
     }
 
+    /// The highest `version_field` among the documents of `filter` now, asked of the store with one
+    /// request; `None` when there is no document or the store cannot tell (the default). Solr: a
+    /// `rows=1` page sorted by the version, descending (exact: a long, not a facet's double).
+    async fn max_version(
+        &self,
+        _filter: &Filter,
+        _version_field: &str,
+    ) -> Result<Option<i64>, StoreError> {
+        Ok(None)
+    }
+
+    /// How many documents of `filter` hold a `field` value in each inclusive range, in one request;
+    /// `None` when the store cannot count ranges (the default). Solr: one `json.facet` of query
+    /// facets.
+    async fn count_ranges(
+        &self,
+        _filter: &Filter,
+        _field: &str,
+        _ranges: &[(i64, i64)],
+    ) -> Result<Option<Vec<u64>>, StoreError> {
+        Ok(None)
+    }
+
     /// Documents in which a field holding one value held several, of which the first was taken
     /// (the file store; Solr refuses such a document when it is indexed). By default 0.
     fn multi_valued_first_taken(&self) -> u64 {
@@ -511,6 +535,21 @@ macro_rules! forward_store {
             }
             async fn count(&self, filter: &Filter) -> Result<Option<u64>, StoreError> {
                 (**self).count(filter).await
+            }
+            async fn max_version(
+                &self,
+                filter: &Filter,
+                version_field: &str,
+            ) -> Result<Option<i64>, StoreError> {
+                (**self).max_version(filter, version_field).await
+            }
+            async fn count_ranges(
+                &self,
+                filter: &Filter,
+                field: &str,
+                ranges: &[(i64, i64)],
+            ) -> Result<Option<Vec<u64>>, StoreError> {
+                (**self).count_ranges(filter, field, ranges).await
             }
             fn multi_valued_first_taken(&self) -> u64 {
                 (**self).multi_valued_first_taken()

@@ -13,10 +13,11 @@ fn a_malformed_answer_to_an_update_is_sent_again() {
     let t = Target::fake("garbled-once");
     let dir = tempfile::tempdir().unwrap();
     t.load(&corpus(100, 33));
-    // The first update lands, and its answer is a proxy's page.
+    // The first update lands, and its answer is a proxy's page (the run's first /update is the
+    // soft commit before it takes its mark).
     let fault = t.fake_solr().fault(FaultRule {
         path: "/update".into(),
-        skip: 0,
+        skip: 1,
         times: 1,
         fault: Fault::GarbledAfterApply,
     });

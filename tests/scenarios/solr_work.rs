@@ -88,12 +88,14 @@ fn a_first_run_reads_each_text_once_and_writes_each_document_once() {
     assert_eq!(n(w, "sample_docs"), 0, "nothing signed yet to sample: {w}");
     assert_eq!(n(w, "written_docs"), 300, "each document once: {w}");
     assert_eq!(n(&report["documents"], "written"), 300);
-    assert_eq!(n(w, "light_cursor_docs"), 0, "scans through /export: {w}");
-    // The model: 300 texts at 0.28 ms, 300 updates at 0.60 ms, the light scans at 0.006 ms, and
-    // 1 ms a request, worked out from the counts by hand.
+    // Scans through /export; one /select row is the highest version, the run's mark.
+    assert_eq!(n(w, "light_cursor_docs"), 1, "{w}");
+    // The model: 300 texts at 0.28 ms, 300 updates at 0.60 ms, the light scans at 0.006 ms, a
+    // light /select row at 0.079 ms and 1 ms a request, worked out from the counts by hand.
     let modelled = 300.0 * 0.28
         + 300.0 * 0.60
         + n(w, "light_export_docs") as f64 * 0.006
+        + 0.079
         + n(w, "requests") as f64;
     assert_eq!(n(w, "modelled_solr_ms"), modelled.round() as u64, "{w}");
     let checked = assert_settled(&t, dir.path());
@@ -102,14 +104,16 @@ fn a_first_run_reads_each_text_once_and_writes_each_document_once() {
 
 #[test]
 fn a_second_run_reads_no_text_writes_nothing_and_scans_once_through_export() {
+    // Without a change state (`--no-change-state`): one light scan of everything.
     let t = Target::fake("work-second");
     let dir = tempfile::tempdir().unwrap();
     let docs = corpus(300, 42);
     t.load(&docs);
-    t.run_ok(&["run"], dir.path());
+    t.run_ok(&["run", "--no-change-state"], dir.path());
     let fake = t.fake_solr();
     fake.reset_work();
-    let report = t.run_ok(&["run"], dir.path());
+    let report = t.run_ok(&["run", "--no-change-state"], dir.path());
+    assert!(report.get("changes").is_none(), "{report}");
     let w = work(&report);
     same_counts(&fake.work(), &report);
     let odd = degenerate(&docs);
@@ -127,6 +131,44 @@ fn a_second_run_reads_no_text_writes_nothing_and_scans_once_through_export() {
     assert_eq!(n(w, "light_cursor_docs") + n(w, "lookup_docs"), 0, "{w}");
     // One /export, and for the texts that may be blank one real-time get and the guard's sample.
     assert_eq!(n(w, "requests"), if odd == 0 { 1 } else { 3 }, "{w}");
+}
+
+#[test]
+fn a_settled_second_run_reads_the_versions_of_what_changed_and_nothing_else() {
+    let t = Target::fake("work-settled");
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(300, 42);
+    t.load(&docs);
+    let first = t.run_ok(&["run", "--change-window", "0"], dir.path());
+    assert_eq!(first["changes"]["source"], "full scan", "{first}");
+    assert_eq!(first["changes"]["kept"], true, "{first}");
+    let fake = t.fake_solr();
+    fake.reset_work();
+    let report = t.run_ok(&["run", "--change-window", "0"], dir.path());
+    let w = work(&report);
+    same_counts(&fake.work(), &report);
+    assert_eq!(report["changes"]["source"], "settled", "{report}");
+    assert_eq!(n(&report["documents"], "read"), 300, "{report}");
+    assert_eq!(
+        n(w, "text_docs") + n(w, "sample_docs") + n(w, "written_docs"),
+        0,
+        "{w}"
+    );
+    // The versions at the mark (the run's last write), and the one row that finds the mark.
+    assert!(n(w, "light_export_docs") <= 2, "{w}");
+    assert_eq!(n(w, "light_cursor_docs"), 1, "{w}");
+    assert_eq!(n(w, "lookup_docs") + n(w, "file_docs"), 0, "{w}");
+    // The soft commit, the mark, the count and the versions above the mark.
+    assert_eq!(n(w, "requests"), 4, "{w}");
+    // The dimensions are the first run's.
+    for (name, d) in first["dimensions"].as_object().unwrap() {
+        for key in ["groups", "doubles", "excluded"] {
+            assert_eq!(report["dimensions"][name][key], d[key], "{name}: {report}");
+        }
+        assert_eq!(report["dimensions"][name]["changed"], 0, "{name}: {report}");
+    }
+    let check = t.run_ok(&["check", "--change-window", "0"], dir.path());
+    assert_eq!(check["changes"]["source"], "settled", "{check}");
 }
 
 #[test]
@@ -149,7 +191,7 @@ fn after_a_recrawl_of_one_percent_only_the_change_costs() {
     let before = t.docs();
     let fake = t.fake_solr();
     fake.reset_work();
-    let report = t.run_ok(&["run"], dir.path());
+    let report = t.run_ok(&["run", "--change-window", "0"], dir.path());
     let counted = fake.work();
     let after = t.docs();
     let w = work(&report);
@@ -172,8 +214,17 @@ fn after_a_recrawl_of_one_percent_only_the_change_costs() {
         "only what changes: {w}"
     );
     assert!(n(w, "written_docs") >= 10, "{w}");
-    assert_eq!(n(w, "light_export_docs"), 1000, "one light scan: {w}");
-    assert_eq!(n(w, "light_cursor_docs"), 0, "{w}");
+    // Changes found from versions: the light fields of every document come from the change state,
+    // and Solr streams only versions (the ten re-crawled, and at the end the run's own writes).
+    assert_eq!(report["changes"]["source"], "versions", "{report}");
+    assert_eq!(report["changes"]["reindexed"], 10, "{report}");
+    assert_eq!(
+        n(w, "file_docs"),
+        1000,
+        "one light scan, from the state: {w}"
+    );
+    assert!(n(w, "light_export_docs") <= 2 * 30, "{w}");
+    assert_eq!(n(w, "light_cursor_docs"), 1, "the mark: {w}");
     // Everything else is a targeted lookup, of far fewer documents than the core holds.
     assert!(n(w, "lookup_docs") > 0 && n(w, "lookup_docs") < 200, "{w}");
     let checked = assert_settled(&t, dir.path());
@@ -246,7 +297,7 @@ solr_test!(
         t.load(&recrawl);
         t.delete(&["p1"]);
         t.commit();
-        let report = t.run_ok(&["run"], dir.path());
+        let report = t.run_ok(&["run", "--change-window", "0"], dir.path());
         let w = work(&report);
         let decided = n(&report["documents"], "decided");
         // Decided by hand: b1 and its old cluster's a1 and c1; b2 and the four it joins; p2 and p3;
@@ -257,7 +308,13 @@ solr_test!(
         // members again (a1, c1, p2, p3): at most 2 x 8. Passes B and C pack each decided page's
         // lookup values into one read, so each pass finds it once: at most 2 x decided of the
         // lookups are theirs (`documents.reread`), and the rest is the near step's.
-        let (looked_up, reread) = (n(w, "lookup_docs"), n(&report["documents"], "reread"));
+        // The changed pages' light fields are read by id too (`changes.changed_read`).
+        let changed_read = n(&report["changes"], "changed_read");
+        assert_eq!(changed_read, 5, "b1, b2 and the three re-crawled: {report}");
+        let (looked_up, reread) = (
+            n(w, "lookup_docs") - changed_read,
+            n(&report["documents"], "reread"),
+        );
         eprintln!("lookups {looked_up}, of them passes B and C {reread}; work {w}");
         assert!(reread <= 2 * decided, "{reread} > 2 x {decided}: {report}");
         assert!(looked_up >= reread, "{report}");
@@ -266,10 +323,11 @@ solr_test!(
             "near step {} > 16: {w}",
             looked_up - reread
         );
-        // One light scan (through /export, or cursor pages where the collection has no /export
-        // for it): 610 pages, b2 in and p1 out; no stored key streamed.
+        // One light scan, served from the change state: 610 pages, b2 in and p1 out; no stored
+        // key streamed.
+        assert_eq!(n(w, "file_docs"), 610, "{w}");
+        assert_eq!(report["changes"]["deleted"], 1, "{report}");
         let light = |w: &Value| n(w, "light_export_docs") + n(w, "light_cursor_docs");
-        assert_eq!(light(w), 610, "{w}");
         assert_eq!(
             report["dimensions"]["near"]["lookup_fallbacks"], 0,
             "{report}"
@@ -286,20 +344,27 @@ solr_test!(
 
         // Settled: `check` and a rerun read the light fields once and look nothing up; `--full`
         // writes nothing, and `check` of what it leaves costs the same.
-        let check = |label: &str| {
-            let c = t.run_ok(&["check"], dir.path());
+        let check = |label: &str, source: &str| {
+            let c = t.run_ok(&["check", "--no-change-state"], dir.path());
             let w = work(&c);
             assert_eq!(n(w, "lookup_docs"), 0, "{label}: {w}");
             assert_eq!(light(w), 610, "{label}: {w}");
+            // From versions: nothing changed since the run, nothing to read.
+            let c = t.run_ok(&["check", "--change-window", "0"], dir.path());
+            assert_eq!(c["changes"]["source"], source, "{label}: {c}");
+            if source == "settled" {
+                assert!(light(work(&c)) <= 3, "{label}: {c}");
+            }
             assert_eq!(n(&c["documents"], "decided"), 0, "{label}: {c}");
         };
-        check("after the incremental run");
+        check("after the incremental run", "settled");
         let again = t.run_ok(&["run"], dir.path());
         assert_eq!(n(work(&again), "lookup_docs"), 0, "{again}");
         assert_eq!(n(&again["documents"], "written"), 0, "{again}");
         let full = t.run_ok(&["run", "--full"], dir.path());
         assert_eq!(n(&full["documents"], "written"), 0, "{full}");
-        check("after --full");
+        // A --full run reads the texts with the light fields and keeps no change state.
+        check("after --full", "full scan");
 
         // A wrong stored state only the near dimension shows: c2's count says it is alone. `check`
         // finds it (exit 1), and only in near.

@@ -20,6 +20,18 @@ use crate::engine::{DecidedUnder, EngineConfig, Order, Preference};
 use crate::store::file::target::write_whole;
 use crate::urlrules::Rules;
 
+/// A core's URL without user info and without a trailing `/`: what names its state.
+pub(crate) fn target_of(url: &str) -> String {
+    match url::Url::parse(url.trim()) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.as_str().trim_end_matches('/').to_owned()
+        }
+        Err(_) => url.trim().trim_end_matches('/').to_owned(),
+    }
+}
+
 /// What the file holds.
 #[derive(Serialize, Deserialize)]
 struct Kept {
@@ -56,14 +68,7 @@ impl Decided {
         let (Source::Solr(solr), Some(dir)) = (&index.source, state_dir) else {
             return None;
         };
-        let target = match url::Url::parse(solr.url.trim()) {
-            Ok(mut u) => {
-                let _ = u.set_username("");
-                let _ = u.set_password(None);
-                u.as_str().trim_end_matches('/').to_owned()
-            }
-            Err(_) => solr.url.trim().trim_end_matches('/').to_owned(),
-        };
+        let target = target_of(&solr.url);
         let name = format!("{:x}.json", Md5::digest(target.as_bytes()));
         Some(Decided {
             path: dir.join("decided").join(name),

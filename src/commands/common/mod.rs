@@ -6,6 +6,7 @@
 //! as ripgrep's `HiArgs` turns flags into a searcher and a printer once. The commands import this
 //! module and never each other for it.
 
+pub(crate) mod changes;
 pub(crate) mod decided;
 pub(crate) mod failure;
 pub(crate) mod load;

@@ -77,6 +77,9 @@ pub(crate) struct Opened {
     pub(crate) filter: Filter,
     /// Whether the core has the purpose's optional field (a file always may).
     pub(crate) has_optional: bool,
+    /// `run`/`check`: fields a light read may ask for besides the engine's (the near keys, when the
+    /// core streams them), which the change state keeps.
+    pub(crate) extra_light: Vec<String>,
 }
 
 /// The store layer's target for `index`, or the "no index given" line.
@@ -123,6 +126,7 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
     let target = target(index.config, &fields, index.missing)?;
     let connection = crate::store::connect(target).await.map_err(open_failure)?;
     let filter = connection.filter().clone();
+    let mut extra_light = Vec::new();
     let (options, has_optional) = match purpose {
         Purpose::Job {
             engine,
@@ -154,9 +158,25 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
                 }
             }
             let f = &engine.fields;
+            let mut light = engine::light_fields(engine);
+            // The change state keeps the near keys too when the core streams them (docValues),
+            // so that the near step's reads of every key are served from it.
+            let streams = |name: &str| {
+                connection
+                    .schema()
+                    .and_then(|s| s.find(name))
+                    .is_some_and(|i| i.doc_values)
+            };
+            if engine.dimensions.contains(&crate::engine::Dimension::Near)
+                && streams(&f.near_keys)
+                && !light.contains(&f.near_keys)
+            {
+                extra_light.push(f.near_keys.clone());
+                light.push(f.near_keys.clone());
+            }
             let options = Options {
                 commit: engine.commit,
-                light: Some(engine::light_fields(engine)),
+                light: Some(light),
                 output,
                 format,
                 text_fields: [&f.text, &f.title, &f.description, &f.url]
@@ -201,5 +221,6 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
         store,
         filter,
         has_optional,
+        extra_light,
     })
 }

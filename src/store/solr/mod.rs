@@ -544,6 +544,55 @@ impl Store for SolrStore {
         Ok(answer.pointer("/response/numFound").and_then(Value::as_u64))
     }
 
+    async fn max_version(
+        &self,
+        filter: &Filter,
+        version_field: &str,
+    ) -> Result<Option<i64>, StoreError> {
+        let mut params = vec![
+            ("q".to_owned(), "*:*".to_owned()),
+            ("rows".to_owned(), "1".to_owned()),
+            ("fl".to_owned(), version_field.to_owned()),
+            ("sort".to_owned(), format!("{version_field} desc")),
+        ];
+        for fq in filter::fqs(filter) {
+            params.push(("fq".to_owned(), fq));
+        }
+        let answer = self.client.select(params).await?;
+        Ok(answer
+            .pointer("/response/docs/0")
+            .and_then(|d| d.get(version_field))
+            .and_then(Value::as_i64))
+    }
+
+    async fn count_ranges(
+        &self,
+        filter: &Filter,
+        field: &str,
+        ranges: &[(i64, i64)],
+    ) -> Result<Option<Vec<u64>>, StoreError> {
+        let mut facet = serde_json::Map::new();
+        for (i, &(lo, hi)) in ranges.iter().enumerate() {
+            let q = filter::fq(&Filter::Range {
+                field: field.to_owned(),
+                lo: Some(lo.to_string()),
+                hi: Some(hi.to_string()),
+            });
+            facet.insert(format!("r{i}"), json!({ "type": "query", "q": q }));
+        }
+        let answer = self.json_facet(filter, Value::Object(facet)).await?;
+        Ok(Some(
+            (0..ranges.len())
+                .map(|i| {
+                    answer
+                        .pointer(&format!("/facets/r{i}/count"))
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                })
+                .collect(),
+        ))
+    }
+
     fn cost_model(&self) -> CostModel {
         SOLR_COSTS
     }

@@ -1,0 +1,93 @@
+//! Which runs find their changes from versions ([`crate::store::changes`]), and with what: a Solr
+//! core with a state folder, one state per core and `--filter` in `STATE_DIR/changes/`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use md5::{Digest, Md5};
+
+use super::decided::target_of;
+use super::settings::Deciding;
+use crate::config::{JobConfig, Source};
+use crate::engine::{DimensionReport, EngineConfig, Name};
+use crate::store::changes::{ChangeStore, ChangesConfig};
+use crate::store::{CommitMode, Store};
+
+/// The most changed documents a run reads into memory: a 64th of `--memory` at about 1 KiB each,
+/// and never fewer than 1,000.
+fn max_changed(memory: u64) -> usize {
+    ((memory / 64 / 1024) as usize).max(1000)
+}
+
+/// The deciding settings, the URL rules and the chrome model, as one digest: a settled state is
+/// trusted to need nothing only under the same.
+fn digest(c: &JobConfig, engine: &EngineConfig) -> String {
+    let mut h = Md5::new();
+    h.update(serde_json::to_vec(&Deciding::of(c, engine)).unwrap_or_default());
+    if let Some(rules) = &engine.url_rules {
+        h.update(serde_json::to_vec(&**rules).unwrap_or_default());
+    }
+    if let Some(chrome) = &c.chrome {
+        h.update(std::fs::read(chrome).unwrap_or_default());
+    }
+    h.update(format!("{:?}", engine.decided_under).as_bytes());
+    format!("{:x}", h.finalize())
+}
+
+/// The store that finds `inner`'s changes from versions, when the run can: a Solr core, a state
+/// folder, and not `--no-changes`. `extra`: fields read light besides the engine's (the near keys,
+/// when the core streams them).
+pub(crate) fn store_for(
+    c: &JobConfig,
+    engine: &EngineConfig,
+    inner: Arc<dyn Store>,
+    extra: Vec<String>,
+    writes: bool,
+) -> Option<Arc<ChangeStore>> {
+    let (Source::Solr(solr), Some(dir)) = (&c.index.source, c.state_dir.as_deref()) else {
+        return None;
+    };
+    if !c.changes {
+        return None;
+    }
+    let target = target_of(&solr.url);
+    let name = format!(
+        "{:x}",
+        Md5::digest(format!("{target}\n{:?}", c.index.filter).as_bytes())
+    );
+    let cfg = ChangesConfig {
+        dir: dir.join("changes").join(name),
+        target,
+        filter_text: c.index.filter.clone(),
+        filter: engine.filter.clone(),
+        id_field: engine.fields.id.clone(),
+        version_field: engine.fields.version.clone(),
+        light_fields: crate::engine::light_fields(engine),
+        extra_fields: extra,
+        digest: digest(c, engine),
+        window_ms: c.change_window_ms,
+        batch: engine.batch_size,
+        max_changed: max_changed(engine.memory),
+        writes,
+        visible_after_commit: matches!(engine.commit, CommitMode::Hard | CommitMode::Soft),
+        full: engine.full,
+        temp_dir: engine.temp_dir.clone(),
+        memory: engine.memory,
+    };
+    Some(Arc::new(ChangeStore::new(inner, cfg)))
+}
+
+/// The dimensions a settled state's run reported, as a run that finds nothing changed repeats
+/// them: the same groups and doubles, nothing changed.
+pub(crate) fn settled_dimensions(kept: serde_json::Value) -> BTreeMap<Name, DimensionReport> {
+    let mut dims: BTreeMap<Name, DimensionReport> =
+        serde_json::from_value(kept).unwrap_or_default();
+    for d in dims.values_mut() {
+        d.changed = 0;
+        d.examples.clear();
+        d.flips = 0;
+        d.flip_examples.clear();
+        d.decided_by.clear();
+    }
+    dims
+}

@@ -1,0 +1,302 @@
+//! The change state on disk: what an earlier run read light of every document, as the run left it
+//! (its own writes applied), so that the next run reads from the index only what differs.
+//!
+//! Three files per index in `STATE_DIR/changes/NAME/`: `meta.json` (what the state is of, and the
+//! mark), `docs-TOKEN.bin` (each document's light fields, a length-prefixed JSON object per
+//! document, in id order) and `ids-TOKEN.bin` (`(id hash, version)` pairs sorted by hash, 16 bytes a
+//! document, searched in place). `meta.json` is replaced last and names the other two, so a run
+//! killed while writing leaves the old state or none, never half of one.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::Doc;
+
+/// The format of the files; another one is not read.
+pub(crate) const FORMAT: u32 = 1;
+
+/// What `meta.json` holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Meta {
+    /// [`FORMAT`].
+    pub(crate) format: u32,
+    /// The index (its URL without user info).
+    pub(crate) target: String,
+    /// The run's filter, as text (`None`: every document).
+    pub(crate) filter: Option<String>,
+    /// The fields each document's record holds, sorted.
+    pub(crate) fields: Vec<String>,
+    /// The settings the state's flags were decided under (a digest); a settled state is trusted to
+    /// need nothing only under the same.
+    pub(crate) digest: String,
+    /// Every change with a version at or below `mark - window` is in the state: the next run reads
+    /// the versions above it.
+    pub(crate) mark: i64,
+    /// Documents in the state.
+    pub(crate) count: u64,
+    /// The run that wrote it left every group as it decided: with no change since, a run has
+    /// nothing to do.
+    pub(crate) settled: bool,
+    /// Version ranges (inclusive) of about equal counts and the state's count in each: where
+    /// deletions are looked for.
+    pub(crate) buckets: Vec<(i64, i64, u64)>,
+    /// The documents file's name.
+    pub(crate) docs: String,
+    /// The id file's name.
+    pub(crate) ids: String,
+    /// The report's dimensions of the run that wrote it, as a settled run repeats them.
+    #[serde(default)]
+    pub(crate) dimensions: serde_json::Value,
+}
+
+/// The folder of one index's state.
+pub(crate) struct Dir {
+    pub(crate) path: PathBuf,
+}
+
+impl Dir {
+    pub(crate) fn meta_path(&self) -> PathBuf {
+        self.path.join("meta.json")
+    }
+
+    /// The state, when there is one this build can read.
+    pub(crate) fn load(&self) -> Result<Option<Meta>, String> {
+        let bytes = match std::fs::read(self.meta_path()) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", self.meta_path().display())),
+        };
+        let meta: Meta = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: {e}", self.meta_path().display()))?;
+        if meta.format != FORMAT {
+            return Err(format!(
+                "state format {} (this build reads {FORMAT})",
+                meta.format
+            ));
+        }
+        Ok(Some(meta))
+    }
+
+    /// Removes the state (the next run reads everything): after a run that could not keep it.
+    pub(crate) fn forget(&self) {
+        if let Err(e) = std::fs::remove_file(self.meta_path()) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!("cannot remove {}: {e}", self.meta_path().display());
+            }
+        }
+    }
+
+    /// Puts `meta` in place (atomically) and removes the files of earlier states.
+    pub(crate) fn commit(&self, meta: &Meta) -> std::io::Result<()> {
+        let tmp = self.path.join(format!("meta.json.{}", std::process::id()));
+        std::fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(meta).expect("meta serialises"),
+        )?;
+        File::open(&tmp)?.sync_all()?;
+        std::fs::rename(&tmp, self.meta_path())?;
+        if let Ok(entries) = std::fs::read_dir(&self.path) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let ours = name == meta.docs || name == meta.ids || name == "meta.json";
+                let stale = name.starts_with("docs-") || name.starts_with("ids-");
+                // Another process's files being written are younger than a minute.
+                let young = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() < 600);
+                if stale && !ours && !young {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes documents as length-prefixed JSON records.
+pub(crate) struct RecordWriter {
+    out: BufWriter<File>,
+    pub(crate) written: u64,
+}
+
+impl RecordWriter {
+    pub(crate) fn new(file: File) -> Self {
+        RecordWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            written: 0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, doc: &Doc) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec(doc).expect("a document serialises");
+        self.push_bytes(&bytes)
+    }
+
+    pub(crate) fn push_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let len =
+            u32::try_from(bytes.len()).map_err(|_| std::io::Error::other("record of 4 GiB"))?;
+        self.out.write_all(&len.to_le_bytes())?;
+        self.out.write_all(bytes)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// The file, flushed and at its start.
+    pub(crate) fn finish(self) -> std::io::Result<File> {
+        let mut f = self.out.into_inner().map_err(|e| e.into_error())?;
+        f.seek(SeekFrom::Start(0))?;
+        Ok(f)
+    }
+}
+
+/// Reads length-prefixed JSON records from an offset.
+pub(crate) struct RecordReader {
+    input: BufReader<File>,
+    /// The offset of the next record.
+    pub(crate) at: u64,
+}
+
+impl RecordReader {
+    pub(crate) fn new(mut file: File, at: u64) -> std::io::Result<Self> {
+        file.seek(SeekFrom::Start(at))?;
+        Ok(RecordReader {
+            input: BufReader::with_capacity(1 << 20, file),
+            at,
+        })
+    }
+
+    /// The next record, `None` at the end.
+    pub(crate) fn next_doc(&mut self) -> std::io::Result<Option<Doc>> {
+        let mut len = [0u8; 4];
+        match self.input.read_exact(&mut len) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let len = u32::from_le_bytes(len) as usize;
+        let mut bytes = vec![0u8; len];
+        self.input.read_exact(&mut bytes)?;
+        self.at += 4 + len as u64;
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+}
+
+/// The `(id hash, version)` pairs of a state, sorted by hash, searched in the file.
+pub(crate) struct Ids {
+    file: File,
+    len: u64,
+}
+
+impl Ids {
+    pub(crate) fn open(path: &Path) -> std::io::Result<Self> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len() / 16;
+        Ok(Ids { file, len })
+    }
+
+    pub(crate) fn write(path: &Path, pairs: &[(u64, i64)]) -> std::io::Result<()> {
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        for (h, v) in pairs {
+            out.write_all(&h.to_le_bytes())?;
+            out.write_all(&v.to_le_bytes())?;
+        }
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()
+    }
+
+    fn at(&self, i: u64) -> std::io::Result<(u64, i64)> {
+        let mut b = [0u8; 16];
+        self.file.read_exact_at(&mut b, i * 16)?;
+        Ok((
+            u64::from_le_bytes(b[..8].try_into().expect("8")),
+            i64::from_le_bytes(b[8..].try_into().expect("8")),
+        ))
+    }
+
+    /// The version the state holds for `hash`.
+    pub(crate) fn find(&self, hash: u64) -> std::io::Result<Option<i64>> {
+        let (mut lo, mut hi) = (0u64, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let (h, v) = self.at(mid)?;
+            match h.cmp(&hash) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(v)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every pair, in hash order.
+    pub(crate) fn all(&self) -> std::io::Result<Vec<(u64, i64)>> {
+        let mut bytes = Vec::new();
+        (&self.file).seek(SeekFrom::Start(0))?;
+        (&self.file).read_to_end(&mut bytes)?;
+        Ok(bytes
+            .chunks_exact(16)
+            .map(|b| {
+                (
+                    u64::from_le_bytes(b[..8].try_into().expect("8")),
+                    i64::from_le_bytes(b[8..].try_into().expect("8")),
+                )
+            })
+            .collect())
+    }
+}
+
+/// About `k` inclusive version ranges of equal counts over `versions` (sorted), with their counts.
+pub(crate) fn buckets(versions: &[i64], k: usize) -> Vec<(i64, i64, u64)> {
+    if versions.is_empty() {
+        return Vec::new();
+    }
+    let per = versions.len().div_ceil(k.max(1)).max(1);
+    let mut out: Vec<(i64, i64, u64)> = Vec::new();
+    let mut i = 0;
+    while i < versions.len() {
+        let mut j = (i + per).min(versions.len());
+        // A version never straddles two ranges.
+        while j < versions.len() && versions[j] == versions[j - 1] {
+            j += 1;
+        }
+        out.push((versions[i], versions[j - 1], (j - i) as u64));
+        i = j;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_cover_every_version_once() {
+        let v = vec![1, 2, 2, 2, 3, 4, 5, 6, 7, 9];
+        let b = buckets(&v, 3);
+        assert_eq!(b.iter().map(|x| x.2).sum::<u64>(), 10);
+        assert_eq!(b[0], (1, 2, 4));
+        for w in b.windows(2) {
+            assert!(w[0].1 < w[1].0);
+        }
+    }
+
+    #[test]
+    fn ids_are_found_by_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("ids");
+        let pairs: Vec<(u64, i64)> = (0..1000u64).map(|i| (i * 7, i as i64 * 3)).collect();
+        Ids::write(&p, &pairs).unwrap();
+        let ids = Ids::open(&p).unwrap();
+        assert_eq!(ids.find(700).unwrap(), Some(300));
+        assert_eq!(ids.find(701).unwrap(), None);
+        assert_eq!(ids.all().unwrap().len(), 1000);
+    }
+}
