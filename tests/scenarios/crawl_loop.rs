@@ -246,13 +246,17 @@ fn a_representative_deleted_during_a_run_is_repaired_by_the_next_quiet_run() {
                     "text_t": "A new page about the harbour and its boats.",
                     "title": ["Harbour"], "description_txt": ["Boats"]})]);
     let rep = t.id("rep");
-    t.fake_solr().fault(FaultRule::once(
-        "/update",
-        Fault::Hook(Box::new(move |core| {
+    // The run's first /update is the soft commit before it takes its mark; its second, its first
+    // write.
+    t.fake_solr().fault(FaultRule {
+        path: "/update".into(),
+        skip: 1,
+        times: 1,
+        fault: Fault::Hook(Box::new(move |core| {
             core.delete(&rep);
             core.commit();
         })),
-    ));
+    });
     let second = nth_run(&server, 2);
     assert_eq!(second["state"], "succeeded", "{second}");
     assert!(!t.docs().contains_key("rep"), "deleted during the run");

@@ -7,6 +7,7 @@
 pub mod harness;
 
 mod bad_input;
+mod changes;
 mod chrome;
 mod clean;
 mod crawl_loop;

@@ -1,0 +1,295 @@
+//! Everyday runs find what changed from versions (issue 45): the change state in `--state-dir`
+//! serves the light reads, Solr is asked for the versions above the last run's mark, deletions are
+//! found by count; whatever happened between runs, a run ends where `--full` does (the expectation
+//! comes from the file store's `--full` run on the documents the core holds, `assert_settled`).
+
+use serde_json::{json, Value};
+
+use super::harness::{assert_settled, corpus, solr_test, Target};
+use crate::support::fake_solr::{Fault, FaultRule};
+
+fn n(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// Solr's light reads of a run (versions streamed, the mark's row): what a settled run costs.
+fn light(report: &Value) -> u64 {
+    n(&report["work"], "light_export_docs") + n(&report["work"], "light_cursor_docs")
+}
+
+/// A page of `docs` with a new text, as a crawler re-indexes it (without the worker's fields).
+fn recrawled(doc: &Value, text: &str) -> Value {
+    json!({
+        "id": doc["id"].clone(),
+        "sku": doc["sku"].clone(),
+        "title": doc.get("title").cloned().unwrap_or(json!(["Re-crawled"])),
+        "text_t": text,
+    })
+}
+
+solr_test!(
+    changes_between_runs_are_found_from_versions_and_end_where_full_does,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let state_arg = state.to_str().unwrap().to_owned();
+        let run = |extra: &[&str]| {
+            let mut args = vec!["run", "--state-dir", &state_arg, "--change-window", "0"];
+            args.extend_from_slice(extra);
+            t.run_ok(&args, dir.path())
+        };
+        let docs = corpus(400, 71);
+        t.load(&docs);
+        let first = run(&[]);
+        assert_eq!(first["changes"]["source"], "full scan", "{first}");
+        assert_eq!(first["changes"]["reason"], "no state from an earlier run");
+        assert_eq!(first["changes"]["kept"], true, "{first}");
+
+        // Settled: the versions above the mark and the mark itself, nothing else.
+        let settled = run(&[]);
+        assert_eq!(settled["changes"]["source"], "settled", "{settled}");
+        assert!(light(&settled) <= 3, "{settled}");
+        assert_eq!(n(&settled["work"], "text_docs"), 0, "{settled}");
+        assert_eq!(n(&settled["work"], "lookup_docs"), 0, "{settled}");
+        assert_eq!(n(&settled["documents"], "written"), 0, "{settled}");
+        assert_settled(t, dir.path());
+
+        // Between runs: two pages re-indexed twice, two deleted, one deleted and added again with
+        // the same id and another page's text, two new pages (one a double of an old one).
+        let short = |d: &Value| t.short(d["id"].as_str().unwrap()).to_owned();
+        let twice = [&docs[10], &docs[20]];
+        for round in 0..2 {
+            let again: Vec<Value> = twice
+                .iter()
+                .map(|d| recrawled(d, &format!("Round {round}: a new text about ferries.")))
+                .collect();
+            t.load(&again);
+        }
+        let gone = [short(&docs[30]), short(&docs[40])];
+        t.delete(&[&gone[0], &gone[1]]);
+        let back = short(&docs[50]);
+        t.delete(&[&back]);
+        t.commit();
+        t.load(&[recrawled(
+            &docs[50],
+            docs[60]["text_t"].as_str().unwrap_or(""),
+        )]);
+        t.load(&[
+            json!({"id": "new-1", "sku": "https://new.example/a", "text_t": "A new page about owls."}),
+            json!({"id": "new-2", "sku": "https://new.example/b",
+                   "text_t": docs[70]["text_t"].clone()}),
+        ]);
+        t.commit();
+        let after = run(&[]);
+        let c = &after["changes"];
+        assert_eq!(c["source"], "versions", "{after}");
+        assert_eq!(
+            (n(c, "new"), n(c, "reindexed"), n(c, "deleted")),
+            (2, 3, 2),
+            "{after}"
+        );
+        assert_eq!(n(&after["work"], "text_docs"), 5, "{after}");
+        // The light fields of the 403 other documents came from the state.
+        assert!(n(&after["work"], "file_docs") >= 400, "{after}");
+        assert!(light(&after) < 100, "{after}");
+        let checked = assert_settled(t, dir.path());
+
+        // Settled again; `check` agrees, and a full dry run would write nothing.
+        let again = run(&[]);
+        assert_eq!(again["changes"]["source"], "settled", "{again}");
+        let check = t.run(&["check", "--state-dir", &state_arg, "--quiet"]);
+        assert_eq!(check.status.code(), Some(0), "{check:?}");
+        let full = run(&["--full", "--dry-run"]);
+        assert_eq!(n(&full["documents"], "written"), 0, "{full}");
+
+        // Every page of the filter deleted and loaded again (as a core replaced under the same
+        // URL): every version is new; the run finds them all and ends where --full does.
+        let all: Vec<String> = docs.iter().map(short).collect();
+        t.delete(&all.iter().map(String::as_str).collect::<Vec<_>>());
+        t.commit();
+        t.load(&docs);
+        let replaced = run(&[]);
+        let c = &replaced["changes"];
+        assert!(
+            c["source"] == "full scan" || n(c, "reindexed") + n(c, "new") >= 390,
+            "{replaced}"
+        );
+        let more = assert_settled(t, dir.path());
+        eprintln!("checked {checked} + {more} values");
+    }
+);
+
+/// A page re-indexed while a run goes (after the run's mark, before its first write): the run does
+/// not see it, and the next run finds it from its version.
+#[test]
+fn a_page_reindexed_during_a_run_is_found_by_the_next() {
+    let t = Target::fake("changes-during-run");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let state_arg = state.to_str().unwrap().to_owned();
+    let run = || {
+        t.run_ok(
+            &["run", "--state-dir", &state_arg, "--change-window", "0"],
+            dir.path(),
+        )
+    };
+    let docs = corpus(200, 72);
+    t.load(&docs);
+    run();
+    // A change to start the next run's writes, and during them a page re-indexed with another
+    // page's text.
+    t.load(&[recrawled(&docs[5], "A page about lighthouses, re-crawled.")]);
+    let mut during = recrawled(&docs[9], docs[11]["text_t"].as_str().unwrap_or(""));
+    during["id"] = json!(t.id(docs[9]["id"].as_str().unwrap()));
+    during["test_s"] = json!(t.tag);
+    t.fake_solr().fault(FaultRule {
+        path: "/update".into(),
+        skip: 1,
+        times: 1,
+        fault: Fault::Hook(Box::new(move |core| {
+            core.add(during).expect("the fake takes the page");
+            core.commit();
+        })),
+    });
+    let second = run();
+    assert_eq!(second["changes"]["source"], "versions", "{second}");
+    let third = run();
+    assert_eq!(third["changes"]["source"], "versions", "{third}");
+    assert!(n(&third["changes"], "reindexed") >= 1, "{third}");
+    assert_settled(&t, dir.path());
+}
+
+/// The state is a cache: a wrong one (here, a state of another index put in its place) is found
+/// out and the run reads everything, saying why.
+#[test]
+fn a_state_that_does_not_match_the_index_is_not_trusted() {
+    let t = Target::fake("changes-mismatch");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let state_arg = state.to_str().unwrap().to_owned();
+    let run = || {
+        t.run_ok(
+            &["run", "--state-dir", &state_arg, "--change-window", "0"],
+            dir.path(),
+        )
+    };
+    let docs = corpus(150, 73);
+    t.load(&docs);
+    run();
+    // Documents the state does not hold, with versions below its mark: a restore from a backup
+    // would look like this. The fake puts them in with their old versions.
+    let meta_path = std::fs::read_dir(state.join("changes"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("meta.json");
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["count"] = json!(n(&meta, "count") - 3);
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
+    let next = run();
+    assert_eq!(next["changes"]["source"], "full scan", "{next}");
+    assert!(
+        next["changes"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("restored, rolled back or replaced"),
+        "{next}"
+    );
+    assert_settled(&t, dir.path());
+}
+
+/// What happens to the core between two runs, in the property test below.
+#[derive(Debug, Clone)]
+enum Op {
+    /// A page re-indexed with another page's text (a new double) or a text of its own.
+    Reindex(usize, bool),
+    /// A page deleted.
+    Delete(usize),
+    /// A page deleted and added again under the same id, with another page's text.
+    DeleteReadd(usize),
+    /// A new page with another page's text.
+    Add(usize),
+    /// The state's count made wrong, as a restored index shows.
+    Restore,
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (0..80usize, any::<bool>()).prop_map(|(i, b)| Op::Reindex(i, b)),
+        (0..80usize).prop_map(Op::Delete),
+        (0..80usize).prop_map(Op::DeleteReadd),
+        (0..80usize).prop_map(Op::Add),
+        Just(Op::Restore),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 6,
+        max_shrink_iters: 0,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Any sequence of changes between runs ends where `--full` does, with the changes found from
+    /// versions where the state allows (all but a restore).
+    #[test]
+    fn any_sequence_of_changes_ends_where_full_does(ops in proptest::collection::vec(op(), 1..6)) {
+        let t = Target::fake("changes-property");
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let state_arg = state.to_str().unwrap().to_owned();
+        let run = || {
+            t.run_ok(&["run", "--state-dir", &state_arg, "--change-window", "0"], dir.path())
+        };
+        let docs = corpus(80, 74);
+        t.load(&docs);
+        run();
+        let text = |i: usize| docs[i]["text_t"].as_str().unwrap_or("").to_owned();
+        let short = |i: usize| docs[i]["id"].as_str().unwrap().to_owned();
+        for (step, op) in ops.iter().enumerate() {
+            let mut from_versions = true;
+            match op {
+                Op::Reindex(i, double) => {
+                    let body = if *double { text((i + 1) % 80) } else { format!("Step {step}: owls.") };
+                    t.load(&[recrawled(&docs[*i], &body)]);
+                }
+                Op::Delete(i) => {
+                    t.delete(&[&short(*i)]);
+                    t.commit();
+                }
+                Op::DeleteReadd(i) => {
+                    t.delete(&[&short(*i)]);
+                    t.commit();
+                    t.load(&[recrawled(&docs[*i], &text((i + 2) % 80))]);
+                }
+                Op::Add(i) => {
+                    t.load(&[json!({"id": format!("new-{step}"), "sku": format!("https://new.example/{step}"),
+                                    "text_t": text(*i)})]);
+                }
+                Op::Restore => {
+                    let meta_path = std::fs::read_dir(state.join("changes")).unwrap()
+                        .next().unwrap().unwrap().path().join("meta.json");
+                    let mut meta: Value =
+                        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+                    meta["count"] = json!(n(&meta, "count") - 1);
+                    std::fs::write(&meta_path, meta.to_string()).unwrap();
+                    from_versions = false;
+                }
+            }
+            let report = run();
+            let source = report["changes"]["source"].as_str().unwrap().to_owned();
+            if from_versions {
+                // `settled` when the step changed nothing (a page deleted twice).
+                proptest::prop_assert_ne!(source, "full scan", "{:?}: {}", op, report);
+            } else {
+                proptest::prop_assert_eq!(source, "full scan", "{:?}: {}", op, report);
+            }
+            assert_settled(&t, dir.path());
+        }
+    }
+}
