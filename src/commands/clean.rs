@@ -3,6 +3,7 @@
 
 use anyhow::anyhow;
 
+use super::common::changes;
 use super::common::decided::Decided;
 use super::common::failure::engine_failure;
 use super::common::open::{open_failure, target};
@@ -120,6 +121,12 @@ pub fn run(c: &CleanConfig) -> Result<Exit, Failure> {
             Some(decided) => Some(decided.forget().map_err(|e| e.to_string())),
             None => None,
         };
+        if !c.dry_run {
+            // The change state describes the fields just removed: the next run reads everything.
+            if let Err(e) = changes::forget(&c.index, c.state_dir.as_deref()) {
+                tracing::warn!("cannot remove the change state in the state folder ({e}); remove its changes/ folder by hand");
+            }
+        }
         Ok::<_, Failure>((report, record, kept))
     })?;
     // A record that could not be removed holds the core to the settings its flags no longer have:

@@ -66,9 +66,10 @@ impl<S: Store> Round<'_, S> {
                 report.work.light(page.via, page.docs.len());
             }
             let was_inline = inline;
-            // Not after an `/export` page: its cursor cannot go on as a `cursorMark` read, and the
-            // light scan costs Solr almost nothing, so the texts come by real-time get instead.
-            inline = needed * 2 > page.docs.len() && page.via != Via::Export;
+            // Not after an `/export` page (or one from the change state): its cursor cannot go on
+            // as a `cursorMark` read, and the light scan costs Solr almost nothing, so the texts
+            // come by real-time get instead.
+            inline = needed * 2 > page.docs.len() && !matches!(page.via, Via::Export | Via::State);
             // The text to sign each document from: the document itself when it was read inline,
             // else its real-time copy (`None`: deleted since the page was read).
             let mut fetched: HashMap<String, Doc> = HashMap::new();

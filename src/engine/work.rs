@@ -75,14 +75,14 @@ impl SolrWork {
         match via {
             Via::Export => self.light_export_docs += docs,
             Via::Cursor => self.light_cursor_docs += docs,
-            Via::File => self.file_docs += docs,
+            Via::File | Via::State => self.file_docs += docs,
         }
     }
 
     /// Counts a page of lookups.
     pub(super) fn lookup(&mut self, via: Via, docs: usize) {
         match via {
-            Via::File => self.file_docs += docs as u64,
+            Via::File | Via::State => self.file_docs += docs as u64,
             _ => self.lookup_docs += docs as u64,
         }
     }

@@ -68,6 +68,9 @@ pub enum Via {
     Export,
     /// A file read line by line (the file store).
     File,
+    /// The change state of an earlier run ([`changes`]): no work for the store. Its reads go on
+    /// only as they began (light), like `/export`'s.
+    State,
 }
 
 /// A `facet.field` request: value counts of one field over the filtered documents.

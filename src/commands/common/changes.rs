@@ -2,13 +2,14 @@
 //! core with a state folder, one state per core and `--filter` in `STATE_DIR/changes/`.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use md5::{Digest, Md5};
 
 use super::decided::target_of;
 use super::settings::Deciding;
-use crate::config::{JobConfig, Source};
+use crate::config::{IndexConfig, JobConfig, Source};
 use crate::engine::{DimensionReport, EngineConfig, Name};
 use crate::store::changes::{ChangeStore, ChangesConfig};
 use crate::store::{CommitMode, Store};
@@ -34,6 +35,27 @@ fn digest(c: &JobConfig, engine: &EngineConfig) -> String {
     format!("{:x}", h.finalize())
 }
 
+/// Where the change state of a core (its URL) and `--filter` is kept in `state_dir`.
+fn dir_of(url: &str, filter: Option<&str>, state_dir: &Path) -> PathBuf {
+    let target = target_of(url);
+    let name = format!(
+        "{:x}",
+        Md5::digest(format!("{target}\n{filter:?}").as_bytes())
+    );
+    state_dir.join("changes").join(name)
+}
+
+/// Removes the change state of `index` (`clean`): the next run reads every document.
+pub(crate) fn forget(index: &IndexConfig, state_dir: Option<&Path>) -> std::io::Result<()> {
+    let (Source::Solr(solr), Some(dir)) = (&index.source, state_dir) else {
+        return Ok(());
+    };
+    match std::fs::remove_dir_all(dir_of(&solr.url, index.filter.as_deref(), dir)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// The store that finds `inner`'s changes from versions, when the run can: a Solr core, a state
 /// folder, and not `--no-changes`. `extra`: fields read light besides the engine's (the near keys,
 /// when the core streams them).
@@ -50,14 +72,9 @@ pub(crate) fn store_for(
     if !c.changes {
         return None;
     }
-    let target = target_of(&solr.url);
-    let name = format!(
-        "{:x}",
-        Md5::digest(format!("{target}\n{:?}", c.index.filter).as_bytes())
-    );
     let cfg = ChangesConfig {
-        dir: dir.join("changes").join(name),
-        target,
+        dir: dir_of(&solr.url, c.index.filter.as_deref(), dir),
+        target: target_of(&solr.url),
         filter_text: c.index.filter.clone(),
         filter: engine.filter.clone(),
         id_field: engine.fields.id.clone(),

@@ -549,9 +549,16 @@ impl ChangeStore {
         Ok(Ok(gone))
     }
 
-    /// Whether `query` is the run's light read (which is captured, and served from the state).
+    /// Whether `query` is the run's light read, or that read with the texts besides (a first run
+    /// on a core without `/export`, `--full`): it is kept for the next state, and served from the
+    /// state when it is the light read.
     fn is_light_read(&self, query: &ReadQuery) -> bool {
-        query.filter == self.cfg.filter && query.fields == self.cfg.light_fields
+        query.filter == self.cfg.filter
+            && self
+                .cfg
+                .light_fields
+                .iter()
+                .all(|f| query.fields.contains(f))
     }
 
     /// Whether the state can serve `query`.
@@ -617,7 +624,7 @@ impl ChangeStore {
                 return Ok(Page {
                     docs,
                     next: more.then(|| format!("{at}:{last_id}")),
-                    via: Via::File,
+                    via: Via::State,
                 });
             }
             let base_id = pending
@@ -645,7 +652,7 @@ impl ChangeStore {
         Ok(Page {
             docs,
             next: None,
-            via: Via::File,
+            via: Via::State,
         })
     }
 
@@ -912,12 +919,19 @@ impl Store for ChangeStore {
             return self.inner.read_page(query, cursor).await;
         }
         // The light read from Solr, with the extra fields the state keeps.
-        let wide = ReadQuery {
-            fields: self.fields.clone(),
-            ..query.clone()
-        };
+        let mut wide = query.clone();
+        for f in &self.fields {
+            if !wide.fields.contains(f) {
+                wide.fields.push(f.clone());
+            }
+        }
         let mut page = self.inner.read_page(&wide, cursor).await?;
-        self.capture(cursor.is_none(), &page.docs, page.next.is_none());
+        let kept: Vec<Doc> = page
+            .docs
+            .iter()
+            .map(|d| project(d.clone(), &self.fields, &self.cfg.id_field))
+            .collect();
+        self.capture(cursor.is_none(), &kept, page.next.is_none());
         for doc in &mut page.docs {
             doc.retain(|k, _| k == &self.cfg.id_field || query.fields.iter().any(|f| f == k));
         }
