@@ -319,6 +319,8 @@ async fn with_changes(
         r.work.lookup_docs += summary.changed_read;
         r.work.light_cursor_docs += summary.cursor_docs;
         r.work.modelled_solr_ms = r.work.modelled_ms(&cs.cost_model()).round() as u64;
+        r.phases_ms.insert("changes".into(), summary.prepare_ms);
+        r.phases_ms.insert("keep_state".into(), summary.finish_ms);
         r.changes = Some(summary.clone());
     };
     match result {

@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use tokio::runtime::Handle;
 use tracing::{info, warn};
 
+use super::common::changes;
 use super::common::load::{load_chrome, load_rules};
 use super::common::open::{open, Purpose};
 use super::common::open::{open_failure, target, Index};
@@ -506,6 +507,32 @@ fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
     let rules = rules.to_path_buf();
     Box::new(move || {
         let rules = load_rules(&rules).map_err(|f| LoadError(f.error.into()))?;
+        // The change state the last run kept holds every document's id, URL and exact flags as
+        // the run left them: no read of the index. (Runs that write nothing keep none: a state
+        // there would be an older run's.)
+        let f = &job.engine.fields;
+        let needed = crate::learn::urls::index_fields(f, true);
+        let kept = match job.engine.dry_run || !job.changes {
+            true => None,
+            false => changes::kept_docs(&job.index, job.state_dir.as_deref(), &needed),
+        };
+        if let Some(docs) = kept {
+            let mut index = crate::urlrules::predict::Index::new(rules.clone());
+            let built: std::io::Result<()> = docs.into_iter().try_for_each(|doc| {
+                crate::learn::urls::add_doc(&mut index, &doc?, f, true);
+                Ok(())
+            });
+            match built {
+                Ok(()) => {
+                    info!(
+                        pages = index.len(),
+                        "prediction index built from the change state"
+                    );
+                    return Ok(index);
+                }
+                Err(e) => warn!("the change state cannot be read ({e}); reading the index"),
+            }
+        }
         rt.block_on(prediction_index(&job, rules))
             .map_err(|f| LoadError(f.error.into()))
     })

@@ -214,6 +214,38 @@ pub async fn learn<S: Store>(
     Ok((rules, summary, work))
 }
 
+/// The fields a prediction index reads of each document: id and URL, and with `exact` the exact
+/// signature, flag and copy count.
+pub fn index_fields(fields: &FieldNames, exact: bool) -> Vec<String> {
+    let mut read = vec![fields.id.clone(), fields.url.clone()];
+    if exact {
+        read.push(fields.exact_signature.clone());
+        read.push(fields.unique(Dimension::Exact).to_owned());
+        read.extend(fields.count(Dimension::Exact).map(str::to_owned));
+    }
+    read
+}
+
+/// Adds one document (with [`index_fields`]) to a prediction index.
+pub fn add_doc(index: &mut Index, doc: &crate::store::Doc, fields: &FieldNames, exact: bool) {
+    let (Some(id), Some(url)) = (get_str(doc, &fields.id), get_str(doc, &fields.url)) else {
+        return;
+    };
+    let group = if exact {
+        ExactGroup {
+            signature: get_i64(doc, &fields.exact_signature),
+            unique: get_bool(doc, fields.unique(Dimension::Exact)),
+            copies: fields
+                .count(Dimension::Exact)
+                .and_then(|c| get_i64(doc, c))
+                .and_then(|n| u64::try_from(n).ok()),
+        }
+    } else {
+        ExactGroup::default()
+    };
+    let _ = index.add_page(id, url, group);
+}
+
 /// Loads the canonical forms of the indexed URLs under `rules`: one light read of ids and URLs, and
 /// with `exact` (the index has the exact flags) each page's exact signature, flag and copy count, so
 /// that an answer names the representative of the matched page's exact group.
@@ -227,34 +259,16 @@ pub async fn load_index<S: Store>(
     progress: &dyn Progress,
 ) -> Result<Index, EngineError> {
     let mut index = Index::new(rules);
-    let unique = fields.unique(Dimension::Exact).to_owned();
-    let copies = fields.count(Dimension::Exact).map(str::to_owned);
-    let mut read = vec![fields.id.clone(), fields.url.clone()];
-    if exact {
-        read.push(fields.exact_signature.clone());
-        read.push(unique.clone());
-        read.extend(copies.clone());
-    }
     let query = ReadQuery {
         filter: filter.clone(),
-        fields: read,
+        fields: index_fields(fields, exact),
         rows: batch_size.max(1),
     };
     progress.phase(Phase::Index);
     let mut pages = Pages::new(progress);
     while let Some(page) = pages.next(store, &query).await? {
         for doc in &page.docs {
-            if let (Some(id), Some(url)) = (get_str(doc, &fields.id), get_str(doc, &fields.url)) {
-                let group = ExactGroup {
-                    signature: get_i64(doc, &fields.exact_signature),
-                    unique: get_bool(doc, &unique),
-                    copies: copies
-                        .as_deref()
-                        .and_then(|c| get_i64(doc, c))
-                        .and_then(|n| u64::try_from(n).ok()),
-                };
-                let _ = index.add_page(id, url, group);
-            }
+            add_doc(&mut index, doc, fields, exact);
         }
     }
     progress.finish();

@@ -222,7 +222,13 @@ pub fn follow(
                         return;
                     }
                     let id = *ended.borrow_and_update();
-                    if runs.get(id).is_some_and(|r| r.state == State::Succeeded) {
+                    // A run that found nothing changed since a settled state leaves the index as
+                    // the prediction index has it.
+                    let changed = |r: &super::runs::Record| {
+                        r.report.as_ref().and_then(|rep| rep.changes.as_ref())
+                            .is_none_or(|c| c.source != "settled")
+                    };
+                    if runs.get(id).is_some_and(|r| r.state == State::Succeeded && changed(&r)) {
                         predictions.reload();
                     }
                 }

@@ -8,13 +8,15 @@
 # CORE_URL: a core or collection made from schema/ (tests/solr's launcher prints both: `java -cp …
 # SolrLauncher schema both`); it is emptied and CORPUS (JSON Lines from gen_corpus) loaded, unless
 # LOADED=1. Every run shares OUTDIR/state as its --state-dir (removed first). SETTLE=SECONDS waits
-# after each load so that Solr's merges do not land in the next run (default 60).
+# after each load so that Solr's merges do not land in the next run (default 60). AGAIN=1: the core
+# holds CORPUS already decided by an earlier pass of this script (LOADED=1 implied, the state kept):
+# the first step is a rerun that keeps a new state, and the re-indexed and deleted pages are others.
 set -euo pipefail
 worker=$1 core=$2 corpus=$3 out=$4
 shift 4
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
-rm -rf "$out/state"
+[ "${AGAIN:-0}" = 1 ] && LOADED=1 || rm -rf "$out/state"
 load() {
     split -l 50000 "$1" "$out/chunk."
     for f in "$out"/chunk.*; do
@@ -50,6 +52,7 @@ if [ "${LOADED:-0}" != 1 ]; then
     load "$corpus"
 fi
 step first run "$@"
+[ "${AGAIN:-0}" = 1 ] && step first2 run "$@"
 step settled run "$@"
 step check check
 python3 "$here/tools/bench/recrawl.py" "$corpus" "$out/recrawl.jsonl"
@@ -58,12 +61,14 @@ step reindexed run "$@"
 step check2 check
 step fulldry run --full --dry-run "$@"
 # 1 % deleted: every 100th page from the 14th.
-python3 - "$corpus" > "$out/delete.json" <<'PY'
+python3 - "$corpus" "${AGAIN:-0}" > "$out/delete.json" <<'PY'
 import json, sys
-ids = [json.loads(l)["id"] for i, l in enumerate(open(sys.argv[1])) if i % 100 == 13]
+at = 23 if len(sys.argv) > 2 and sys.argv[2] == "1" else 13
+ids = [json.loads(l)["id"] for i, l in enumerate(open(sys.argv[1])) if i % 100 == at]
 print(json.dumps({"delete": ids}))
 PY
 curl -sf -H 'Content-Type: application/json' --data-binary @"$out/delete.json" "$core/update?commit=true" > /dev/null
 sleep "${SETTLE:-60}"
 step deleted run "$@"
 step check3 check
+step fulldry2 run --full --dry-run "$@"

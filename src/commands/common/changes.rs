@@ -14,10 +14,10 @@ use crate::engine::{DimensionReport, EngineConfig, Name};
 use crate::store::changes::{ChangeStore, ChangesConfig};
 use crate::store::{CommitMode, Store};
 
-/// The most changed documents a run reads into memory: a 64th of `--memory` at about 1 KiB each,
+/// The most changed documents a run reads into memory: a 16th of `--memory` at about 1 KiB each,
 /// and never fewer than 1,000.
 fn max_changed(memory: u64) -> usize {
-    ((memory / 64 / 1024) as usize).max(1000)
+    ((memory / 16 / 1024) as usize).max(1000)
 }
 
 /// The deciding settings, the URL rules and the chrome model, as one digest: a settled state is
@@ -43,6 +43,24 @@ fn dir_of(url: &str, filter: Option<&str>, state_dir: &Path) -> PathBuf {
         Md5::digest(format!("{target}\n{filter:?}").as_bytes())
     );
     state_dir.join("changes").join(name)
+}
+
+/// The documents of the change state a run kept for `index` in `state_dir`, when it holds
+/// `needed` (serve's prediction index after a run).
+pub(crate) fn kept_docs(
+    index: &IndexConfig,
+    state_dir: Option<&Path>,
+    needed: &[String],
+) -> Option<crate::store::changes::KeptDocs> {
+    let (Source::Solr(solr), Some(dir)) = (&index.source, state_dir) else {
+        return None;
+    };
+    crate::store::changes::kept_docs(
+        &dir_of(&solr.url, index.filter.as_deref(), dir),
+        &target_of(&solr.url),
+        index.filter.as_deref(),
+        needed,
+    )
 }
 
 /// Removes the change state of `index` (`clean`): the next run reads every document.

@@ -44,7 +44,7 @@ use serde_json::Value;
 use tracing::{debug, info, warn};
 use utoipa::ToSchema;
 
-use self::state::{Dir, Ids, Meta, RecordReader, RecordWriter};
+use self::state::{Dir, Ids, Meta, Raw, RecordReader, RecordWriter};
 use super::{
     id_hash, AtomicUpdate, Bucket, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
     StoreError, UpdateOutcome, Via,
@@ -124,12 +124,20 @@ pub struct ChangesSummary {
     pub cursor_docs: u64,
     /// Whether the run left a state for the next one.
     pub kept: bool,
+    /// Milliseconds spent finding the changes, before the run.
+    pub prepare_ms: u64,
+    /// Milliseconds spent keeping the state, after the run.
+    pub finish_ms: u64,
 }
 
 /// The documents of the state and what changed since.
 struct View {
     docs: PathBuf,
+    /// The changed documents, by id.
     overlay: BTreeMap<String, Doc>,
+    /// The id hashes of the overlay's documents: their records in the state are left out.
+    replaced: HashSet<u64>,
+    /// The id hashes of the deleted documents.
     deleted: HashSet<u64>,
 }
 
@@ -236,9 +244,11 @@ impl ChangeStore {
 
     /// Finds what changed since the state, before the run reads anything (see the module doc).
     pub async fn prepare(&self) -> Result<Prepared, StoreError> {
-        let before = self.inner.requests();
+        let (before, t) = (self.inner.requests(), std::time::Instant::now());
         let out = self.prepare_inner().await;
-        self.summary.lock().expect("summary").requests += self.inner.requests() - before;
+        let mut s = self.summary.lock().expect("summary");
+        s.requests += self.inner.requests() - before;
+        s.prepare_ms = t.elapsed().as_millis() as u64;
         out
     }
 
@@ -414,9 +424,11 @@ impl ChangeStore {
         let nothing = changed.is_empty() && gone.is_empty();
         let settled = nothing && meta.settled && meta.digest == c.digest;
         let dims = meta.dimensions.clone();
+        let replaced = overlay.keys().map(|id| id_hash(id)).collect();
         *self.view.lock().expect("view") = Some(Arc::new(View {
             docs: self.dir.path.join(&meta.docs),
             overlay,
+            replaced,
             deleted: gone,
         }));
         *self.meta.lock().expect("meta") = Some(meta);
@@ -570,8 +582,15 @@ impl ChangeStore {
                 .all(|f| self.fields.binary_search(f).is_ok())
     }
 
-    /// One page of the state ⊕ the changes, from `cursor` (`OFFSET:LAST_ID`).
-    fn serve(&self, view: &View, query: &ReadQuery, cursor: Option<&str>) -> std::io::Result<Page> {
+    /// One page of the state ⊕ the changes, from `cursor` (`OFFSET:LAST_ID`); with `keep`, the
+    /// page's documents as kept too (the whole records, for the next state).
+    fn serve(
+        &self,
+        view: &View,
+        query: &ReadQuery,
+        cursor: Option<&str>,
+        keep: bool,
+    ) -> std::io::Result<(Page, Vec<(String, Raw)>)> {
         let (offset, last) = match cursor {
             None => (0u64, None),
             Some(c) => {
@@ -590,74 +609,77 @@ impl ChangeStore {
                 .range::<String, _>((Bound::<String>::Unbounded, Bound::<String>::Unbounded)),
         }
         .peekable();
-        let id_field = &self.cfg.id_field;
+        let c = &self.cfg;
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows);
+        let mut kept = Vec::new();
         let mut last_id = last.unwrap_or_default();
-        // The next base document not deleted nor replaced, with its offset.
-        let mut pending: Option<(u64, Doc)> = None;
+        // The next base document neither deleted nor replaced: its offset, id, record, document.
+        let mut pending: Option<(u64, String, Raw, Doc)> = None;
         let mut base_done = false;
         loop {
-            if pending.is_none() && !base_done {
-                loop {
-                    let at = reader.at;
-                    match reader.next_doc()? {
-                        None => {
-                            base_done = true;
-                            break;
+            while pending.is_none() && !base_done {
+                let at = reader.at;
+                match reader.next_raw()? {
+                    None => base_done = true,
+                    Some(raw) => {
+                        if view.deleted.contains(&raw.hash) {
+                            continue;
                         }
-                        Some(d) => {
-                            let id = d.get(id_field).and_then(Value::as_str).unwrap_or("");
-                            if view.deleted.contains(&id_hash(id)) || view.overlay.contains_key(id)
-                            {
-                                continue;
-                            }
-                            pending = Some((at, d));
-                            break;
+                        let doc = raw.doc()?;
+                        let id = doc
+                            .get(&c.id_field)
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned();
+                        // Replaced by its changed copy (the hash only says where to look).
+                        if view.replaced.contains(&raw.hash) && view.overlay.contains_key(&id) {
+                            continue;
                         }
+                        pending = Some((at, id, raw, doc));
                     }
                 }
             }
             if docs.len() == rows {
                 let at = pending.as_ref().map_or(reader.at, |p| p.0);
                 let more = pending.is_some() || over.peek().is_some();
-                return Ok(Page {
+                let page = Page {
                     docs,
                     next: more.then(|| format!("{at}:{last_id}")),
                     via: Via::State,
-                });
+                };
+                return Ok((page, kept));
             }
-            let base_id = pending
-                .as_ref()
-                .and_then(|(_, d)| d.get(id_field).and_then(Value::as_str));
-            let take_over = match (base_id, over.peek()) {
+            let take_over = match (&pending, over.peek()) {
                 (None, None) => break,
                 (Some(_), None) => false,
                 (None, Some(_)) => true,
-                (Some(b), Some((o, _))) => o.as_str() < b,
+                (Some((_, b, _, _)), Some((o, _))) => o.as_str() < b.as_str(),
             };
-            let doc = if take_over {
-                let (_, d) = over.next().expect("peeked");
-                d.clone()
+            let (id, raw, doc) = if take_over {
+                let (id, d) = over.next().expect("peeked");
+                let raw = keep.then(|| Raw::of(d, &c.id_field, &c.version_field));
+                (id.clone(), raw, d.clone())
             } else {
-                pending.take().expect("a base document").1
+                let (_, id, raw, doc) = pending.take().expect("a base document");
+                (id, Some(raw), doc)
             };
-            last_id = doc
-                .get(id_field)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            docs.push(project(doc, &query.fields, id_field));
+            if keep {
+                kept.push((id.clone(), raw.expect("kept")));
+            }
+            last_id = id;
+            docs.push(project(doc, &query.fields, &c.id_field));
         }
-        Ok(Page {
+        let page = Page {
             docs,
             next: None,
             via: Via::State,
-        })
+        };
+        Ok((page, kept))
     }
 
     /// Keeps a page of the light read for the next state.
-    fn capture(&self, first: bool, docs: &[Doc], last_page: bool) {
+    fn capture(&self, first: bool, records: Vec<(String, Raw)>, last_page: bool) {
         let mut cap = self.capture.lock().expect("capture");
         if first {
             *cap = Capture {
@@ -675,25 +697,20 @@ impl ChangeStore {
         if cap.failed {
             return;
         }
-        for doc in docs {
-            let id = doc.get(&self.cfg.id_field).and_then(Value::as_str);
-            let Some(id) = id else {
-                cap.failed = true;
-                return;
-            };
-            if cap.last.as_deref().is_some_and(|l| l >= id) {
+        for (id, raw) in records {
+            if cap.last.as_deref().is_some_and(|l| l >= id.as_str()) {
                 cap.sorted = false;
             }
-            cap.last = Some(id.to_owned());
             let Some(w) = cap.writer.as_mut() else {
                 cap.failed = true;
                 return;
             };
-            if let Err(e) = w.push(doc) {
+            if let Err(e) = w.push(&raw) {
                 warn!("cannot keep the light read for the change state: {e}");
                 cap.failed = true;
                 return;
             }
+            cap.last = Some(id);
         }
         if last_page {
             match cap.writer.take().map(RecordWriter::finish) {
@@ -714,7 +731,7 @@ impl ChangeStore {
         if !self.cfg.writes {
             return;
         }
-        let before = self.inner.requests();
+        let (before, t) = (self.inner.requests(), std::time::Instant::now());
         let kept = match self.finish_inner(ok, written, dimensions).await {
             Ok(kept) => kept,
             Err(e) => {
@@ -728,6 +745,7 @@ impl ChangeStore {
         let mut s = self.summary.lock().expect("summary");
         s.kept = kept;
         s.requests += self.inner.requests() - before;
+        s.finish_ms = t.elapsed().as_millis() as u64;
     }
 
     async fn finish_inner(
@@ -783,45 +801,48 @@ impl ChangeStore {
         let mut reader = RecordReader::new(file, 0).map_err(err)?;
         let mut pairs: Vec<(u64, i64)> = Vec::new();
         let mut versions: Vec<i64> = Vec::new();
-        while let Some(mut doc) = reader.next_doc().map_err(err)? {
-            let id = doc
-                .get(&c.id_field)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let h = id_hash(&id);
-            let mut v = doc
-                .get(&c.version_field)
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
+        while let Some(raw) = reader.next_raw().map_err(err)? {
+            let h = raw.hash;
             let from = patches.partition_point(|p| p.0 < h);
-            for &(ph, pv, at) in patches[from..].iter().take_while(|p| p.0 == h) {
-                debug_assert_eq!(ph, h);
-                if pv <= v {
-                    continue;
-                }
-                let patch: (String, Vec<(String, Value)>) =
-                    serde_json::from_slice(&bytes.get(at).map_err(err)?)
-                        .map_err(|e| e.to_string())?;
-                if patch.0 != id {
-                    continue;
-                }
-                for (f, val) in patch.1 {
-                    if self.fields.binary_search(&f).is_err() {
+            let newer: Vec<(i64, u64)> = patches[from..]
+                .iter()
+                .take_while(|p| p.0 == h)
+                .filter(|p| p.1 > raw.version)
+                .map(|p| (p.1, p.2))
+                .collect();
+            let raw = if newer.is_empty() {
+                raw
+            } else {
+                let mut doc = raw.doc().map_err(err)?;
+                let id = doc
+                    .get(&c.id_field)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                for (pv, at) in newer {
+                    let patch: (String, Vec<(String, Value)>) =
+                        serde_json::from_slice(&bytes.get(at).map_err(err)?)
+                            .map_err(|e| e.to_string())?;
+                    if patch.0 != id {
                         continue;
                     }
-                    if val.is_null() {
-                        doc.remove(&f);
-                    } else {
-                        doc.insert(f, val);
+                    for (f, val) in patch.1 {
+                        if self.fields.binary_search(&f).is_err() {
+                            continue;
+                        }
+                        if val.is_null() {
+                            doc.remove(&f);
+                        } else {
+                            doc.insert(f, val);
+                        }
                     }
+                    doc.insert(c.version_field.clone(), Value::from(pv));
                 }
-                doc.insert(c.version_field.clone(), Value::from(pv));
-                v = pv;
-            }
-            writer.push(&doc).map_err(err)?;
-            pairs.push((h, v));
-            versions.push(v);
+                Raw::of(&doc, &c.id_field, &c.version_field)
+            };
+            writer.push(&raw).map_err(err)?;
+            pairs.push((raw.hash, raw.version));
+            versions.push(raw.version);
         }
         let out = writer.finish().map_err(err)?;
         out.sync_all().map_err(err)?;
@@ -886,6 +907,47 @@ impl ChangeStore {
     }
 }
 
+/// The documents of a kept change state, as the run that kept it left them, when the state in
+/// `dir` is of `target` and `filter` and holds every one of `needed`: serve builds its prediction
+/// index again from them after a run instead of reading the index.
+pub fn kept_docs(
+    dir: &std::path::Path,
+    target: &str,
+    filter: Option<&str>,
+    needed: &[String],
+) -> Option<KeptDocs> {
+    let d = Dir {
+        path: dir.to_path_buf(),
+    };
+    let meta = d.load().ok().flatten()?;
+    let fits = meta.target == target
+        && meta.filter.as_deref() == filter
+        && needed.iter().all(|f| meta.fields.binary_search(f).is_ok());
+    if !fits {
+        return None;
+    }
+    let file = std::fs::File::open(dir.join(&meta.docs)).ok()?;
+    Some(KeptDocs {
+        reader: RecordReader::new(file, 0).ok()?,
+    })
+}
+
+/// The documents of a kept change state ([`kept_docs`]), in id order.
+pub struct KeptDocs {
+    reader: RecordReader,
+}
+
+impl Iterator for KeptDocs {
+    type Item = std::io::Result<Doc>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.reader
+            .next_raw()
+            .and_then(|r| r.map(|r| r.doc()).transpose())
+            .transpose()
+    }
+}
+
 /// `doc` with only `fields` (and the id).
 fn project(mut doc: Doc, fields: &[String], id_field: &str) -> Doc {
     doc.retain(|k, _| k == id_field || fields.iter().any(|f| f == k));
@@ -898,20 +960,12 @@ impl Store for ChangeStore {
         let view = self.view.lock().expect("view").clone();
         let light = self.is_light_read(query);
         if let Some(view) = view.filter(|_| self.servable(query)) {
-            // Whole documents, kept for the next state when this is the light read.
-            let whole = ReadQuery {
-                fields: self.fields.clone(),
-                ..query.clone()
-            };
-            let mut page = self
-                .serve(&view, &whole, cursor)
+            let (page, kept) = self
+                .serve(&view, query, cursor, light)
                 .map_err(|e| StoreError::io("cannot read the change state", e))?;
             self.summary.lock().expect("summary").served += page.docs.len() as u64;
             if light {
-                self.capture(cursor.is_none(), &page.docs, page.next.is_none());
-            }
-            for doc in &mut page.docs {
-                doc.retain(|k, _| k == &self.cfg.id_field || query.fields.iter().any(|f| f == k));
+                self.capture(cursor.is_none(), kept, page.next.is_none());
             }
             return Ok(page);
         }
@@ -926,12 +980,17 @@ impl Store for ChangeStore {
             }
         }
         let mut page = self.inner.read_page(&wide, cursor).await?;
-        let kept: Vec<Doc> = page
+        let c = &self.cfg;
+        let kept: Vec<(String, Raw)> = page
             .docs
             .iter()
-            .map(|d| project(d.clone(), &self.fields, &self.cfg.id_field))
+            .map(|d| {
+                let id = d.get(&c.id_field).and_then(Value::as_str).unwrap_or("");
+                let doc = project(d.clone(), &self.fields, &c.id_field);
+                (id.to_owned(), Raw::of(&doc, &c.id_field, &c.version_field))
+            })
             .collect();
-        self.capture(cursor.is_none(), &kept, page.next.is_none());
+        self.capture(cursor.is_none(), kept, page.next.is_none());
         for doc in &mut page.docs {
             doc.retain(|k, _| k == &self.cfg.id_field || query.fields.iter().any(|f| f == k));
         }

@@ -2,8 +2,8 @@
 //! (its own writes applied), so that the next run reads from the index only what differs.
 //!
 //! Three files per index in `STATE_DIR/changes/NAME/`: `meta.json` (what the state is of, and the
-//! mark), `docs-TOKEN.bin` (each document's light fields, a length-prefixed JSON object per
-//! document, in id order) and `ids-TOKEN.bin` (`(id hash, version)` pairs sorted by hash, 16 bytes a
+//! mark), `docs-TOKEN.bin` (each document's id hash, version and light fields as JSON, in id
+//! order) and `ids-TOKEN.bin` (`(id hash, version)` pairs sorted by hash, 16 bytes a
 //! document, searched in place). `meta.json` is replaced last and names the other two, so a run
 //! killed while writing leaves the old state or none, never half of one.
 
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::store::Doc;
 
 /// The format of the files; another one is not read.
-pub(crate) const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 2;
 
 /// What `meta.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -120,7 +120,37 @@ impl Dir {
     }
 }
 
-/// Writes documents as length-prefixed JSON records.
+/// One document of a state as it is kept: its id's hash and version beside its light fields as
+/// JSON, so that a document that did not change is copied without being parsed.
+#[derive(Debug, Clone)]
+pub(crate) struct Raw {
+    pub(crate) hash: u64,
+    pub(crate) version: i64,
+    pub(crate) json: Vec<u8>,
+}
+
+impl Raw {
+    /// `doc` as kept.
+    pub(crate) fn of(doc: &Doc, id_field: &str, version_field: &str) -> Raw {
+        let id = doc.get(id_field).and_then(|v| v.as_str()).unwrap_or("");
+        Raw {
+            hash: crate::store::id_hash(id),
+            version: doc
+                .get(version_field)
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or(0),
+            json: serde_json::to_vec(doc).expect("a document serialises"),
+        }
+    }
+
+    /// The document.
+    pub(crate) fn doc(&self) -> std::io::Result<Doc> {
+        serde_json::from_slice(&self.json)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }
+}
+
+/// Writes records: `[u32 length][u64 id hash][i64 version][JSON]`.
 pub(crate) struct RecordWriter {
     out: BufWriter<File>,
     pub(crate) written: u64,
@@ -134,16 +164,13 @@ impl RecordWriter {
         }
     }
 
-    pub(crate) fn push(&mut self, doc: &Doc) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec(doc).expect("a document serialises");
-        self.push_bytes(&bytes)
-    }
-
-    pub(crate) fn push_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn push(&mut self, raw: &Raw) -> std::io::Result<()> {
         let len =
-            u32::try_from(bytes.len()).map_err(|_| std::io::Error::other("record of 4 GiB"))?;
+            u32::try_from(raw.json.len()).map_err(|_| std::io::Error::other("record of 4 GiB"))?;
         self.out.write_all(&len.to_le_bytes())?;
-        self.out.write_all(bytes)?;
+        self.out.write_all(&raw.hash.to_le_bytes())?;
+        self.out.write_all(&raw.version.to_le_bytes())?;
+        self.out.write_all(&raw.json)?;
         self.written += 1;
         Ok(())
     }
@@ -156,7 +183,7 @@ impl RecordWriter {
     }
 }
 
-/// Reads length-prefixed JSON records from an offset.
+/// Reads records from an offset.
 pub(crate) struct RecordReader {
     input: BufReader<File>,
     /// The offset of the next record.
@@ -173,20 +200,23 @@ impl RecordReader {
     }
 
     /// The next record, `None` at the end.
-    pub(crate) fn next_doc(&mut self) -> std::io::Result<Option<Doc>> {
-        let mut len = [0u8; 4];
-        match self.input.read_exact(&mut len) {
+    pub(crate) fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
+        let mut head = [0u8; 20];
+        match self.input.read_exact(&mut head[..4]) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
             Err(e) => return Err(e),
         }
-        let len = u32::from_le_bytes(len) as usize;
-        let mut bytes = vec![0u8; len];
-        self.input.read_exact(&mut bytes)?;
-        self.at += 4 + len as u64;
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        self.input.read_exact(&mut head[4..])?;
+        let len = u32::from_le_bytes(head[..4].try_into().expect("4")) as usize;
+        let mut json = vec![0u8; len];
+        self.input.read_exact(&mut json)?;
+        self.at += 20 + len as u64;
+        Ok(Some(Raw {
+            hash: u64::from_le_bytes(head[4..12].try_into().expect("8")),
+            version: i64::from_le_bytes(head[12..20].try_into().expect("8")),
+            json,
+        }))
     }
 }
 
