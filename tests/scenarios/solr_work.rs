@@ -158,8 +158,9 @@ fn a_settled_second_run_reads_the_versions_of_what_changed_and_nothing_else() {
     assert!(n(w, "light_export_docs") <= 2, "{w}");
     assert_eq!(n(w, "light_cursor_docs"), 1, "{w}");
     assert_eq!(n(w, "lookup_docs") + n(w, "file_docs"), 0, "{w}");
-    // The soft commit, the mark, the count and the versions above the mark.
-    assert_eq!(n(w, "requests"), 4, "{w}");
+    // The soft commit, the mark, the count, the versions above the mark and the counts per
+    // version range.
+    assert_eq!(n(w, "requests"), 5, "{w}");
     // The dimensions are the first run's.
     for (name, d) in first["dimensions"].as_object().unwrap() {
         for key in ["groups", "doubles", "excluded"] {

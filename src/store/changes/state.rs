@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::store::Doc;
 
 /// The format of the files; another one is not read.
-pub(crate) const FORMAT: u32 = 2;
+pub(crate) const FORMAT: u32 = 3;
 
 /// What `meta.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -48,6 +48,9 @@ pub(crate) struct Meta {
     pub(crate) docs: String,
     /// The id file's name.
     pub(crate) ids: String,
+    /// The seed of the id hash ([`hash`]): drawn for each new state, so that ids cannot be
+    /// chosen to collide.
+    pub(crate) seed: u64,
     /// The report's dimensions of the run that wrote it, as a settled run repeats them.
     #[serde(default)]
     pub(crate) dimensions: serde_json::Value,
@@ -120,6 +123,19 @@ impl Dir {
     }
 }
 
+/// The hash of an id in a state with `seed` (XXH3, seeded).
+pub(crate) fn hash(seed: u64, id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(id.as_bytes(), seed)
+}
+
+/// A seed for a new state: the time and the process, mixed.
+pub(crate) fn new_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    xxhash_rust::xxh3::xxh3_64(format!("{nanos}/{}", std::process::id()).as_bytes())
+}
+
 /// One document of a state as it is kept: its id's hash and version beside its light fields as
 /// JSON, so that a document that did not change is copied without being parsed.
 #[derive(Debug, Clone)]
@@ -130,11 +146,11 @@ pub(crate) struct Raw {
 }
 
 impl Raw {
-    /// `doc` as kept.
-    pub(crate) fn of(doc: &Doc, id_field: &str, version_field: &str) -> Raw {
+    /// `doc` as kept in a state with `seed`.
+    pub(crate) fn of(doc: &Doc, id_field: &str, version_field: &str, seed: u64) -> Raw {
         let id = doc.get(id_field).and_then(|v| v.as_str()).unwrap_or("");
         Raw {
-            hash: crate::store::id_hash(id),
+            hash: hash(seed, id),
             version: doc
                 .get(version_field)
                 .and_then(serde_json::Value::as_i64)
