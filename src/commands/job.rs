@@ -229,20 +229,9 @@ async fn execute(
     };
     let opened = open(index, purpose).await?;
     let writes = !c.check && !c.engine.dry_run;
-    let changes = changes::store_for(c, &engine, opened.store.clone(), opened.extra_light, writes);
-    let store: Arc<dyn Store> = match &changes {
-        Some(cs) => cs.clone(),
-        None => opened.store,
-    };
     // The settings the core was decided under, before anything is written.
     held_to_record(c, &engine, writes).await?;
     let mode = if c.check { Mode::Check } else { Mode::Run };
-    let taken = |mut report: Report| {
-        report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
-        // The engine counted its own spills; the file store's go to the same folder.
-        report.memory.spilled_bytes += store.spilled_bytes();
-        report
-    };
     let decided = Decided::of(c);
     if let Some(d) = &decided {
         engine.decided_under = d.read();
@@ -250,6 +239,17 @@ async fn execute(
             d.before_writing(&engine.decided_under, &engine);
         }
     }
+    let changes = changes::store_for(c, &engine, opened.store.clone(), opened.extra_light, writes);
+    let store: Arc<dyn Store> = match &changes {
+        Some(cs) => cs.clone(),
+        None => opened.store,
+    };
+    let taken = |mut report: Report| {
+        report.documents.multi_valued_first_taken = store.multi_valued_first_taken();
+        // The engine counted its own spills; the file store's go to the same folder.
+        report.memory.spilled_bytes += store.spilled_bytes();
+        report
+    };
     let prepared = match &changes {
         Some(cs) => cs.prepare().await,
         None => Ok(Prepared::Run),

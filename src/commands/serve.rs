@@ -516,6 +516,8 @@ fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
             true => None,
             false => changes::kept_docs(&job.index, job.state_dir.as_deref(), &needed),
         };
+        // Only while the index is as the state has it: nothing newer, nothing deleted.
+        let kept = kept.filter(|k| rt.block_on(unchanged_since(&job, k.mark, k.count)));
         if let Some(docs) = kept {
             let mut index = crate::urlrules::predict::Index::new(rules.clone());
             let built: std::io::Result<()> = docs.into_iter().try_for_each(|doc| {
@@ -536,6 +538,30 @@ fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
         rt.block_on(prediction_index(&job, rules))
             .map_err(|f| LoadError(f.error.into()))
     })
+}
+
+/// Whether the job's index has no version above `mark` and `count` documents: as the change state
+/// with that mark has it (two small requests; `false` when the index cannot tell).
+async fn unchanged_since(job: &JobConfig, mark: i64, count: u64) -> bool {
+    let index = Index {
+        config: &job.index,
+        missing: "no index",
+    };
+    let f = &job.engine.fields;
+    let required = [("id", f.id.as_str())];
+    let purpose = Purpose::Read {
+        fields: f,
+        required: &required,
+        light: None,
+        optional: None,
+    };
+    let Ok(opened) = open(index, purpose).await else {
+        return false;
+    };
+    let (store, filter) = (&opened.store, &opened.filter);
+    let max = store.max_version(filter, &f.version).await;
+    let now = store.count(filter).await;
+    matches!((max, now), (Ok(Some(v)), Ok(Some(n))) if v <= mark && n == count)
 }
 
 /// How often serve looks at its rules file: a file written anew (`urls learn --out`) is loaded

@@ -293,3 +293,25 @@ proptest::proptest! {
         }
     }
 }
+
+/// With the default window (10 s of versions), a rerun right after a run reads the versions of the
+/// pages written within it again, finds them as the state has them, and is settled.
+#[test]
+fn with_the_default_window_a_rerun_reads_the_recent_versions_and_is_settled() {
+    let t = Target::fake("changes-window");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let state_arg = state.to_str().unwrap().to_owned();
+    t.load(&corpus(120, 75));
+    let first = t.run_ok(&["run", "--state-dir", &state_arg], dir.path());
+    let written = n(&first["documents"], "written");
+    assert_eq!(written, 120, "{first}");
+    let again = t.run_ok(&["run", "--state-dir", &state_arg], dir.path());
+    assert_eq!(again["changes"]["source"], "settled", "{again}");
+    // Every page was written within the last 10 s: its version is read again, and matches.
+    assert_eq!(n(&again["changes"], "versions_read"), 120, "{again}");
+    assert_eq!(
+        n(&again["work"], "text_docs") + n(&again["work"], "written_docs"),
+        0
+    );
+}

@@ -21,7 +21,8 @@ fn max_changed(memory: u64) -> usize {
 }
 
 /// The deciding settings, the URL rules and the chrome model, as one digest: a settled state is
-/// trusted to need nothing only under the same.
+/// trusted to need nothing only under the same. (The order the flags were decided under before
+/// the state's run does not enter: that run decided every group it touched under these.)
 fn digest(c: &JobConfig, engine: &EngineConfig) -> String {
     let mut h = Md5::new();
     h.update(serde_json::to_vec(&Deciding::of(c, engine)).unwrap_or_default());
@@ -31,7 +32,6 @@ fn digest(c: &JobConfig, engine: &EngineConfig) -> String {
     if let Some(chrome) = &c.chrome {
         h.update(std::fs::read(chrome).unwrap_or_default());
     }
-    h.update(format!("{:?}", engine.decided_under).as_bytes());
     format!("{:x}", h.finalize())
 }
 
@@ -75,7 +75,7 @@ pub(crate) fn forget(index: &IndexConfig, state_dir: Option<&Path>) -> std::io::
 }
 
 /// The store that finds `inner`'s changes from versions, when the run can: a Solr core, a state
-/// folder, and not `--no-changes`. `extra`: fields read light besides the engine's (the near keys,
+/// folder, and not `--no-change-state`. `extra`: fields read light besides the engine's (the near keys,
 /// when the core streams them).
 pub(crate) fn store_for(
     c: &JobConfig,

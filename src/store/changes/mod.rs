@@ -27,7 +27,8 @@
 //! state and the new ones account for (a restore, a rollback, another core at the same URL), a
 //! version lower than the state's for the same document, or more changes than the overlay holds,
 //! the run reads everything as before and the report's `changes` says which and why. A run that
-//! fails, is killed, or cannot account for its writes leaves no state. A settled state (the run that
+//! fails or cannot account for its writes removes the state; a run that is killed leaves the one
+//! it started from, which the next run checks like any other. A settled state (the run that
 //! wrote it ended with every group as it decided) with no change since and the same deciding
 //! settings needs no run at all.
 
@@ -35,6 +36,7 @@ pub(crate) mod state;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -132,7 +134,8 @@ pub struct ChangesSummary {
 
 /// The documents of the state and what changed since.
 struct View {
-    docs: PathBuf,
+    /// The state's documents, open from the start: another process may replace the state meanwhile.
+    docs: std::fs::File,
     /// The changed documents, by id.
     overlay: BTreeMap<String, Doc>,
     /// The id hashes of the overlay's documents: their records in the state are left out.
@@ -440,8 +443,12 @@ impl ChangeStore {
         let settled = nothing && meta.settled && meta.digest == c.digest;
         let dims = meta.dimensions.clone();
         let replaced = overlay.keys().map(|id| self.hash(id)).collect();
+        let docs = match std::fs::File::open(self.dir.path.join(&meta.docs)) {
+            Ok(f) => f,
+            Err(e) => return Ok(self.full_scan(format!("the state cannot be read ({e})"))),
+        };
         *self.view.lock().expect("view") = Some(Arc::new(View {
-            docs: self.dir.path.join(&meta.docs),
+            docs,
             overlay,
             replaced,
             deleted: gone,
@@ -617,7 +624,8 @@ impl ChangeStore {
                 (o.parse().unwrap_or(0), Some(id.to_owned()))
             }
         };
-        let file = std::fs::File::open(&view.docs)?;
+        // A reader of its own on the file opened at the start (which may be unlinked by now).
+        let file = std::fs::File::open(format!("/proc/self/fd/{}", view.docs.as_raw_fd()))?;
         let mut reader = RecordReader::new(file, offset)?;
         let mut over = match &last {
             Some(l) => view
@@ -778,8 +786,15 @@ impl ChangeStore {
         }
         let c = &self.cfg;
         if self.summary.lock().expect("summary").source == "settled" {
-            // Nothing changed up to the highest version now: the same state, a later mark.
-            let mut meta = self.meta.lock().expect("meta").clone().ok_or("no state")?;
+            // Nothing changed up to the highest version now: the same state, a later mark;
+            // unless another process put a state of its own in place meanwhile.
+            let ours = self.meta.lock().expect("meta").clone().ok_or("no state")?;
+            let Ok(Some(mut meta)) = self.dir.load() else {
+                return Ok(false);
+            };
+            if (&meta.docs, &meta.ids) != (&ours.docs, &ours.ids) {
+                return Ok(true);
+            }
             if let Some(m) = *self.mark0.lock().expect("mark") {
                 meta.mark = meta.mark.max(m);
             }
@@ -949,12 +964,19 @@ pub fn kept_docs(
     let file = std::fs::File::open(dir.join(&meta.docs)).ok()?;
     Some(KeptDocs {
         reader: RecordReader::new(file, 0).ok()?,
+        mark: meta.mark,
+        count: meta.count,
     })
 }
 
 /// The documents of a kept change state ([`kept_docs`]), in id order.
 pub struct KeptDocs {
     reader: RecordReader,
+    /// The state's mark: an index whose highest version is at most this, with `count` documents,
+    /// is as the state has it (within the change window).
+    pub mark: i64,
+    /// The documents in the state.
+    pub count: u64,
 }
 
 impl Iterator for KeptDocs {

@@ -95,7 +95,7 @@ impl Dir {
 
     /// Puts `meta` in place (atomically) and removes the files of earlier states.
     pub(crate) fn commit(&self, meta: &Meta) -> std::io::Result<()> {
-        let tmp = self.path.join(format!("meta.json.{}", std::process::id()));
+        let tmp = self.path.join(format!("meta.json.{:x}", new_seed()));
         std::fs::write(
             &tmp,
             serde_json::to_vec_pretty(meta).expect("meta serialises"),
@@ -107,7 +107,8 @@ impl Dir {
                 let name = e.file_name().to_string_lossy().into_owned();
                 let ours = name == meta.docs || name == meta.ids || name == "meta.json";
                 let stale = name.starts_with("docs-") || name.starts_with("ids-");
-                // Another process's files being written are younger than a minute.
+                // Files younger than ten minutes may be another process's, being written or
+                // served (a run holds its files open; these are left for a later commit).
                 let young = e
                     .metadata()
                     .and_then(|m| m.modified())
