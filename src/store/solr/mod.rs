@@ -571,24 +571,32 @@ impl Store for SolrStore {
         field: &str,
         ranges: &[(i64, i64)],
     ) -> Result<Option<Vec<u64>>, StoreError> {
-        let mut facet = serde_json::Map::new();
-        for (i, &(lo, hi)) in ranges.iter().enumerate() {
-            let q = filter::fq(&Filter::Range {
-                field: field.to_owned(),
-                lo: Some(lo.to_string()),
-                hi: Some(hi.to_string()),
-            });
-            facet.insert(format!("r{i}"), json!({ "type": "query", "q": q }));
+        // One range facet: one pass over the field's docValues, whatever the number of ranges
+        // (query facets would scan once per range, or depend on the filter cache).
+        let list: Vec<Value> = ranges
+            .iter()
+            .map(|&(lo, hi)| json!({"from": lo, "to": hi, "inclusive_to": true}))
+            .collect();
+        let facet = json!({ "v": { "type": "range", "field": field, "ranges": list } });
+        let answer = self.json_facet(filter, facet).await?;
+        let buckets = answer
+            .pointer("/facets/v/buckets")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if answer.pointer("/response/numFound").and_then(Value::as_u64) == Some(0) {
+            return Ok(Some(vec![0; ranges.len()]));
         }
-        let answer = self.json_facet(filter, Value::Object(facet)).await?;
+        if buckets.len() != ranges.len() {
+            return Err(StoreError::input(
+                "Solr's range facet",
+                format!("{} buckets for {} ranges", buckets.len(), ranges.len()),
+            ));
+        }
         Ok(Some(
-            (0..ranges.len())
-                .map(|i| {
-                    answer
-                        .pointer(&format!("/facets/r{i}/count"))
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                })
+            buckets
+                .iter()
+                .map(|b| b.get("count").and_then(Value::as_u64).unwrap_or(0))
                 .collect(),
         ))
     }

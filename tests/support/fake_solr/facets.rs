@@ -88,6 +88,12 @@ pub enum JFacet {
         subs: Vec<(String, JFacet)>,
         domain_filters: Vec<String>,
     },
+    /// `type: range` with arbitrary `ranges` of a long field (the form the worker sends; `start`,
+    /// `end` and `gap` are not emulated): `(from, to, inclusive_from, inclusive_to)`.
+    Ranges {
+        field: String,
+        ranges: Vec<(i64, i64, bool, bool)>,
+    },
 }
 
 const AGGREGATIONS: [&str; 9] = [
@@ -214,6 +220,32 @@ fn parse_one(spec: &JVal) -> Result<JFacet, SolrError> {
                         domain_filters: domain_filters(body.get("domain")),
                     })
                 }
+                "range" => {
+                    let field = body.get("field").map(text_of).unwrap_or_default();
+                    let Some(JVal::Arr(list)) = body.get("ranges") else {
+                        return Err(SolrError::bad_request(
+                            "fake solr: a range facet needs 'ranges' (start/end/gap are not emulated)",
+                        ));
+                    };
+                    let mut ranges = Vec::new();
+                    for r in list {
+                        let bound = |k: &str| {
+                            r.get(k).and_then(JVal::as_i64).ok_or_else(|| {
+                                SolrError::bad_request(format!(
+                                    "fake solr: a range needs a numeric '{k}'"
+                                ))
+                            })
+                        };
+                        let flag = |k: &str, d: bool| r.get(k).and_then(JVal::as_bool).unwrap_or(d);
+                        ranges.push((
+                            bound("from")?,
+                            bound("to")?,
+                            flag("inclusive_from", true),
+                            flag("inclusive_to", false),
+                        ));
+                    }
+                    Ok(JFacet::Ranges { field, ranges })
+                }
                 other => Err(SolrError::bad_request(format!(
                     "fake solr: facet type '{other}' is not supported"
                 ))),
@@ -310,6 +342,33 @@ fn level(
                 let q = parse_query(q, ctx)?;
                 let inner: Vec<&Doc> = docs.into_iter().filter(|d| s.matches(&q, d)).collect();
                 m.insert(name.clone(), Value::Object(level(s, ctx, subs, &inner)?));
+            }
+            JFacet::Ranges { field, ranges } => {
+                let values: Vec<i64> = docs
+                    .iter()
+                    .flat_map(|d| doc_values(d, field))
+                    .filter_map(|v| match v {
+                        Val::Long(x) => Some(x),
+                        Val::Int(x) => Some(i64::from(x)),
+                        _ => None,
+                    })
+                    .collect();
+                let buckets: Vec<Value> = ranges
+                    .iter()
+                    .map(|&(from, to, fi, ti)| {
+                        let count = values
+                            .iter()
+                            .filter(|&&v| (v > from || (fi && v == from)) && (v < to || (ti && v == to)))
+                            .count();
+                        let val = format!(
+                            "{}{from},{to}{}",
+                            if fi { "[" } else { "(" },
+                            if ti { "]" } else { ")" }
+                        );
+                        json!({"val": val, "count": count})
+                    })
+                    .collect();
+                m.insert(name.clone(), json!({ "buckets": buckets }));
             }
         }
     }
