@@ -229,7 +229,7 @@ fn op() -> impl proptest::strategy::Strategy<Value = Op> {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig {
-        cases: 6,
+        cases: 12,
         max_shrink_iters: 0,
         failure_persistence: None,
         ..proptest::prelude::ProptestConfig::default()

@@ -75,7 +75,10 @@ fn a_collection_is_read_shard_by_shard_through_export() {
     assert_eq!(n(w, "text_docs"), 500, "each text once: {w}");
     assert_eq!(n(w, "written_docs"), 500, "{w}");
     assert_settled(&t, dir.path());
-    let second = t.run_ok(&["run", "--batch-size", "60"], dir.path());
+    let second = t.run_ok(
+        &["run", "--batch-size", "60", "--no-change-state"],
+        dir.path(),
+    );
     let w = &second["work"];
     assert_eq!(
         n(w, "light_export_docs"),
@@ -84,6 +87,14 @@ fn a_collection_is_read_shard_by_shard_through_export() {
     );
     assert_eq!(n(w, "light_cursor_docs"), 0, "{w}");
     assert_eq!(n(w, "written_docs"), 0, "{w}");
+    // From the change state: the versions written within the window, through each shard's
+    // /export, and the one row of the mark.
+    let third = t.run_ok(&["run", "--batch-size", "60"], dir.path());
+    let w = &third["work"];
+    assert_eq!(third["changes"]["source"], "settled", "{third}");
+    assert!(n(w, "light_export_docs") <= 500, "{w}");
+    assert_eq!(n(w, "light_cursor_docs"), 1, "{w}");
+    assert_eq!(n(w, "written_docs") + n(w, "text_docs"), 0, "{w}");
     let checked = assert_settled(&t, dir.path());
     eprintln!("checked {checked} values; work {w}");
 }

@@ -301,11 +301,8 @@ impl ChangeStore {
         if mark0.is_none() && now > 0 {
             return Ok(self.full_scan("the documents carry no version"));
         }
-        if mark0.is_some_and(|m| m < meta.mark.saturating_sub(window_versions(c.window_ms))) {
-            return Ok(self.full_scan(
-                "the highest version is below the state's mark (restored, rolled back or replaced)",
-            ));
-        }
+        // (A highest version below the state's mark is no sign of a restore: the newest pages may
+        // have been deleted. The counts per version range tell.)
         // The state's hashes are of its seed; a state kept at the end is too.
         self.seed
             .store(meta.seed, std::sync::atomic::Ordering::Relaxed);
@@ -890,7 +887,11 @@ impl ChangeStore {
         versions.sort_unstable();
         let mark0 = *self.mark0.lock().expect("mark");
         let old_mark = self.meta.lock().expect("meta").as_ref().map(|m| m.mark);
-        let mut mark = mark0.or(old_mark).unwrap_or(i64::MIN);
+        // Never back: the newest pages may have gone since the old mark.
+        let mut mark = match (mark0, old_mark) {
+            (Some(a), Some(b)) => a.max(b),
+            (a, b) => a.or(b).unwrap_or(i64::MIN),
+        };
         if written > 0 && c.visible_after_commit {
             // Move the mark past the run's own writes when they are all that is above it.
             let lo = mark.saturating_sub(window_versions(c.window_ms));

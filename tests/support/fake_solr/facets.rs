@@ -358,7 +358,9 @@ fn level(
                     .map(|&(from, to, fi, ti)| {
                         let count = values
                             .iter()
-                            .filter(|&&v| (v > from || (fi && v == from)) && (v < to || (ti && v == to)))
+                            .filter(|&&v| {
+                                (v > from || (fi && v == from)) && (v < to || (ti && v == to))
+                            })
                             .count();
                         let val = format!(
                             "{}{from},{to}{}",
