@@ -11,6 +11,7 @@
 # after each load so that Solr's merges do not land in the next run (default 60). AGAIN=1: the core
 # holds CORPUS already decided by an earlier pass of this script (LOADED=1 implied, the state kept):
 # the first step is a rerun that keeps a new state, and the re-indexed and deleted pages are others.
+# SETTLED_ONLY=1: the first run, two settled reruns and two checks only.
 set -euo pipefail
 worker=$1 core=$2 corpus=$3 out=$4
 shift 4
@@ -55,6 +56,12 @@ step first run "$@"
 [ "${AGAIN:-0}" = 1 ] && step first2 run "$@"
 step settled run "$@"
 step check check
+# SETTLED_ONLY=1: a second settled rerun and check, and stop (the 4M figure).
+if [ "${SETTLED_ONLY:-0}" = 1 ]; then
+    step settled2 run "$@"
+    step check2 check
+    exit 0
+fi
 python3 "$here/tools/bench/recrawl.py" "$corpus" "$out/recrawl.jsonl"
 load "$out/recrawl.jsonl"
 step reindexed run "$@"

@@ -326,35 +326,49 @@ impl ChangeStore {
             hi: None,
         });
         let mut read = 0u64;
-        let pairs = self.versions_of(above, &mut read).await?;
-        for (id, v) in pairs {
-            let h = self.hash(&id);
-            match ids.find(h).map_err(io)? {
-                Some(sv) if sv == v => {}
-                Some(sv) if v < sv => {
-                    self.summary.lock().expect("summary").versions_read += read;
-                    return Ok(self.full_scan(format!(
-                        "document {id} has an older version than the state's (restored or rolled back)"
-                    )));
+        let mut stop: Option<String> = None;
+        let mut failed: Option<std::io::Error> = None;
+        let max_changed = c.max_changed;
+        self.for_versions(above, &mut read, |id, v| {
+            let h = self.hash(id);
+            match ids.find(h) {
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
                 }
-                Some(sv) => {
+                Ok(Some(sv)) if sv == v => {}
+                Ok(Some(sv)) if v < sv => {
+                    stop = Some(format!(
+                        "document {id} has an older version than the state's (restored or rolled back)"
+                    ));
+                    return false;
+                }
+                Ok(Some(sv)) => {
                     moved.insert(h, sv);
                     now_versions.push(v);
-                    changed.push(id);
+                    changed.push(id.to_owned());
                 }
-                None => {
+                Ok(None) => {
                     new += 1;
                     now_versions.push(v);
-                    changed.push(id);
+                    changed.push(id.to_owned());
                 }
             }
-            if changed.len() > c.max_changed {
-                self.summary.lock().expect("summary").versions_read += read;
-                return Ok(self.full_scan(format!(
-                    "more than {} documents changed since the last run",
-                    c.max_changed
-                )));
+            if changed.len() > max_changed {
+                stop = Some(format!(
+                    "more than {max_changed} documents changed since the last run"
+                ));
+                return false;
             }
+            true
+        })
+        .await?;
+        if let Some(e) = failed {
+            return Err(io(e));
+        }
+        if let Some(why) = stop {
+            self.summary.lock().expect("summary").versions_read += read;
+            return Ok(self.full_scan(why));
         }
         let deleted = meta.count as i64 + new as i64 - now as i64;
         if deleted < 0 {
@@ -461,19 +475,21 @@ impl ChangeStore {
         Ok(Prepared::Run)
     }
 
-    /// `(id, version)` of every document of `filter`, read light.
-    async fn versions_of(
+    /// Calls `each` with the `(id, version)` of every document of `filter`, read light, page by
+    /// page (nothing is collected: a read of every version stays within memory); `each` returns
+    /// `false` to stop reading.
+    async fn for_versions(
         &self,
         filter: Filter,
         read: &mut u64,
-    ) -> Result<Vec<(String, i64)>, StoreError> {
+        mut each: impl FnMut(&str, i64) -> bool,
+    ) -> Result<(), StoreError> {
         let c = &self.cfg;
         let query = ReadQuery {
             filter,
             fields: vec![c.id_field.clone(), c.version_field.clone()],
             rows: c.batch.max(1),
         };
-        let mut out = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
             let page = self.inner.read_page(&query, cursor.as_deref()).await?;
@@ -482,15 +498,16 @@ impl ChangeStore {
                 let id = doc.get(&c.id_field).and_then(Value::as_str);
                 let v = doc.get(&c.version_field).and_then(Value::as_i64);
                 if let (Some(id), Some(v)) = (id, v) {
-                    out.push((id.to_owned(), v));
+                    if !each(id, v) {
+                        return Ok(());
+                    }
                 }
             }
             match page.next {
                 Some(n) => cursor = Some(n),
-                None => break,
+                None => return Ok(()),
             }
         }
-        Ok(out)
     }
 
     /// The id hashes of the `deleted` documents: the version ranges whose count fell short are
@@ -563,12 +580,12 @@ impl ChangeStore {
                 lo: Some(lo.to_string()),
                 hi: Some(hi.to_string()),
             });
-            let present: HashSet<u64> = self
-                .versions_of(range, read)
-                .await?
-                .into_iter()
-                .map(|(id, _)| self.hash(&id))
-                .collect();
+            let mut present: HashSet<u64> = HashSet::new();
+            self.for_versions(range, read, |id, _| {
+                present.insert(self.hash(id));
+                true
+            })
+            .await?;
             for &(h, v) in &all {
                 if v >= lo && v <= hi && !present.contains(&h) && !moved.contains_key(&h) {
                     gone.insert(h);
@@ -831,7 +848,6 @@ impl ChangeStore {
         let mut writer = RecordWriter::new(out);
         let mut reader = RecordReader::new(file, 0).map_err(err)?;
         let mut pairs: Vec<(u64, i64)> = Vec::new();
-        let mut versions: Vec<i64> = Vec::new();
         while let Some(raw) = reader.next_raw().map_err(err)? {
             let h = raw.hash;
             let from = patches.partition_point(|p| p.0 < h);
@@ -873,7 +889,6 @@ impl ChangeStore {
             };
             writer.push(&raw).map_err(err)?;
             pairs.push((raw.hash, raw.version));
-            versions.push(raw.version);
         }
         let out = writer.finish().map_err(err)?;
         out.sync_all().map_err(err)?;
@@ -884,7 +899,6 @@ impl ChangeStore {
             return Ok(false);
         }
         Ids::write(&self.dir.path.join(&ids_name), &pairs).map_err(err)?;
-        versions.sort_unstable();
         let mark0 = *self.mark0.lock().expect("mark");
         let old_mark = self.meta.lock().expect("meta").as_ref().map(|m| m.mark);
         // Never back: the newest pages may have gone since the old mark.
@@ -901,28 +915,35 @@ impl ChangeStore {
                 hi: None,
             });
             let mut read = 0;
-            match self.versions_of(above, &mut read).await {
-                Ok(seen) => {
-                    let expected = versions.len() - versions.partition_point(|&v| v < lo);
-                    let same = seen.len() == expected
-                        && seen.iter().all(|(id, v)| {
-                            let h = self.hash(id);
-                            pairs
-                                .binary_search_by(|p| p.0.cmp(&h))
-                                .is_ok_and(|i| pairs[i].1 == *v)
-                        });
-                    if same {
-                        if let Some(max) = seen.iter().map(|p| p.1).max() {
-                            mark = mark.max(max);
-                        }
-                    } else {
-                        debug!("documents changed during the run; the mark stays");
+            let expected = pairs.iter().filter(|p| p.1 >= lo).count();
+            let (mut seen, mut same, mut max) = (0usize, true, None::<i64>);
+            let looked = self
+                .for_versions(above, &mut read, |id, v| {
+                    let h = self.hash(id);
+                    seen += 1;
+                    max = max.max(Some(v));
+                    same = pairs
+                        .binary_search_by(|p| p.0.cmp(&h))
+                        .is_ok_and(|i| pairs[i].1 == v);
+                    same
+                })
+                .await;
+            match looked {
+                Ok(()) if same && seen == expected => {
+                    if let Some(max) = max {
+                        mark = mark.max(max);
                     }
                 }
+                Ok(()) => debug!("documents changed during the run; the mark stays"),
                 Err(e) => debug!("the mark stays: {e}"),
             }
             self.summary.lock().expect("summary").versions_read += read;
         }
+        // The ranges where deletions are looked for, from the versions in order.
+        let count = pairs.len() as u64;
+        pairs.sort_unstable_by_key(|p| p.1);
+        let buckets = state::buckets_by(pairs.len(), |i| pairs[i].1, BUCKETS);
+        drop(pairs);
         let meta = Meta {
             format: state::FORMAT,
             target: c.target.clone(),
@@ -930,9 +951,9 @@ impl ChangeStore {
             fields: self.fields.clone(),
             digest: c.digest.clone(),
             mark,
-            count: pairs.len() as u64,
+            count,
             settled: true,
-            buckets: state::buckets(&versions, BUCKETS),
+            buckets,
             seed: self.seed(),
             docs: docs_name,
             ids: ids_name,

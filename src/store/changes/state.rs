@@ -301,20 +301,26 @@ impl Ids {
 }
 
 /// About `k` inclusive version ranges of equal counts over `versions` (sorted), with their counts.
+#[cfg(test)]
 pub(crate) fn buckets(versions: &[i64], k: usize) -> Vec<(i64, i64, u64)> {
-    if versions.is_empty() {
+    buckets_by(versions.len(), |i| versions[i], k)
+}
+
+/// [`buckets`] over `len` versions in order, the `i`th given by `at`.
+pub(crate) fn buckets_by(len: usize, at: impl Fn(usize) -> i64, k: usize) -> Vec<(i64, i64, u64)> {
+    if len == 0 {
         return Vec::new();
     }
-    let per = versions.len().div_ceil(k.max(1)).max(1);
+    let per = len.div_ceil(k.max(1)).max(1);
     let mut out: Vec<(i64, i64, u64)> = Vec::new();
     let mut i = 0;
-    while i < versions.len() {
-        let mut j = (i + per).min(versions.len());
+    while i < len {
+        let mut j = (i + per).min(len);
         // A version never straddles two ranges.
-        while j < versions.len() && versions[j] == versions[j - 1] {
+        while j < len && at(j) == at(j - 1) {
             j += 1;
         }
-        out.push((versions[i], versions[j - 1], (j - i) as u64));
+        out.push((at(i), at(j - 1), (j - i) as u64));
         i = j;
     }
     out
