@@ -3,6 +3,8 @@
 //! found by count; whatever happened between runs, a run ends where `--full` does (the expectation
 //! comes from the file store's `--full` run on the documents the core holds, `assert_settled`).
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 
 use super::harness::{assert_settled, corpus, solr_test, Target};
@@ -15,6 +17,37 @@ fn n(v: &Value, key: &str) -> u64 {
 /// Solr's light reads of a run (versions streamed, the mark's row): what a settled run costs.
 fn light(report: &Value) -> u64 {
     n(&report["work"], "light_export_docs") + n(&report["work"], "light_cursor_docs")
+}
+
+/// `solr-dedup run EXTRA…` with the change state in `DIR/state` and no window (only the versions
+/// above the mark are read), to the end; its report.
+fn run_from_versions(t: &Target, dir: &Path, extra: &[&str]) -> Value {
+    let state = dir.join("state");
+    let mut args = vec![
+        "run",
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--change-window",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    t.run_ok(&args, dir)
+}
+
+/// Takes `less` documents off the count of the change state in `DIR/state`: the index then holds
+/// documents the state cannot account for, as after a restore.
+fn miscount_state(dir: &Path, less: u64) {
+    let meta_path = std::fs::read_dir(dir.join("state").join("changes"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("meta.json");
+    let mut meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["count"] = json!(n(&meta, "count") - less);
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
 }
 
 /// A page of `docs` with a new text, as a crawler re-indexes it (without the worker's fields).
@@ -31,13 +64,8 @@ solr_test!(
     changes_between_runs_are_found_from_versions_and_end_where_full_does,
     |t: &Target| {
         let dir = tempfile::tempdir().unwrap();
-        let state = dir.path().join("state");
-        let state_arg = state.to_str().unwrap().to_owned();
-        let run = |extra: &[&str]| {
-            let mut args = vec!["run", "--state-dir", &state_arg, "--change-window", "0"];
-            args.extend_from_slice(extra);
-            t.run_ok(&args, dir.path())
-        };
+        let state_arg = dir.path().join("state").to_str().unwrap().to_owned();
+        let run = |extra: &[&str]| run_from_versions(t, dir.path(), extra);
         let docs = corpus(400, 71);
         t.load(&docs);
         let first = run(&[]);
@@ -125,14 +153,7 @@ solr_test!(
 fn a_page_reindexed_during_a_run_is_found_by_the_next() {
     let t = Target::fake("changes-during-run");
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let state_arg = state.to_str().unwrap().to_owned();
-    let run = || {
-        t.run_ok(
-            &["run", "--state-dir", &state_arg, "--change-window", "0"],
-            dir.path(),
-        )
-    };
+    let run = || run_from_versions(&t, dir.path(), &[]);
     let docs = corpus(200, 72);
     t.load(&docs);
     run();
@@ -165,30 +186,13 @@ fn a_page_reindexed_during_a_run_is_found_by_the_next() {
 fn a_state_that_does_not_match_the_index_is_not_trusted() {
     let t = Target::fake("changes-mismatch");
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let state_arg = state.to_str().unwrap().to_owned();
-    let run = || {
-        t.run_ok(
-            &["run", "--state-dir", &state_arg, "--change-window", "0"],
-            dir.path(),
-        )
-    };
+    let run = || run_from_versions(&t, dir.path(), &[]);
     let docs = corpus(150, 73);
     t.load(&docs);
     run();
-    // Documents the state does not hold, with versions below its mark: a restore from a backup
-    // would look like this. The fake puts them in with their old versions.
-    let meta_path = std::fs::read_dir(state.join("changes"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("meta.json");
-    let mut meta: Value =
-        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    meta["count"] = json!(n(&meta, "count") - 3);
-    std::fs::write(&meta_path, meta.to_string()).unwrap();
+    // The state's count three short: the index holds documents the state cannot account for, as
+    // after a restore from a backup.
+    miscount_state(dir.path(), 3);
     let next = run();
     assert_eq!(next["changes"]["source"], "full scan", "{next}");
     assert!(
@@ -241,11 +245,7 @@ proptest::proptest! {
     fn any_sequence_of_changes_ends_where_full_does(ops in proptest::collection::vec(op(), 1..6)) {
         let t = Target::fake("changes-property");
         let dir = tempfile::tempdir().unwrap();
-        let state = dir.path().join("state");
-        let state_arg = state.to_str().unwrap().to_owned();
-        let run = || {
-            t.run_ok(&["run", "--state-dir", &state_arg, "--change-window", "0"], dir.path())
-        };
+        let run = || run_from_versions(&t, dir.path(), &[]);
         let docs = corpus(80, 74);
         t.load(&docs);
         run();
@@ -272,12 +272,7 @@ proptest::proptest! {
                                     "text_t": text(*i)})]);
                 }
                 Op::Restore => {
-                    let meta_path = std::fs::read_dir(state.join("changes")).unwrap()
-                        .next().unwrap().unwrap().path().join("meta.json");
-                    let mut meta: Value =
-                        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-                    meta["count"] = json!(n(&meta, "count") - 1);
-                    std::fs::write(&meta_path, meta.to_string()).unwrap();
+                    miscount_state(dir.path(), 1);
                     from_versions = false;
                 }
             }

@@ -1,0 +1,184 @@
+//! During a run: the light reads served from the state ⊕ the changed documents, and the last
+//! light read kept for the next state.
+
+use std::ops::Bound;
+use std::os::fd::AsRawFd;
+
+use serde_json::Value;
+use tracing::warn;
+
+use super::state::{Raw, RecordReader, RecordWriter};
+use super::{Capture, ChangeStore, View};
+use crate::store::{Doc, Page, ReadQuery, Via};
+
+impl ChangeStore {
+    /// Whether `query` is the run's light read, or that read with the texts besides (a first run
+    /// on a core without `/export`, `--full`): it is kept for the next state, and served from the
+    /// state when it is the light read.
+    pub(super) fn is_light_read(&self, query: &ReadQuery) -> bool {
+        query.filter == self.cfg.filter
+            && self
+                .cfg
+                .light_fields
+                .iter()
+                .all(|f| query.fields.contains(f))
+    }
+
+    /// Whether the state can serve `query`.
+    pub(super) fn servable(&self, query: &ReadQuery) -> bool {
+        query.filter == self.cfg.filter
+            && query
+                .fields
+                .iter()
+                .all(|f| self.fields.binary_search(f).is_ok())
+    }
+
+    /// One page of the state ⊕ the changes, from `cursor` (`OFFSET:LAST_ID`); with `keep`, the
+    /// page's documents as kept too (the whole records, for the next state).
+    pub(super) fn serve(
+        &self,
+        view: &View,
+        query: &ReadQuery,
+        cursor: Option<&str>,
+        keep: bool,
+    ) -> std::io::Result<(Page, Vec<(String, Raw)>)> {
+        let (offset, last) = match cursor {
+            None => (0u64, None),
+            Some(c) => {
+                let (o, id) = c.split_once(':').unwrap_or((c, ""));
+                (o.parse().unwrap_or(0), Some(id.to_owned()))
+            }
+        };
+        // A reader of its own on the file opened at the start (which may be unlinked by now).
+        let file = std::fs::File::open(format!("/proc/self/fd/{}", view.docs.as_raw_fd()))?;
+        let mut reader = RecordReader::new(file, offset)?;
+        let mut over = match &last {
+            Some(l) => view
+                .overlay
+                .range::<String, _>((Bound::Excluded(l.clone()), Bound::Unbounded)),
+            None => view
+                .overlay
+                .range::<String, _>((Bound::<String>::Unbounded, Bound::<String>::Unbounded)),
+        }
+        .peekable();
+        let c = &self.cfg;
+        let rows = query.rows.max(1);
+        let mut docs = Vec::with_capacity(rows);
+        let mut kept = Vec::new();
+        let mut last_id = last.unwrap_or_default();
+        // The next base document neither deleted nor replaced: its offset, id, record, document.
+        let mut pending: Option<(u64, String, Raw, Doc)> = None;
+        let mut base_done = false;
+        loop {
+            while pending.is_none() && !base_done {
+                let at = reader.at;
+                match reader.next_raw()? {
+                    None => base_done = true,
+                    Some(raw) => {
+                        if view.deleted.contains(&raw.hash) {
+                            continue;
+                        }
+                        let doc = raw.doc()?;
+                        let id = doc
+                            .get(&c.id_field)
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned();
+                        // Replaced by its changed copy (the hash only says where to look).
+                        if view.replaced.contains(&raw.hash) && view.overlay.contains_key(&id) {
+                            continue;
+                        }
+                        pending = Some((at, id, raw, doc));
+                    }
+                }
+            }
+            if docs.len() == rows {
+                let at = pending.as_ref().map_or(reader.at, |p| p.0);
+                let more = pending.is_some() || over.peek().is_some();
+                let page = Page {
+                    docs,
+                    next: more.then(|| format!("{at}:{last_id}")),
+                    via: Via::State,
+                };
+                return Ok((page, kept));
+            }
+            let take_over = match (&pending, over.peek()) {
+                (None, None) => break,
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some((_, b, _, _)), Some((o, _))) => o.as_str() < b.as_str(),
+            };
+            let (id, raw, doc) = if take_over {
+                let (id, d) = over.next().expect("peeked");
+                let raw = keep.then(|| Raw::of(d, &c.id_field, &c.version_field, self.seed()));
+                (id.clone(), raw, d.clone())
+            } else {
+                let (_, id, raw, doc) = pending.take().expect("a base document");
+                (id, Some(raw), doc)
+            };
+            if keep {
+                kept.push((id.clone(), raw.expect("kept")));
+            }
+            last_id = id;
+            docs.push(project(doc, &query.fields, &c.id_field));
+        }
+        let page = Page {
+            docs,
+            next: None,
+            via: Via::State,
+        };
+        Ok((page, kept))
+    }
+
+    /// Keeps a page of the light read for the next state.
+    pub(super) fn capture(&self, first: bool, records: Vec<(String, Raw)>, last_page: bool) {
+        let mut cap = self.capture.lock().expect("capture");
+        if first {
+            *cap = Capture {
+                sorted: true,
+                ..Capture::default()
+            };
+            match self.area.file() {
+                Ok(f) => cap.writer = Some(RecordWriter::new(f)),
+                Err(e) => {
+                    warn!("cannot keep the light read for the change state: {e}");
+                    cap.failed = true;
+                }
+            }
+        }
+        if cap.failed {
+            return;
+        }
+        for (id, raw) in records {
+            if cap.last.as_deref().is_some_and(|l| l >= id.as_str()) {
+                cap.sorted = false;
+            }
+            let Some(w) = cap.writer.as_mut() else {
+                cap.failed = true;
+                return;
+            };
+            if let Err(e) = w.push(&raw) {
+                warn!("cannot keep the light read for the change state: {e}");
+                cap.failed = true;
+                return;
+            }
+            cap.last = Some(id);
+        }
+        if last_page {
+            match cap.writer.take().map(RecordWriter::finish) {
+                Some(Ok(f)) => cap.done = Some(f),
+                Some(Err(e)) => {
+                    warn!("cannot keep the light read for the change state: {e}");
+                    cap.failed = true;
+                }
+                None => cap.failed = true,
+            }
+        }
+    }
+}
+
+/// `doc` with only `fields` (and the id).
+pub(super) fn project(mut doc: Doc, fields: &[String], id_field: &str) -> Doc {
+    doc.retain(|k, _| k == id_field || fields.iter().any(|f| f == k));
+    doc
+}
