@@ -151,6 +151,13 @@ SITES (--site-pages N)
   same text: the evidence from which `solr-dedup urls learn` learns that neither changes a page.
   Ids are site-S-KKKK-V.
 
+BIG GROUPS (--big-groups N)
+  After the sites, N pages of shops whose items share everything but the URL: blocks of
+  11,000 pages (the first, when N is at least that) and then of 1,100, each with one title
+  and one description; ten pages in eleven share one text (exact groups of 10,000 and 1,000),
+  the rest hold the same words in another order (fuzzy groups of the whole block). Outside
+  the truth file. Ids are big-BBB-MMMMM.
+
 TRUTH FILE (--truth)
   {\"docs\":N, \"seed\":S, \"page_kb\":K,
    \"groups\":{\"exact\":[[id,...],...], \"fuzzy\":[...], \"title\":[...],
@@ -229,6 +236,11 @@ struct Args {
     /// truth file: what `chrome learn` and `urls learn` learn from (see SITES below).
     #[arg(long, value_name = "N", default_value_t = 0)]
     site_pages: u64,
+    /// Also write this many pages in big groups, after the others and outside the truth file: the
+    /// pages of a shop whose thousands of items share one title, one description and one
+    /// boilerplate text (see BIG GROUPS below).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    big_groups: u64,
 }
 
 // The example's entry point; `tests/truth.rs` includes this file as a module for its generator
@@ -260,7 +272,51 @@ fn main() -> Result<()> {
     generate(args.docs, args.seed, args.page_kb, &mut out, truth.as_mut())
         .context("cannot write the corpus or the truth file")?;
     write_sites(args.site_pages, args.seed, &mut out).context("cannot write the corpus")?;
+    write_big_groups(args.big_groups, args.seed, args.page_kb, &mut out)
+        .context("cannot write the corpus")?;
     Ok(())
+}
+
+/// Members of the first big group, and of every later one.
+const BIG_FIRST: u64 = 11_000;
+const BIG_NEXT: u64 = 1_100;
+
+/// `--big-groups`: `pages` pages in blocks of [`BIG_FIRST`] (when there are that many), then of
+/// [`BIG_NEXT`]. Every page of a block shares the block's title and description; ten in eleven
+/// share one text (an exact group of 10,000, then of 1,000), the rest hold the same words in
+/// another order (so the fuzzy group is the whole block). URLs and ids are the page's own.
+fn write_big_groups<W: Write>(pages: u64, seed: u64, page_kb: f64, out: &mut W) -> io::Result<()> {
+    if pages == 0 {
+        return out.flush();
+    }
+    // Texts of their own: another seed than the planted corpus's.
+    let ctx = Ctx::new(pages.max(16), seed ^ 0xB16_6A0F, page_kb);
+    let mut gen = Gen::new(&ctx);
+    let (mut block, mut start) = (0u64, 0u64);
+    while start < pages {
+        let size = if block == 0 && pages >= BIG_FIRST {
+            BIG_FIRST
+        } else {
+            BIG_NEXT
+        };
+        let exact = size * 10 / 11;
+        for m in 0..size.min(pages - start) {
+            gen.fuzzy_text(1_000_000 + block, if m < exact { 0 } else { m });
+            let url = format!("https://shop{block}.example/item/{m}");
+            let doc = serde_json::json!({
+                "id": format!("big-{block:03}-{m:05}"),
+                "sku": url,
+                "host_s": format!("shop{block}.example"),
+                "title": [format!("Shop {block} – every item in one place")],
+                "description_txt": [format!("Shop {block}: the same description on every page.")],
+                "text_t": gen.text,
+            });
+            writeln!(out, "{doc}")?;
+        }
+        start += size;
+        block += 1;
+    }
+    out.flush()
 }
 
 /// One of the two sites of `--site-pages`.

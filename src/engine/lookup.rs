@@ -24,6 +24,12 @@ use crate::store::Store;
 /// The most bytes of values one lookup read carries.
 const LOOKUP_BYTES: usize = 1 << 20;
 
+/// The most documents to decide that are looked up in Solr when the store serves a read of
+/// everything without Solr ([`Store::serves_locally`]): past this, passes B and C read from the
+/// store's own copy, so that Solr's part of a change does not grow with the size of the groups it
+/// touches (issue 46). Below it, a lookup (one request) is cheaper than a pass over a large copy.
+pub(super) const LOCAL_ABOVE: usize = 64;
+
 impl<S: Store> Round<'_, S> {
     /// The reads that passes B and C make: the user's filter alone (everything), or that filter
     /// with lookups of the documents to decide by id, content signature and URL, split to the
@@ -47,6 +53,17 @@ impl<S: Store> Round<'_, S> {
             || self.plan.cfg.scope == Scope::Host
             || needed * 4 > recs.len()
         {
+            return everything;
+        }
+        if needed > LOCAL_ABOVE
+            && self.store.serves_locally(&self.plan.rank_write_query())
+            && self.store.serves_locally(&self.plan.rank_query())
+            && self.store.serves_locally(&self.plan.write_query())
+        {
+            debug!(
+                documents = needed,
+                "documents to decide are read from the store's copy, not looked up"
+            );
             return everything;
         }
         let f = &self.plan.cfg.fields;

@@ -36,6 +36,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::doc::get_str;
 use super::group::Groups;
+use super::lookup::LOCAL_ABOVE;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
 use super::spill::{Fixed, RunBuilder, Runs, SortedPairs, SpillArea};
@@ -484,7 +485,28 @@ impl<S: Store> Round<'_, S> {
             debug!(seeds, "near: a large change; reading every stored key");
             return Ok(Local::NotHere);
         }
-        let budget = LOOKUP_FLOOR.max((LOOKUP_PER_SEED * seeds).min(n / 8));
+        // With every key served from the store's own copy (the change state), Solr is asked for
+        // little: a change that reaches more documents reads them from the copy instead, so that
+        // Solr's part does not grow with the clusters a change touches (issue 46).
+        let local = self.store.serves_locally(&ReadQuery {
+            filter: self.plan.cfg.filter.clone(),
+            fields: vec![f.id.clone(), f.version.clone(), f.near_keys.clone()],
+            rows: 1,
+        });
+        if local && seeds > LOCAL_ABOVE {
+            debug!(seeds, "near: reading every key from the store's copy");
+            return Ok(Local::NotHere);
+        }
+        let budget = if local {
+            LOCAL_ABOVE
+        } else {
+            LOOKUP_FLOOR.max((LOOKUP_PER_SEED * seeds).min(n / 8))
+        };
+        let rows = if local {
+            LOCAL_ABOVE + 1
+        } else {
+            self.plan.cfg.batch_size.max(1)
+        };
         // What this round signed: its keys are in the join.
         let Some(mut frontier) = join.distinct_keys(LOOKUP_KEYS).map_err(join_error)? else {
             return Ok(Local::NotHere);
@@ -546,7 +568,7 @@ impl<S: Store> Round<'_, S> {
                 let query = ReadQuery {
                     filter,
                     fields: fields.clone(),
-                    rows: self.plan.cfg.batch_size.max(1),
+                    rows,
                 };
                 let mut pages = Pages::new(self.progress);
                 while let Some(page) = pages.next(self.store, &query).await? {

@@ -354,6 +354,14 @@ pub trait Store: Send + Sync {
     /// it. By default it does nothing.
     fn hint_rereads(&self, _query: &ReadQuery) {}
 
+    /// Whether a read of everything with `query`'s fields is served without Solr (the change
+    /// state's view of the index, issue 46): the engine then reads the documents of big groups to
+    /// decide from it instead of looking them up, so a change costs Solr the same in a group of ten
+    /// and a group of ten thousand. By default nothing is.
+    fn serves_locally(&self, _query: &ReadQuery) -> bool {
+        false
+    }
+
     /// How many values one read's [`Filter::AnyOf`] lookups may hold in all: Solr counts each as a
     /// boolean clause against `maxBooleanClauses` (1024 by default). The engine splits longer lookups
     /// into several reads. 0 (the default) means lookups cost no less than reading everything, as
@@ -496,6 +504,9 @@ macro_rules! forward_store {
             }
             fn hint_rereads(&self, query: &ReadQuery) {
                 (**self).hint_rereads(query)
+            }
+            fn serves_locally(&self, query: &ReadQuery) -> bool {
+                (**self).serves_locally(query)
             }
             fn max_lookup_values(&self) -> usize {
                 (**self).max_lookup_values()

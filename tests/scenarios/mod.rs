@@ -7,6 +7,7 @@
 pub mod harness;
 
 mod bad_input;
+mod big_groups;
 mod changes;
 mod chrome;
 mod clean;

@@ -178,7 +178,9 @@ impl ChangeStore {
                 Ok(()) => debug!("documents changed during the run; the mark stays"),
                 Err(e) => debug!("the mark stays: {e}"),
             }
-            self.summary.lock().expect("summary").versions_read += read;
+            let mut summary = self.summary.lock().expect("summary");
+            summary.versions_read += read;
+            summary.versions_verified += read;
         }
         // The ranges where deletions are looked for, from the versions in order.
         let count = pairs.len() as u64;

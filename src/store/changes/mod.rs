@@ -119,8 +119,12 @@ pub struct ChangesSummary {
     pub reindexed: u64,
     /// Documents deleted since the state.
     pub deleted: u64,
-    /// `(id, version)` pairs read to find them (light: two docValues fields).
+    /// `(id, version)` pairs read to find them (light: two docValues fields), and at the end to
+    /// move the mark past the run's own writes.
     pub versions_read: u64,
+    /// Of `versions_read`, the pairs read at the end to move the mark: the run's own writes (and
+    /// what changed meanwhile), so they grow with the documents written, not with the index.
+    pub versions_verified: u64,
     /// Documents read light by id (the changed ones).
     pub changed_read: u64,
     /// Documents the run's light reads were served from the state.
@@ -315,6 +319,10 @@ impl Store for ChangeStore {
 
     fn hint_rereads(&self, query: &ReadQuery) {
         self.inner.hint_rereads(query)
+    }
+
+    fn serves_locally(&self, query: &ReadQuery) -> bool {
+        self.view.lock().expect("view").is_some() && self.servable(query)
     }
 
     fn max_lookup_values(&self) -> usize {

@@ -1,0 +1,138 @@
+//! A change costs the same in a group of ten and a group of ten thousand (issue 46): a group of
+//! 1,000 members (one text, one title, one description) gains, loses and re-indexes members and
+//! loses its representative; what each run reads of Solr stays bounded by the pages that changed,
+//! not the group's size, and every run ends where `--full` does (`assert_settled`).
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::harness::{assert_settled, corpus, solr_test, Target};
+
+/// Members of the big group.
+const MEMBERS: usize = 1_000;
+
+fn n(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// Documents Solr handed out in a run to decide it: with text, light (versions, pages) and looked
+/// up; not the versions read at the end to move the mark past the run's own writes, which grow
+/// with the documents written (asserted apart).
+fn reads(report: &Value) -> u64 {
+    let w = &report["work"];
+    n(w, "text_docs")
+        + n(w, "sample_docs")
+        + n(w, "light_export_docs")
+        + n(w, "light_cursor_docs")
+        + n(w, "lookup_docs")
+        - report["changes"]["versions_verified"].as_u64().unwrap_or(0)
+}
+
+/// Member `i` of the big group: the shop's boilerplate page under its own URL.
+fn member(i: usize) -> Value {
+    json!({
+        "id": format!("member-{i:05}"),
+        "sku": format!("https://shop.example/item/{i}"),
+        "title": ["Shop – every item in one place"],
+        "description_txt": ["The same boilerplate description on every page of the shop."],
+        "text_t": "This item is out of stock. The shop has ferries, owls and lighthouses; \
+                   come back soon and browse the catalogue again.",
+    })
+}
+
+/// `solr-dedup run` with the change state in `DIR/state` and no window.
+fn run(t: &Target, dir: &Path) -> Value {
+    let state = dir.join("state");
+    t.run_ok(
+        &[
+            "run",
+            "--state-dir",
+            state.to_str().unwrap(),
+            "--change-window",
+            "0",
+        ],
+        dir,
+    )
+}
+
+/// The short id of the big group's representative in the exact dimension.
+fn representative(t: &Target) -> String {
+    let docs = t.docs();
+    let reps: Vec<&String> = docs
+        .iter()
+        .filter(|(id, d)| {
+            id.starts_with("member-") && d.get("exact_signature_unique_b") == Some(&json!(true))
+        })
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(reps.len(), 1, "one representative: {reps:?}");
+    reps[0].clone()
+}
+
+solr_test!(
+    a_change_in_a_group_of_a_thousand_reads_what_changed,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut docs: Vec<Value> = (0..MEMBERS).map(member).collect();
+        docs.extend(corpus(100, 76));
+        t.load(&docs);
+        let first = run(t, dir.path());
+        assert!(reads(&first) >= MEMBERS as u64, "{first}");
+        eprintln!("first: {}", first["changes"]);
+        assert_settled(t, dir.path());
+        // Bound on Solr's reads for a run after `changed` pages changed: each changed page read
+        // light and with its text a few times, the scheme guard's sample (64), the near step's
+        // lookups up to where it reads the state instead (65 a page, two at most), the mark;
+        // never the group.
+        let bounded = |report: &Value, changed: u64, what: &str| {
+            let r = reads(report);
+            eprintln!("{what}: {r} documents read, work {}", report["work"]);
+            let verified = n(&report["changes"], "versions_verified");
+            let written = n(&report["documents"], "written");
+            assert!(verified <= written + changed + 8, "{what}: {report}");
+            assert!(
+                r <= 4 * changed + 200,
+                "{what}: {r} documents read for {changed} changed pages in a group of {MEMBERS}: {report}"
+            );
+        };
+
+        // Gains two members: every member's count changes (written), nothing is read whole.
+        t.load(&[member(MEMBERS), member(MEMBERS + 1)]);
+        let gained = run(t, dir.path());
+        bounded(&gained, 2, "gained");
+        assert_eq!(n(&gained["work"], "text_docs"), 2, "{gained}");
+        assert_settled(t, dir.path());
+
+        // Loses two members (not the representative).
+        let rep = representative(t);
+        let losing: Vec<String> = (10..12)
+            .map(|i| format!("member-{i:05}"))
+            .filter(|id| *id != rep)
+            .collect();
+        t.delete(&losing.iter().map(String::as_str).collect::<Vec<_>>());
+        t.commit();
+        let lost = run(t, dir.path());
+        bounded(&lost, 2, "lost");
+        assert_settled(t, dir.path());
+
+        // Two members re-indexed as they were (a crawler's re-fetch: the worker's fields gone).
+        t.load(&[member(20), member(21)]);
+        let reindexed = run(t, dir.path());
+        bounded(&reindexed, 2, "re-indexed");
+        assert_eq!(n(&reindexed["work"], "text_docs"), 2, "{reindexed}");
+        // Only the two re-indexed pages need writing: the group's counts did not change.
+        assert!(n(&reindexed["documents"], "written") <= 2, "{reindexed}");
+        assert_settled(t, dir.path());
+
+        // Loses its representative: the best remaining member takes over.
+        let rep = representative(t);
+        t.delete(&[&rep]);
+        t.commit();
+        let headless = run(t, dir.path());
+        bounded(&headless, 1, "lost its representative");
+        let next = representative(t);
+        assert_ne!(next, rep);
+        assert_settled(t, dir.path());
+    }
+);
