@@ -230,7 +230,9 @@ struct Required {
 /// plus `host_s`, which the crawler writes and ranking rules use.
 fn required_fields() -> Vec<Required> {
     // Destructured field by field: a field added to FieldNames must be added here, with its type.
+    // The configset is YaCy's profile; the in-place one is added by `schema apply --profile`.
     let FieldNames {
+        profile: _,
         id,
         url,
         text,

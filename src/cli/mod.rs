@@ -285,6 +285,13 @@ pub struct SchemaArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// The fields checked and added: `auto` (the core's profile: in-place when it has the
+    /// in-place fields), `yacy` (*_unique_b, *_copycount_i, near_group_s: YaCy's schema) or
+    /// `in-place` (*_unique_i, *_copies_i, near_group_l: single-valued numeric docValues fields,
+    /// neither indexed nor stored, which Solr updates in place)
+    #[arg(long, value_enum, default_value_t = ProfileArg::Auto, value_name = "PROFILE")]
+    pub profile: ProfileArg,
+
     /// Print the verdict as one JSON object (`core`, `ok`, `problems`, `added`, `notes`) instead of
     /// lines; the exit code is the same
     #[arg(long)]
@@ -573,6 +580,13 @@ pub struct JobArgs {
     #[arg(long, value_enum, default_value_t = ScopeArg::Global, value_name = "SCOPE")]
     pub scope: ScopeArg,
 
+    /// Which fields hold the flags and counts: `auto` (the core's: in-place when its schema has the
+    /// in-place fields, which `schema apply --profile in-place` adds; YaCy's in file mode), `yacy`
+    /// (*_unique_b, *_copycount_i, near_group_s) or `in-place` (*_unique_i 1/0, *_copies_i,
+    /// near_group_l: numbers Solr updates without re-indexing the page)
+    #[arg(long, value_enum, default_value_t = ProfileArg::Auto, value_name = "PROFILE")]
+    pub profile: ProfileArg,
+
     /// Comma-separated dimensions to decide: exact,fuzzy,title,description,www,http,near [default: all
     /// seven; against a core without the near fields, the first six and a note on how to add them]
     #[arg(long, value_name = "LIST", value_parser = parse_dimensions)]
@@ -732,6 +746,36 @@ pub enum PreferArg {
 pub enum CompatArg {
     /// YaCy's semantics
     Yacy,
+}
+
+/// The `--profile` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// The core's: in-place when its schema has the in-place fields, else YaCy's
+    Auto,
+    /// YaCy's schema: *_unique_b, *_copycount_i, near_group_s
+    Yacy,
+    /// Numbers Solr updates in place: *_unique_i (1/0), *_copies_i, near_group_l
+    InPlace,
+}
+
+impl ProfileArg {
+    /// The field names after `--field` renames under this profile, and whether the core's schema
+    /// decides it.
+    pub fn apply(self, fields: &mut crate::model::FieldNames) -> bool {
+        use crate::model::Profile;
+        match self {
+            ProfileArg::Auto => true,
+            ProfileArg::Yacy => {
+                fields.set_profile(Profile::Yacy);
+                false
+            }
+            ProfileArg::InPlace => {
+                fields.set_profile(Profile::InPlace);
+                false
+            }
+        }
+    }
 }
 
 /// The `--scope` values.

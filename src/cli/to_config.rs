@@ -288,7 +288,8 @@ impl Resolver<'_> {
     }
 
     fn schema(&self, args: SchemaArgs) -> Result<SchemaConfig, ConfigError> {
-        let fields = field_names(&args.fields);
+        let mut fields = field_names(&args.fields);
+        let profile_auto = args.profile.apply(&mut fields);
         Ok(SchemaConfig {
             apply: args.action == SchemaAction::Apply,
             dry_run: args.dry_run,
@@ -299,6 +300,7 @@ impl Resolver<'_> {
             engine: EngineConfig {
                 fields,
                 dimensions: args.dimensions.0,
+                profile_auto,
                 ..EngineConfig::default()
             },
             log: self.env.logging(args.verbose),
@@ -385,7 +387,8 @@ fn field_names(renames: &[(String, String)]) -> FieldNames {
 }
 
 fn job(args: JobArgs, index: IndexConfig, check: bool, log: Logging) -> JobConfig {
-    let fields = field_names(&args.fields);
+    let mut fields = field_names(&args.fields);
+    let profile_auto = args.profile.apply(&mut fields);
     let signer = signer(&args.options);
     JobConfig {
         check,
@@ -435,6 +438,7 @@ fn job(args: JobArgs, index: IndexConfig, check: bool, log: Logging) -> JobConfi
             batch_size: usize::try_from(args.batch_size).unwrap_or(1000),
             memory: args.memory,
             temp_dir: args.temp_dir.clone(),
+            profile_auto,
             ..EngineConfig::default()
         },
         log,

@@ -8,7 +8,8 @@ use super::common::open::open_failure;
 use super::common::{init_logging, runtime, Threads};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
-use crate::engine::schema_fit::{add_commands, chain_problems, inspect};
+use crate::engine::schema_fit::{add_commands, chain_problems, detect_profile, inspect, needs};
+use crate::model::Profile;
 use crate::store::open::SchemaApi;
 
 /// What `schema check|apply` found and did, printed as lines (or, with `--json`, one object).
@@ -24,6 +25,11 @@ struct Verdict {
     added: Vec<String>,
     /// What the check could not look at, and what a run will leave out.
     notes: Vec<String>,
+    /// The profile the checked fields follow: `yacy` or `in-place` (`--profile`, or the core's).
+    profile: String,
+    /// In the in-place profile: why Solr would re-index whole documents instead of updating a
+    /// field in place, one line each (empty: every write after signing is in place).
+    not_in_place: Vec<String>,
 }
 
 /// Runs `schema check` or `schema apply`.
@@ -53,7 +59,13 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
                 Vec::new()
             }
         };
-        let report = inspect(&schema, &c.engine);
+        let mut engine = c.engine.clone();
+        if engine.profile_auto {
+            engine.fields.set_profile(detect_profile(&schema, &engine));
+        }
+        v.profile = engine.fields.profile.name().to_owned();
+        lines.push(format!("profile: {}", v.profile));
+        let report = inspect(&schema, &engine);
         let missing = report.missing_required();
         let to_add: Vec<_> = missing.iter().copied().filter(|n| n.written).collect();
         if c.apply && !to_add.is_empty() {
@@ -79,7 +91,30 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         } else if c.apply {
             lines.push("nothing to add".to_owned());
         }
-        let report = inspect(&schema, &c.engine);
+        let report = inspect(&schema, &engine);
+        v.not_in_place = report.not_in_place.clone();
+        if engine.fields.profile == Profile::InPlace && v.not_in_place.is_empty() {
+            // The schema allows it; Solr also needs the field in the index already.
+            for need in needs(&engine).iter().filter(|n| n.in_place) {
+                if schema.find(&need.name).is_none() {
+                    continue;
+                }
+                match api.holders(&need.name).await {
+                    Ok(0) => v.not_in_place.push(format!(
+                        "{} is held by no document yet: Solr updates a field in place only once the index has it, \
+                         so its first write re-indexes the whole document (a page signed at index time \
+                         with the field's first value is updated in place from the start)",
+                        need.name
+                    )),
+                    Ok(_) => {}
+                    Err(why) => {
+                        v.notes.push(why.clone());
+                        lines.push(format!("note: {why}"));
+                    }
+                }
+            }
+        }
+        lines.extend(v.not_in_place.iter().map(|l| format!("not in place: {l}")));
         let mut problems = report.problems(api.core_url(), true);
         problems.extend(chain);
         v.ok = problems.is_empty();

@@ -28,6 +28,8 @@ pub(crate) fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
     match doc.get(field)? {
         Value::Bool(b) => Some(*b),
         Value::String(s) => Some(s.starts_with(['t', 'T', '1'])),
+        // The in-place profile's flags: 1 or 0.
+        Value::Number(n) => n.as_i64().map(|n| n != 0),
         _ => None,
     }
 }

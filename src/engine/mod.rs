@@ -190,6 +190,9 @@ pub struct EngineConfig {
     pub memory: u64,
     /// Where the temporary files go (`--temp-dir`); the system's temporary folder when `None`.
     pub temp_dir: Option<std::path::PathBuf>,
+    /// Take the profile from the core's schema (`--profile auto`, the default): the in-place one
+    /// when the core has its fields ([`schema_fit::detect_profile`]); else `fields.profile` as set.
+    pub profile_auto: bool,
 }
 
 impl Default for EngineConfig {
@@ -215,6 +218,7 @@ impl Default for EngineConfig {
             chrome: None,
             memory: DEFAULT_MEMORY,
             temp_dir: None,
+            profile_auto: true,
         }
     }
 }

@@ -393,8 +393,14 @@ impl Plan<'_> {
         let mut keys = [0u64; 6];
         let mut near_keys = Vec::new();
         if self.on(Dimension::Near) {
-            match get_str(doc, &f.near_group) {
-                Some(g) => rec.near_group = crate::store::id_hash(g),
+            // The representative's id (YaCy's profile), or its hash (the in-place profile).
+            let group = if f.numeric_flags() {
+                get_i64(doc, &f.near_group).map(|h| h as u64)
+            } else {
+                get_str(doc, &f.near_group).map(crate::store::id_hash)
+            };
+            match group {
+                Some(g) => rec.near_group = g,
                 None => rec.dirty = true,
             }
             let host = self.near_host(&url);

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tracing::{info, warn};
 
 use super::{Dimension, EngineConfig};
-use crate::model::FieldNames;
+use crate::model::{FieldNames, Profile};
 use crate::solr_client::config::UpdateChain;
 use crate::solr_client::schema::SchemaInfo;
 
@@ -55,6 +55,9 @@ pub struct Need {
     /// The run works without it (`fuzzy_signature_text_t`, and `fuzzy_signature_words_i` when
     /// `--fuzzy-min-words` is 0).
     pub optional: bool,
+    /// A field of the in-place profile: Solr should update it in place (single-valued numeric
+    /// docValues, neither indexed nor stored).
+    pub in_place: bool,
 }
 
 /// The fields a run with `cfg` reads and writes.
@@ -66,12 +69,20 @@ pub fn needs(cfg: &EngineConfig) -> Vec<Need> {
         kind: FieldKind::Any,
         written: false,
         optional: false,
+        in_place: false,
     };
     let write = |name: &str, kind: FieldKind| Need {
         name: name.to_owned(),
         kind,
         written: true,
         optional: false,
+        in_place: false,
+    };
+    let in_place = f.profile == Profile::InPlace;
+    // What the in-place profile writes after signing: numbers Solr updates in place.
+    let after = |name: &str, kind: FieldKind| Need {
+        in_place,
+        ..write(name, kind)
     };
     let mut out = vec![read(&f.id), read(&f.url)];
     let content = on(Dimension::Exact) || on(Dimension::Fuzzy);
@@ -107,12 +118,20 @@ pub fn needs(cfg: &EngineConfig) -> Vec<Need> {
         out.push(write(&f.near_trials, FieldKind::Longs));
         out.push(write(&f.near_keys, FieldKind::Longs));
         out.push(write(&f.near_version, FieldKind::Str));
-        out.push(write(&f.near_group, FieldKind::Str));
+        if in_place {
+            out.push(after(&f.near_group, FieldKind::Long));
+        } else {
+            out.push(write(&f.near_group, FieldKind::Str));
+        }
     }
     for d in &cfg.dimensions {
-        out.push(write(f.unique(*d), FieldKind::Bool));
+        if in_place {
+            out.push(after(f.unique(*d), FieldKind::Int));
+        } else {
+            out.push(write(f.unique(*d), FieldKind::Bool));
+        }
         if let Some(c) = f.count(*d) {
-            out.push(write(c, FieldKind::Int));
+            out.push(after(c, FieldKind::Int));
         }
     }
     let mut seen = HashSet::new();
@@ -163,6 +182,9 @@ pub struct SchemaReport {
     /// The word-count field when the run needs it (`--fuzzy-min-words` above 0): its absence gets
     /// the advice to turn the minimum off.
     pub words_needed: Option<String>,
+    /// Why Solr would not update the in-place profile's fields in place, one line each (empty:
+    /// it would, as far as the schema tells; see [`in_place_blockers`]).
+    pub not_in_place: Vec<String>,
 }
 
 impl SchemaReport {
@@ -233,7 +255,31 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
         .into_iter()
         .find(|n| n.name == cfg.fields.fuzzy_signature_words && !n.optional)
         .map(|n| n.name);
+    let mut version_checked = false;
     for need in needs(cfg) {
+        let own = schema.fields.iter().any(|f| f.name == need.name);
+        if need.in_place && !own && !in_place_blockers(schema, &need.name).is_empty() {
+            // Only a dynamic rule covers it (`*_i`, indexed and stored): a field of its own,
+            // which takes precedence, makes it one Solr updates in place.
+            report.missing.push(need);
+            continue;
+        }
+        if need.in_place && schema.find(&need.name).is_some() {
+            if !version_checked {
+                version_checked = true;
+                let version = &cfg.fields.version;
+                report.not_in_place.extend(
+                    in_place_blockers(schema, version)
+                        .into_iter()
+                        .map(|why| format!("{version} (Solr's version field) {why}")),
+                );
+            }
+            report.not_in_place.extend(
+                in_place_blockers(schema, &need.name)
+                    .into_iter()
+                    .map(|why| format!("{} {why}", need.name)),
+            );
+        }
         match schema.find(&need.name) {
             None => report.missing.push(need),
             Some(f) => {
@@ -255,6 +301,72 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
     report
 }
 
+/// Why Solr would re-index the whole document instead of updating `name` in place, one reason
+/// each (empty: the schema allows an in-place update). Solr's conditions
+/// (`AtomicUpdateDocumentMerger.isSupportedFieldForInPlaceUpdate`, applied to the field, to every
+/// copyField destination of it and to `_version_`): neither indexed nor stored, docValues,
+/// single-valued, a numeric type. Two more are not the schema's: the update sets only such fields
+/// (the worker's count refreshes do; a page's first write carries its signatures and is not in
+/// place), and some document of the index already holds the field (`schema check` asks).
+pub fn in_place_blockers(schema: &SchemaInfo, name: &str) -> Vec<String> {
+    const NUMERIC: [&str; 8] = [
+        "solr.IntPointField",
+        "solr.LongPointField",
+        "solr.FloatPointField",
+        "solr.DoublePointField",
+        "solr.TrieIntField",
+        "solr.TrieLongField",
+        "solr.TrieFloatField",
+        "solr.TrieDoubleField",
+    ];
+    let Some(f) = schema.find(name) else {
+        return vec!["does not exist".to_owned()];
+    };
+    let mut why = Vec::new();
+    if f.indexed {
+        why.push("is indexed (in place needs indexed=false)".to_owned());
+    }
+    if f.stored {
+        why.push("is stored (in place needs stored=false)".to_owned());
+    }
+    if !f.doc_values {
+        why.push("has no docValues (in place needs docValues=true)".to_owned());
+    }
+    if f.multi_valued {
+        why.push("is multi-valued (in place needs a single value)".to_owned());
+    }
+    if schema.class_of(f).is_some_and(|c| !NUMERIC.contains(&c)) {
+        why.push(format!(
+            "has type {} (in place needs a numeric type: pint, plong, pfloat, pdouble)",
+            f.type_name
+        ));
+    }
+    if schema.unique_key == name {
+        why.push("is the unique key".to_owned());
+    }
+    for dest in schema.copies_of(name) {
+        if !in_place_blockers(schema, dest).is_empty() {
+            why.push(format!(
+                "is copied to {dest}, which Solr cannot update in place"
+            ));
+        }
+    }
+    why
+}
+
+/// The profile the core's schema holds: in-place when it has a field of its own (not a dynamic
+/// rule) for every flag the run writes under the in-place profile's names, and YaCy's otherwise.
+pub fn detect_profile(schema: &SchemaInfo, cfg: &EngineConfig) -> Profile {
+    let mut fields = cfg.fields.clone();
+    fields.set_profile(Profile::InPlace);
+    let own = |name: &str| schema.fields.iter().any(|f| f.name == name);
+    if !cfg.dimensions.is_empty() && cfg.dimensions.iter().all(|&d| own(fields.unique(d))) {
+        Profile::InPlace
+    } else {
+        Profile::Yacy
+    }
+}
+
 /// The Schema API commands that add the written fields among `missing` (one `add-field` list; all
 /// or nothing), with the schema's own type for each kind. Fields that are only read are the
 /// crawler's, under some other name: `--field` maps them, adding them would not help.
@@ -263,6 +375,18 @@ pub fn add_commands(schema: &SchemaInfo, missing: &[&Need]) -> Value {
         .iter()
         .filter(|n| n.written)
         .map(|n| {
+            if n.in_place {
+                // What Solr updates in place: docValues alone, read back as if stored.
+                return json!({
+                    "name": n.name,
+                    "type": type_for(schema, n.kind),
+                    "indexed": false,
+                    "stored": false,
+                    "docValues": true,
+                    "useDocValuesAsStored": true,
+                    "multiValued": false,
+                });
+            }
             let mut f = json!({
                 "name": n.name,
                 "type": type_for(schema, n.kind),
@@ -396,6 +520,10 @@ pub fn prepare(
     near_optional: bool,
     core_url: &str,
 ) -> Result<(), NotReady> {
+    if engine.profile_auto && detect_profile(schema, engine) == Profile::InPlace {
+        info!("the core has the in-place profile's fields: writing them");
+        engine.fields.set_profile(Profile::InPlace);
+    }
     let mut report = inspect(schema, engine);
     if near_optional && engine.dimensions.contains(&Dimension::Near) {
         let near = near_fields(&engine.fields);
@@ -420,6 +548,12 @@ pub fn prepare(
     let problems = report.problems(core_url, writes && !allow_lossy);
     if !problems.is_empty() {
         return Err(NotReady(problems));
+    }
+    if writes && !report.not_in_place.is_empty() {
+        warn!(
+            "the in-place profile's fields cannot be updated in place, so Solr re-indexes whole documents: {}",
+            report.not_in_place.join("; ")
+        );
     }
     if writes && !report.lossy.is_empty() {
         warn!(fields = %report.lossy.join(", "), "atomic updates will empty these fields (--allow-lossy-atomic-updates)");
@@ -458,6 +592,7 @@ fn near_fields(f: &FieldNames) -> [&str; 6] {
 mod tests {
     use super::*;
     use crate::solr_client::schema::fixtures::{field, yacy_like};
+    use crate::solr_client::schema::FieldInfo;
 
     /// The six dimensions YaCy's schema has fields for.
     fn six() -> EngineConfig {
@@ -623,5 +758,116 @@ mod tests {
         s.types.insert("long".into(), "solr.TrieLongField".into());
         assert_eq!(type_for(&s, FieldKind::Long), "long");
         assert_eq!(type_for(&s, FieldKind::Bool), "boolean");
+    }
+
+    /// A field as the in-place profile adds it.
+    fn dv_only(name: &str, type_name: &str) -> FieldInfo {
+        FieldInfo {
+            indexed: false,
+            ..field(name, type_name, false, true)
+        }
+    }
+
+    #[test]
+    fn in_place_fields_are_added_docvalues_only_and_their_blockers_named() {
+        let mut cfg = six();
+        cfg.fields.set_profile(Profile::InPlace);
+        let mut s = yacy_like();
+        let report = inspect(&s, &cfg);
+        let missing: Vec<&Need> = report.missing_required();
+        let flag = missing
+            .iter()
+            .find(|n| n.name == "exact_signature_unique_i")
+            .expect("a missing flag");
+        assert!(flag.in_place && flag.kind == FieldKind::Int);
+        let commands = add_commands(&s, &missing);
+        let added = commands["add-field"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "exact_signature_copies_i")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            added,
+            json!({"name": "exact_signature_copies_i", "type": "pint", "indexed": false,
+                   "stored": false, "docValues": true, "useDocValuesAsStored": true,
+                   "multiValued": false})
+        );
+        // The signatures stay indexed and stored: only the profile's own fields are in place.
+        for f in commands["add-field"].as_array().unwrap() {
+            let name = f["name"].as_str().unwrap();
+            let own = crate::model::IN_PLACE_NAMES.iter().any(|(_, n)| *n == name);
+            assert_eq!(f["indexed"] == json!(false), own, "{f}");
+        }
+
+        // Every condition, one line each; the version field's too.
+        s.fields.push(dv_only("_version_", "plong"));
+        s.fields.push(dv_only("exact_signature_unique_i", "pint"));
+        s.fields.push(FieldInfo {
+            multi_valued: true,
+            ..dv_only("fuzzy_signature_unique_i", "pint")
+        });
+        s.fields.push(field("title_unique_i", "pint", true, true));
+        s.fields.push(dv_only("www_unique_i", "string"));
+        s.types.insert("string".into(), "solr.StrField".into());
+        s.fields.push(dv_only("http_unique_i", "pint"));
+        s.fields.push(field("copy_i", "pint", true, true));
+        s.copy_fields
+            .push(("http_unique_i".into(), "copy_i".into()));
+        let report = inspect(&s, &cfg);
+        let lines = report.not_in_place.join("\n");
+        assert!(!lines.contains("exact_signature_unique_i"), "{lines}");
+        assert!(!lines.contains("_version_"), "{lines}");
+        assert!(
+            lines.contains("fuzzy_signature_unique_i is multi-valued"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("title_unique_i is indexed")
+                && lines.contains("title_unique_i is stored"),
+            "{lines}"
+        );
+        assert!(lines.contains("www_unique_i has type string"), "{lines}");
+        assert!(
+            lines.contains("http_unique_i is copied to copy_i"),
+            "{lines}"
+        );
+        // An indexed version field stops every in-place update.
+        let mut v = s.clone();
+        v.fields.retain(|f| f.name != "_version_");
+        v.fields.push(field("_version_", "plong", true, true));
+        let report = inspect(&v, &cfg);
+        assert!(
+            report
+                .not_in_place
+                .iter()
+                .any(|l| l.starts_with("_version_ (Solr's version field) is indexed")),
+            "{:?}",
+            report.not_in_place
+        );
+    }
+
+    #[test]
+    fn the_profile_is_found_from_fields_of_their_own() {
+        let cfg = six();
+        let mut s = yacy_like();
+        // The dynamic *_i rule covers the names, but is no profile.
+        assert_eq!(detect_profile(&s, &cfg), Profile::Yacy);
+        for (_, name) in crate::model::IN_PLACE_NAMES {
+            s.fields.push(dv_only(name, "pint"));
+        }
+        assert_eq!(detect_profile(&s, &cfg), Profile::InPlace);
+        // prepare() switches an automatic profile, and leaves a chosen one.
+        let mut auto = six();
+        let _ = prepare(&s, &mut auto, false, true, true, "http://core");
+        assert_eq!(auto.fields.profile, Profile::InPlace);
+        assert_eq!(auto.fields.unique(Dimension::Www), "www_unique_i");
+        let mut chosen = EngineConfig {
+            profile_auto: false,
+            ..six()
+        };
+        let _ = prepare(&s, &mut chosen, false, true, true, "http://core");
+        assert_eq!(chosen.fields.profile, Profile::Yacy);
     }
 }

@@ -105,14 +105,26 @@ impl<S: Store> Round<'_, S> {
                             _ => best.winner_id(d, gi)?,
                         };
                         let group = winner.as_deref().unwrap_or(id.as_ref());
-                        if get_str(doc, &f.near_group) != Some(group) {
+                        if f.numeric_flags() {
+                            // The in-place profile: the id's hash, a number Solr updates in place.
+                            let hash = crate::store::id_hash(group) as i64;
+                            if get_i64(doc, &f.near_group) != Some(hash) {
+                                set.push((f.near_group.clone(), Value::from(hash)));
+                                changed = true;
+                            }
+                        } else if get_str(doc, &f.near_group) != Some(group) {
                             set.push((f.near_group.clone(), Value::String(group.to_owned())));
                             changed = true;
                         }
                     }
                     let stored = get_bool(doc, f.unique(d));
                     if stored != Some(unique) {
-                        set.push((f.unique(d).to_owned(), Value::Bool(unique)));
+                        let flag = if f.numeric_flags() {
+                            Value::from(i32::from(unique))
+                        } else {
+                            Value::Bool(unique)
+                        };
+                        set.push((f.unique(d).to_owned(), flag));
                         changed = true;
                     }
                     if stored == Some(!unique) {

@@ -2,9 +2,54 @@
 
 use super::Dimension;
 
+/// How a core holds what the worker writes after signing (issue 46).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// YaCy's schema: `*_unique_b` booleans, `*_copycount_i` and `near_group_s`, indexed and
+    /// stored. Every write makes Solr re-index the whole document.
+    #[default]
+    Yacy,
+    /// Single-valued numeric docValues-only fields (neither indexed nor stored), which Solr updates
+    /// in place: `*_unique_i` (1 or 0), `*_copies_i` and `near_group_l` (see [`IN_PLACE_NAMES`]).
+    /// A count refresh then touches no other field of the document.
+    InPlace,
+}
+
+impl Profile {
+    /// The name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Yacy => "yacy",
+            Profile::InPlace => "in-place",
+        }
+    }
+}
+
+/// The fields the in-place profile writes instead of YaCy's, as `(YaCy's name, the profile's)`:
+/// every one a single-valued numeric docValues-only field. The flags hold 1 (the representative, or
+/// a page without doubles) or 0; the counts the group's size; `near_group_l` the representative
+/// id's 64-bit hash (`store::id_hash`), the same for every member of a near cluster.
+pub const IN_PLACE_NAMES: [(&str, &str); 11] = [
+    ("exact_signature_unique_b", "exact_signature_unique_i"),
+    ("fuzzy_signature_unique_b", "fuzzy_signature_unique_i"),
+    ("title_unique_b", "title_unique_i"),
+    ("description_unique_b", "description_unique_i"),
+    ("www_unique_b", "www_unique_i"),
+    ("http_unique_b", "http_unique_i"),
+    ("near_unique_b", "near_unique_i"),
+    ("exact_signature_copycount_i", "exact_signature_copies_i"),
+    ("fuzzy_signature_copycount_i", "fuzzy_signature_copies_i"),
+    ("near_copycount_i", "near_copies_i"),
+    ("near_group_s", "near_group_l"),
+];
+
 /// The names of every field the worker reads or writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldNames {
+    /// How the fields the worker writes after signing are held: the names below follow it (a
+    /// role renamed with `--field` keeps its name).
+    pub profile: Profile,
     /// The unique key.
     pub id: String,
     /// The URL.
@@ -84,6 +129,7 @@ pub const YACY_NAMES: [&str; 26] = [
 impl Default for FieldNames {
     fn default() -> Self {
         let mut f = FieldNames {
+            profile: Profile::Yacy,
             id: String::new(),
             url: String::new(),
             text: String::new(),
@@ -158,6 +204,47 @@ impl FieldNames {
         }
     }
 
+    /// Switches to `profile`: each role the profiles name differently ([`IN_PLACE_NAMES`]) that
+    /// still has the other profile's default name takes this profile's; a role renamed with
+    /// `--field` keeps its name.
+    pub fn set_profile(&mut self, profile: Profile) {
+        if self.profile == profile {
+            return;
+        }
+        for (yacy, in_place) in IN_PLACE_NAMES {
+            let (from, to) = match profile {
+                Profile::InPlace => (yacy, in_place),
+                Profile::Yacy => (in_place, yacy),
+            };
+            if let Some(i) = YACY_NAMES.iter().position(|n| *n == yacy) {
+                let slot = &mut self.slots_mut()[i];
+                if slot.as_str() == from {
+                    **slot = to.to_owned();
+                }
+            }
+        }
+        self.profile = profile;
+    }
+
+    /// The fields of the roles the profiles name differently ([`IN_PLACE_NAMES`]), as this
+    /// configuration names them, with the role's YaCy name.
+    pub fn profile_fields(&self) -> Vec<(&'static str, String)> {
+        let mut copy = self.clone();
+        let slots = copy.slots_mut();
+        IN_PLACE_NAMES
+            .iter()
+            .filter_map(|(yacy, _)| {
+                let i = YACY_NAMES.iter().position(|n| n == yacy)?;
+                Some((*yacy, slots[i].clone()))
+            })
+            .collect()
+    }
+
+    /// Whether the flags are numbers (1/0) rather than booleans.
+    pub fn numeric_flags(&self) -> bool {
+        self.profile == Profile::InPlace
+    }
+
     /// Two roles mapped to one field (by `--field`), as `(role, other role, field)` with the roles
     /// by their YaCy names, in [`YACY_NAMES`] order; `None` when every role has a field of its own.
     /// The worker would read one role's values as the other's and write both into one field.
@@ -225,6 +312,24 @@ mod tests {
             );
         }
         assert!(!FieldNames::default().rename("no_such_field", "x"));
+    }
+
+    #[test]
+    fn the_in_place_profile_renames_what_was_not_renamed_and_back() {
+        let mut f = FieldNames::default();
+        f.rename("title_unique_b", "mine_i");
+        f.set_profile(Profile::InPlace);
+        assert_eq!(f.unique(Dimension::Exact), "exact_signature_unique_i");
+        assert_eq!(f.unique(Dimension::Title), "mine_i");
+        assert_eq!(f.count(Dimension::Near), Some("near_copies_i"));
+        assert_eq!(f.near_group, "near_group_l");
+        assert_eq!(f.shared(), None);
+        assert!(f.numeric_flags());
+        f.set_profile(Profile::Yacy);
+        let mut want = FieldNames::default();
+        want.rename("title_unique_b", "mine_i");
+        assert_eq!(f, want);
+        assert_eq!(FieldNames::default().profile_fields().len(), 11);
     }
 
     #[test]

@@ -6,4 +6,4 @@ pub mod dimension;
 pub mod fields;
 
 pub use dimension::{Dimension, DimensionError, Exclusion};
-pub use fields::{FieldNames, YACY_NAMES};
+pub use fields::{FieldNames, Profile, IN_PLACE_NAMES, YACY_NAMES};

@@ -42,6 +42,8 @@ pub struct SchemaInfo {
     pub dynamic: Vec<FieldInfo>,
     /// The destinations of copyField rules (names or patterns).
     pub copy_dests: Vec<String>,
+    /// The copyField rules as `(source, destination)`, names or patterns.
+    pub copy_fields: Vec<(String, String)>,
     /// Field type name to its class (`solr.LongPointField`).
     pub types: BTreeMap<String, String>,
 }
@@ -91,6 +93,13 @@ impl SchemaInfo {
                 .iter()
                 .filter_map(|c| str_of(c, "dest"))
                 .collect(),
+            copy_fields: copies
+                .get("copyFields")
+                .and_then(Value::as_array)
+                .ok_or_else(|| bad("copyFields"))?
+                .iter()
+                .filter_map(|c| Some((str_of(c, "source")?, str_of(c, "dest")?)))
+                .collect(),
             types,
         })
     }
@@ -124,6 +133,15 @@ impl SchemaInfo {
                     .any(|d| *d == f.name || glob(d, &f.name))
             })
             .map(|f| f.name.clone())
+            .collect()
+    }
+
+    /// The destinations of the copyField rules whose source covers `name`.
+    pub fn copies_of(&self, name: &str) -> Vec<&str> {
+        self.copy_fields
+            .iter()
+            .filter(|(src, _)| glob(src, name))
+            .map(|(_, dest)| dest.as_str())
             .collect()
     }
 
@@ -214,6 +232,7 @@ pub(crate) mod fixtures {
                 },
             ],
             copy_dests: vec![],
+            copy_fields: vec![],
             types: [
                 ("string", "solr.StrField"),
                 ("plong", "solr.LongPointField"),

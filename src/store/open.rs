@@ -599,6 +599,28 @@ impl SchemaApi {
         self.client.core_url()
     }
 
+    /// How many documents hold a value in `field` (`field:[* TO *]`, no rows).
+    pub async fn holders(&self, field: &str) -> Result<u64, String> {
+        let params = vec![
+            ("q".to_owned(), "*:*".to_owned()),
+            (
+                "fq".to_owned(),
+                crate::store::solr::filter::fq(&crate::store::Filter::Present(field.to_owned())),
+            ),
+            ("rows".to_owned(), "0".to_owned()),
+            ("wt".to_owned(), "json".to_owned()),
+        ];
+        let answer = self
+            .client
+            .select(params)
+            .await
+            .map_err(|e| format!("cannot count the documents holding {field}: {e}"))?;
+        answer
+            .pointer("/response/numFound")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| format!("no numFound in the answer counting {field}"))
+    }
+
     /// The update chain `/update` runs (see [`update_chain`]).
     pub async fn read_chain(&self) -> Result<Option<UpdateChain>, String> {
         update_chain(&self.solr).await

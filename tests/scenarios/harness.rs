@@ -95,6 +95,18 @@ impl Target {
         Target::shared(Backend::Real, &solr.standalone, name)
     }
 
+    /// The real standalone node's second core, `inplace` (the launcher makes it from the same
+    /// configset), whose schema the in-place profile's tests change: the other tests' core keeps
+    /// YaCy's profile.
+    pub fn in_place(name: &str) -> Target {
+        let solr = crate::support::real_solr::real_solr();
+        let base = solr
+            .standalone
+            .rsplit_once('/')
+            .map_or(solr.standalone.as_str(), |(b, _)| b);
+        Target::shared(Backend::Real, &format!("{base}/inplace"), name)
+    }
+
     /// The real two-shard SolrCloud collection.
     pub fn cloud(name: &str) -> Target {
         let solr = crate::support::real_solr::real_solr();
@@ -294,6 +306,16 @@ impl Target {
     pub fn delete(&self, short_ids: &[&str]) {
         let ids: Vec<String> = short_ids.iter().map(|s| self.id(s)).collect();
         self.block(self.post("/update", &[], json!({ "delete": ids })));
+    }
+
+    /// Sends Schema API commands to the core; panics unless Solr takes them.
+    pub fn schema_post(&self, commands: Value) -> Value {
+        self.block(self.post("/schema", &[], commands))
+    }
+
+    /// Sends an update body (atomic updates, deletions) as it is, then commits.
+    pub fn update(&self, body: Value) -> Value {
+        self.block(self.post("/update", &[("commit", "true")], body))
     }
 
     /// A hard commit.

@@ -16,6 +16,7 @@ mod deployment;
 mod e2e;
 mod fuzzy_words;
 mod hand_worked;
+mod in_place;
 mod lost_answers;
 mod near;
 mod predictions;

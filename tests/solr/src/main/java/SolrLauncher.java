@@ -21,7 +21,8 @@ import org.apache.solr.embedded.JettySolrRunner;
 
 /**
  * Starts a real Solr for solr-dedup's tests, from Solr's own test framework: a standalone node with
- * the project's configset as core {@code collection1}, and a SolrCloud of two nodes (embedded
+ * the project's configset as core {@code collection1} (and as core {@code inplace}, whose schema the
+ * in-place profile's tests change), and a SolrCloud of two nodes (embedded
  * ZooKeeper) with a two-shard collection {@code collection1} made from the same configset. Both
  * listen on 127.0.0.1 on free ports; their data lives in a temporary folder that is removed at the
  * end.
@@ -53,6 +54,8 @@ import org.apache.solr.embedded.JettySolrRunner;
  */
 public final class SolrLauncher {
   private static final String CORE = "collection1";
+  /** A second standalone core, from the same configset (the in-place profile's tests). */
+  private static final String SECOND_CORE = "inplace";
 
   public static void main(String[] args) throws Exception {
     if (args.length < 1 || args.length > 2) {
@@ -158,19 +161,25 @@ public final class SolrLauncher {
   }
 
   private static JettySolrRunner startStandalone(Path configset, Path home) throws Exception {
-    Path coreDir = home.resolve(CORE);
-    copyTree(configset.resolve("conf"), coreDir.resolve("conf"));
-    Files.writeString(coreDir.resolve("core.properties"), "name=" + CORE + "\n");
+    // collection1, and a second core from the same configset whose schema the in-place profile's
+    // tests change (issue 46), so that the other tests' core keeps YaCy's profile.
+    for (String core : new String[] {CORE, SECOND_CORE}) {
+      Path coreDir = home.resolve(core);
+      copyTree(configset.resolve("conf"), coreDir.resolve("conf"));
+      Files.writeString(coreDir.resolve("core.properties"), "name=" + core + "\n");
+    }
     Files.writeString(home.resolve("solr.xml"), "<solr/>\n");
     JettyConfig config =
         JettyConfig.builder().setPort(0).setContext("/solr").stopAtShutdown(true).build();
     JettySolrRunner node = new JettySolrRunner(home.toString(), config);
     node.start();
-    if (node.getCoreContainer().getCore(CORE) == null) {
-      throw new IllegalStateException("core " + CORE + " did not load: "
-          + node.getCoreContainer().getCoreInitFailures());
+    for (String core : new String[] {CORE, SECOND_CORE}) {
+      if (node.getCoreContainer().getCore(core) == null) {
+        throw new IllegalStateException("core " + core + " did not load: "
+            + node.getCoreContainer().getCoreInitFailures());
+      }
+      node.getCoreContainer().getCore(core).close();
     }
-    node.getCoreContainer().getCore(CORE).close();
     return node;
   }
 
