@@ -132,7 +132,7 @@ pub async fn biggest_groups<S: Store>(
         filter.clone(),
         Filter::Term {
             field: flag.to_owned(),
-            value: "false".to_owned(),
+            value: if fields.numeric_flags() { "0" } else { "false" }.to_owned(),
         },
     ];
     doubles.extend(within.cloned());
@@ -149,7 +149,7 @@ pub async fn biggest_groups<S: Store>(
     let member = |doc: &Doc| Member {
         id: doc.get(&fields.id).map(text).unwrap_or_default(),
         url: doc.get(&fields.url).map(text),
-        unique: doc.get(flag).and_then(Value::as_bool),
+        unique: crate::engine::doc::get_bool(doc, flag),
         rank: Vec::new(),
         separated_by: None,
     };
@@ -305,7 +305,7 @@ pub async fn lookup<S: Store>(
             };
             dimensions.push(FoundDimension {
                 dimension: d.name().to_owned(),
-                unique: doc.get(flag).and_then(Value::as_bool),
+                unique: crate::engine::doc::get_bool(&doc, flag),
                 copycount,
                 group,
             });
@@ -353,7 +353,7 @@ async fn group_of<S: Store>(
     let member = |doc: &Doc| Member {
         id: doc.get(&fields.id).map(text).unwrap_or_default(),
         url: doc.get(&fields.url).map(text),
-        unique: doc.get(flag).and_then(Value::as_bool),
+        unique: crate::engine::doc::get_bool(doc, flag),
         rank: Vec::new(),
         separated_by: None,
     };

@@ -249,6 +249,17 @@ not, 3 when Solr cannot be reached.
 docValues, with the core's own types). It changes nothing else: fields that would lose data on an atomic \
 update must be fixed by hand, and a full reindex follows such a change.
 
+Profiles (--profile): YaCy's schema holds the flags as *_unique_b booleans, the counts as *_copycount_i and \
+the near cluster as near_group_s, indexed and stored: every count refresh makes Solr re-index the whole \
+page. The in-place profile holds them as *_unique_i (1 or 0), *_copies_i and near_group_l, single-valued \
+numeric docValues fields neither indexed nor stored, which Solr updates in place (the signatures stay \
+indexed and are written once per page version). `schema apply --profile in-place` adds them; afterwards \
+runs find the profile from the schema (--profile auto). `schema check` says which profile the core has, \
+and under the in-place one every condition of Solr's in-place updates that fails (a field indexed, stored, \
+multi-valued or not numeric, copied to such a field, an indexed or stored _version_, a field no \
+document holds yet): Solr then re-indexes the whole page instead, without a word, and drops its \
+non-stored fields.
+
 Exit codes: 0 a run can go ahead (check), the fields were added or none was missing (apply); 2 a run \
 would be refused, or a usage or Schema API error; 3 Solr unreachable.";
 
@@ -259,7 +270,9 @@ Examples:
   solr-dedup schema apply --solr http://127.0.0.1:8983/solr/collection1 --dry-run
       print the Schema API request that would add the missing fields
   SOLR_USER=admin SOLR_PASSWORD=… solr-dedup schema apply --solr https://solr.example.org/solr/web
-      add them, with basic auth";
+      add them, with basic auth
+  solr-dedup schema apply --profile in-place --solr http://127.0.0.1:8983/solr/collection1
+      add the in-place profile's fields; runs write them from then on";
 
 /// Arguments of `solr-dedup schema`.
 #[derive(Debug, Args)]

@@ -36,12 +36,22 @@ pub(crate) fn written_fields(f: &FieldNames, keep_signatures: bool) -> Vec<Strin
         &f.title_signature,
         &f.description_signature,
     ];
-    needs(&every)
-        .into_iter()
-        .filter(|n| n.written)
-        .map(|n| n.name)
-        .filter(|n| !(keep_signatures && signatures.contains(&n)))
-        .collect()
+    // Both profiles' flags and counts: a core may hold either, or both after a switch.
+    let mut other = every.clone();
+    other.fields.set_profile(match f.profile {
+        crate::model::Profile::Yacy => crate::model::Profile::InPlace,
+        crate::model::Profile::InPlace => crate::model::Profile::Yacy,
+    });
+    let mut out: Vec<String> = Vec::new();
+    for n in needs(&every).into_iter().chain(needs(&other)) {
+        if n.written
+            && !(keep_signatures && signatures.contains(&&n.name))
+            && !out.contains(&n.name)
+        {
+            out.push(n.name);
+        }
+    }
+    out
 }
 
 /// Cleans the core.

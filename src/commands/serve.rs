@@ -22,8 +22,8 @@ use tracing::{info, warn};
 
 use super::common::changes;
 use super::common::load::{load_chrome, load_rules};
+use super::common::open::{core_profile, open_failure, target, Index};
 use super::common::open::{open, Purpose};
-use super::common::open::{open_failure, target, Index};
 use super::common::{init_logging, runtime, Threads};
 use super::job::{held_to_record, perform, ready, refuse_output};
 use super::progress::Spinner;
@@ -55,7 +55,11 @@ impl IndexBackend {
     /// A backend for the job's source (`ready`), on the current runtime, which it keeps; fails as
     /// `run` would on a filter or a core URL it refuses. Solr being down is not a reason not to
     /// serve: the runs and the health report it.
-    pub async fn open(job: JobConfig) -> Result<Self, Failure> {
+    pub async fn open(mut job: JobConfig) -> Result<Self, Failure> {
+        if job.engine.profile_auto {
+            // The views and the prediction index read the flags under the core's profile.
+            core_profile(&job.index, &mut job.engine.fields).await;
+        }
         let target = target(&job.index, &job.engine.fields, "no index")?;
         let filter = parse_filter(target.location, target.filter).map_err(open_failure)?;
         let reads = open_light(target).await.map_err(open_failure)?;

@@ -8,7 +8,7 @@ use anyhow::{anyhow, Context};
 
 use super::common::failure::engine_failure;
 use super::common::load::load_rules;
-use super::common::open::{open, Index, Purpose};
+use super::common::open::{core_profile, open, Index, Purpose};
 use super::common::{init_logging, runtime, Threads};
 use super::progress::Spinner;
 use super::{write_json, write_text, Exit, Failure};
@@ -23,7 +23,10 @@ const NO_INDEX: &str = "no index";
 /// `urls learn`.
 pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
     init_logging(&c.log);
-    let f = &c.fields;
+    let rt = runtime(Threads::Workers)?;
+    let mut fields = c.fields.clone();
+    rt.block_on(core_profile(&c.index, &mut fields));
+    let f = &fields;
     let light = vec![
         f.id.clone(),
         f.url.clone(),
@@ -42,7 +45,7 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
         light: Some(light),
         optional: Some(&f.near_group),
     };
-    let (rules, summary, work) = runtime(Threads::Workers)?.block_on(async {
+    let (rules, summary, work) = rt.block_on(async {
         let opened = open(index, purpose).await?;
         let settings = LearnSettings {
             fields: f.clone(),
@@ -221,14 +224,16 @@ pub(super) async fn index_of(
 pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
     init_logging(&c.log);
     let rules = load_rules(&c.rules)?;
-    let f = &c.fields;
+    let rt = runtime(Threads::Workers)?;
+    let mut fields = c.fields.clone();
+    rt.block_on(core_profile(&c.index, &mut fields));
+    let f = &fields;
     let progress = Spinner::new(c.quiet);
     let index = Index {
         config: &c.index,
         missing: NO_INDEX,
     };
-    let index =
-        runtime(Threads::Workers)?.block_on(index_of(index, f, c.batch_size, rules, &progress))?;
+    let index = rt.block_on(index_of(index, f, c.batch_size, rules, &progress))?;
     let mut problems = false;
     if index.is_empty() {
         eprintln!("warning: the index holds no page with an http(s) URL: every URL is new (check --input/--solr and --filter)");

@@ -34,6 +34,21 @@ pub(crate) fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
     }
 }
 
+/// A value as text: a string as it is, a number written out (the in-place profile's near group
+/// is a number where YaCy's is the representative's id).
+pub(crate) fn get_text(doc: &Doc, field: &str) -> Option<String> {
+    match doc.get(field)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Array(a) => a.first().and_then(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
 pub(crate) fn get_str<'d>(doc: &'d Doc, field: &str) -> Option<&'d str> {
     match doc.get(field)? {
         Value::String(s) => Some(s),

@@ -190,6 +190,9 @@ pub struct EngineConfig {
     pub memory: u64,
     /// Where the temporary files go (`--temp-dir`); the system's temporary folder when `None`.
     pub temp_dir: Option<std::path::PathBuf>,
+    /// The core's schema lets Solr apply the in-place profile's updates in place (set by the open
+    /// path's schema check): the report counts them apart (`work.written_in_place_docs`).
+    pub in_place_writes: bool,
     /// Take the profile from the core's schema (`--profile auto`, the default): the in-place one
     /// when the core has its fields ([`schema_fit::detect_profile`]); else `fields.profile` as set.
     pub profile_auto: bool,
@@ -219,6 +222,7 @@ impl Default for EngineConfig {
             memory: DEFAULT_MEMORY,
             temp_dir: None,
             profile_auto: true,
+            in_place_writes: false,
         }
     }
 }

@@ -192,6 +192,7 @@ impl Report {
         self.documents.written = 0;
         self.documents.unanswered = 0;
         self.work.written_docs = 0;
+        self.work.written_in_place_docs = 0;
     }
 
     /// Whether `check` found the index out of date.
@@ -284,13 +285,14 @@ impl Report {
         if w.requests > 0 {
             let _ = writeln!(
                 s,
-                "  Solr: {} texts, {} light ({} by /export, {} by cursor), {} looked up, {} written, {} requests; modelled Solr time {:.1} s",
+                "  Solr: {} texts, {} light ({} by /export, {} by cursor), {} looked up, {} written ({} in place), {} requests; modelled Solr time {:.1} s",
                 w.text_docs + w.sample_docs,
                 w.light_export_docs + w.light_cursor_docs,
                 w.light_export_docs,
                 w.light_cursor_docs,
                 w.lookup_docs,
                 w.written_docs,
+                w.written_in_place_docs,
                 w.requests,
                 w.modelled_solr_ms as f64 / 1000.0
             );

@@ -549,6 +549,8 @@ pub fn prepare(
     if !problems.is_empty() {
         return Err(NotReady(problems));
     }
+    engine.in_place_writes =
+        engine.fields.profile == Profile::InPlace && report.not_in_place.is_empty();
     if writes && !report.not_in_place.is_empty() {
         warn!(
             "the in-place profile's fields cannot be updated in place, so Solr re-indexes whole documents: {}",

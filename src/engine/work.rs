@@ -33,8 +33,13 @@ pub struct SolrWork {
     pub lookup_docs: u64,
     /// Documents read from a file (the file store; no Solr cost).
     pub file_docs: u64,
-    /// Documents sent in atomic updates (each one Solr re-indexes).
+    /// Documents sent in atomic updates (each one Solr re-indexes, unless it updates it in place).
     pub written_docs: u64,
+    /// Of `written_docs`, those whose update set only the in-place profile's fields on a schema
+    /// that lets Solr update them in place (docValues only, no re-index). Left out of the JSON
+    /// when 0, so that reports and records of YaCy's profile stay as they were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub written_in_place_docs: u64,
     /// Requests sent, retries included.
     pub requests: u64,
     /// The time this work costs the store under its model, in ms.
@@ -53,6 +58,7 @@ impl AddAssign<&SolrWork> for SolrWork {
             lookup_docs,
             file_docs,
             written_docs,
+            written_in_place_docs,
             requests,
             modelled_solr_ms,
         } = o;
@@ -63,9 +69,14 @@ impl AddAssign<&SolrWork> for SolrWork {
         self.lookup_docs += lookup_docs;
         self.file_docs += file_docs;
         self.written_docs += written_docs;
+        self.written_in_place_docs += written_in_place_docs;
         self.requests += requests;
         self.modelled_solr_ms += modelled_solr_ms;
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl SolrWork {
@@ -90,7 +101,8 @@ impl SolrWork {
     /// The store's time for this work under `model`, in ms.
     pub fn modelled_ms(&self, model: &CostModel) -> f64 {
         (self.text_docs + self.sample_docs) as f64 * model.text_ms
-            + self.written_docs as f64 * model.update_ms
+            + self.written_docs.saturating_sub(self.written_in_place_docs) as f64 * model.update_ms
+            + self.written_in_place_docs as f64 * model.in_place_ms
             + self.light_export_docs as f64 * model.export_ms
             + self.light_cursor_docs as f64 * model.cursor_light_ms
             + self.lookup_docs as f64 * model.lookup_ms
@@ -115,6 +127,7 @@ mod tests {
             text_docs: 990,
             sample_docs: 10,
             written_docs: 1000,
+            written_in_place_docs: 0,
             light_export_docs: 1000,
             light_cursor_docs: 1000,
             lookup_docs: 1000,
@@ -125,5 +138,11 @@ mod tests {
         // 280 + 600 + 6 + 79 + 79 + 10, worked out by hand.
         assert!((w.modelled_ms(&SOLR_COSTS) - 1054.0).abs() < 1e-9);
         assert!((SolrWork::minimum_ms(&SOLR_COSTS, 100_000, 100_000) - 88_000.0).abs() < 1e-6);
+        // 400 of the 1,000 updates in place: 600 × 0.6 + 400 × 0.1 instead of 1000 × 0.6.
+        let in_place = SolrWork {
+            written_in_place_docs: 400,
+            ..w
+        };
+        assert!((in_place.modelled_ms(&SOLR_COSTS) - 854.0).abs() < 1e-9);
     }
 }

@@ -202,6 +202,18 @@ impl<S: Store> Round<'_, S> {
             return Ok(0);
         }
         report.work.written_docs += batch.len() as u64;
+        if self.plan.cfg.in_place_writes {
+            // Updates that set only the in-place profile's fields: Solr applies them in place.
+            let profile = self.plan.cfg.fields.profile_fields();
+            report.work.written_in_place_docs += batch
+                .iter()
+                .filter(|u| {
+                    u.set
+                        .iter()
+                        .all(|(f, _)| profile.iter().any(|(_, name)| name == f))
+                })
+                .count() as u64;
+        }
         let outcome = match self.store.update(batch).await {
             Ok(outcome) => outcome,
             Err(e) => {

@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use tracing::{debug, info};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::engine::doc::{get_bool, get_i64, get_str};
+use crate::engine::doc::{get_bool, get_i64, get_str, get_text};
 use crate::engine::pages::Pages;
 use crate::engine::{EngineError, Phase, Progress, Silent};
 use crate::model::{Dimension, FieldNames};
@@ -106,12 +106,12 @@ pub async fn learn<S: Store>(
                 continue;
             };
             let content = match (
-                s.near.then(|| get_str(doc, &f.near_group)).flatten(),
+                s.near.then(|| get_text(doc, &f.near_group)).flatten(),
                 get_i64(doc, &f.exact_signature),
             ) {
                 (Some(group), _) => {
                     work.by_near += 1;
-                    near_key(group)
+                    near_key(&group)
                 }
                 (None, Some(sig)) if s.near => {
                     waiting.push((url.to_owned(), sig));
@@ -163,11 +163,11 @@ pub async fn learn<S: Store>(
             work.light_docs += page.docs.len() as u64;
             for doc in &page.docs {
                 if let (Some(group), Some(sig)) = (
-                    get_str(doc, &f.near_group),
+                    get_text(doc, &f.near_group),
                     get_i64(doc, &f.exact_signature),
                 ) {
                     if wanted.contains(&sig) {
-                        clusters.entry(sig).or_insert_with(|| near_key(group));
+                        clusters.entry(sig).or_insert_with(|| near_key(&group));
                     }
                 }
             }

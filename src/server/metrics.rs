@@ -142,6 +142,14 @@ pub(super) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     runs(&mut out, &state);
     connections(&mut out, &m.connections);
     watching(&mut out, &state).await;
+    // Added after the watched families (issue 46): nothing before it moves.
+    let in_place = runs::lock_tally(&state.runs).work.written_in_place_docs;
+    out.one(
+        "solr_dedup_solr_written_in_place_documents_total",
+        "counter",
+        "Of the documents the runs sent to Solr's /update, those whose update Solr could apply in place (the in-place profile).",
+        in_place as f64,
+    );
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out.0).into_response()
 }
 
@@ -488,6 +496,8 @@ mod tests {
                 "solr_dedup_prediction_index_urls gauge",
                 "solr_dedup_prediction_index_loaded_timestamp_seconds gauge",
                 "solr_dedup_prediction_index_reload_failed gauge",
+                // Then the in-place profile's writes (issue 46).
+                "solr_dedup_solr_written_in_place_documents_total counter",
             ]
         );
         for reason in [

@@ -322,6 +322,8 @@ pub struct CostModel {
     pub text_ms: f64,
     /// Per atomic update.
     pub update_ms: f64,
+    /// Per atomic update Solr applies in place (docValues only, the in-place profile).
+    pub in_place_ms: f64,
     /// Per document streamed light by `/export`.
     pub export_ms: f64,
     /// Per document of a light `cursorMark` page.

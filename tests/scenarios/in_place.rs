@@ -184,6 +184,19 @@ fn in_place_writes_keep_a_non_stored_field_and_end_where_full_does() {
     let mut values = assert_settled_in_place(&t, dir.path());
     let pages = (MEMBERS + 20) as u64;
 
+    // `urls learn` reads the near clusters under the core's profile (near_group_l).
+    let rules = dir.path().join("rules.json");
+    let learned = t.run_ok(
+        &["urls", "learn", "--out", rules.to_str().unwrap()],
+        dir.path(),
+    );
+    // Every page with a URL keyed by its near cluster, none by its exact signature.
+    assert_eq!(learned["content"]["by_exact"], json!(0), "{learned}");
+    assert!(
+        learned["content"]["by_near"].as_u64().unwrap() > MEMBERS as u64,
+        "{learned}"
+    );
+
     // Every page gets the non-stored field (one atomic update each, which Solr indexes whole).
     let hide: Vec<Value> = t
         .docs()
@@ -211,6 +224,10 @@ fn in_place_writes_keep_a_non_stored_field_and_end_where_full_does() {
         "{grown}"
     );
     assert_eq!(grown["work"]["text_docs"], 0, "{grown}");
+    assert_eq!(
+        grown["work"]["written_in_place_docs"], grown["work"]["written_docs"],
+        "every update sets only the profile's fields: {grown}"
+    );
     assert_eq!(
         hidden(&t, "keeper"),
         pages + 1,

@@ -343,6 +343,7 @@ fn what_a_store_tells_about_itself(store: &dyn Store, w: &World) {
         CostModel {
             text_ms: 0.28,
             update_ms: 0.60,
+            in_place_ms: 0.10,
             export_ms: 0.006,
             cursor_light_ms: 0.079,
             lookup_ms: 0.079,

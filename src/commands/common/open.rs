@@ -107,6 +107,32 @@ pub(crate) fn target<'a>(
     })
 }
 
+/// `fields` under the core's profile, for a command that reads the worker's flags or near groups
+/// without a run's schema check (`serve`'s views and prediction index, `urls learn|predict`): the
+/// in-place profile's names when the core's schema has its fields (see
+/// [`crate::engine::schema_fit::detect_profile`]). A file, or a core whose schema cannot be read,
+/// keeps YaCy's (a run says why the core cannot be read).
+pub(crate) async fn core_profile(index: &IndexConfig, fields: &mut FieldNames) {
+    let Source::Solr(solr) = &index.source else {
+        return;
+    };
+    let Ok(api) = crate::store::open::SchemaApi::connect(solr) else {
+        return;
+    };
+    match api.read("cannot read the schema").await {
+        Ok(schema) => {
+            let probe = EngineConfig {
+                fields: fields.clone(),
+                dimensions: vec![crate::engine::Dimension::Exact],
+                ..EngineConfig::default()
+            };
+            let profile = crate::engine::schema_fit::detect_profile(&schema, &probe);
+            fields.set_profile(profile);
+        }
+        Err(e) => tracing::debug!("the profile stays YaCy's: {e}"),
+    }
+}
+
 /// What a store that could not be opened means: Solr failing is exit 3 when it could not be
 /// reached, else 2; a setting it cannot use is exit 2.
 pub(crate) fn open_failure(e: OpenError) -> Failure {
