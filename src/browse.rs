@@ -132,7 +132,7 @@ pub async fn biggest_groups<S: Store>(
         filter.clone(),
         Filter::Term {
             field: flag.to_owned(),
-            value: if fields.numeric_flags() { "0" } else { "false" }.to_owned(),
+            value: fields.flag_value(false).to_owned(),
         },
     ];
     doubles.extend(within.cloned());
@@ -183,7 +183,7 @@ pub async fn biggest_groups<S: Store>(
                     of_group.clone(),
                     Filter::Term {
                         field: flag.to_owned(),
-                        value: "true".to_owned(),
+                        value: fields.flag_value(true).to_owned(),
                     },
                 ]),
                 fields: fl.clone(),
@@ -240,9 +240,10 @@ pub struct Found {
 pub struct FoundDimension {
     /// The dimension.
     pub dimension: String,
-    /// Its stored flag (`*_unique_b`): true for a representative or a page without doubles.
+    /// Its stored flag (`*_unique_b`, or `*_unique_i` under the in-place profile): true for a
+    /// representative or a page without doubles.
     pub unique: Option<bool>,
-    /// Its stored copy count (`*_copycount_i`), for exact, fuzzy and near.
+    /// Its stored copy count (`*_copycount_i`, or `*_copies_i`), for exact, fuzzy and near.
     pub copycount: Option<i64>,
     /// Its group, when it shares the dimension's group field with other documents.
     pub group: Option<GroupView>,

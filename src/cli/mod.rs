@@ -305,8 +305,8 @@ pub struct SchemaArgs {
     #[arg(long, value_enum, default_value_t = ProfileArg::Auto, value_name = "PROFILE")]
     pub profile: ProfileArg,
 
-    /// Print the verdict as one JSON object (`core`, `ok`, `problems`, `added`, `notes`) instead of
-    /// lines; the exit code is the same
+    /// Print the verdict as one JSON object (`core`, `ok`, `problems`, `added`, `notes`, `profile`,
+    /// `not_in_place`) instead of lines; the exit code is the same
     #[arg(long)]
     pub json: bool,
 
@@ -378,6 +378,9 @@ Dimensions (--dimensions, all by default):
                trials over word shingles agree (--near-*)       near_group_s (the representative's id;
                                                                  for fq={!collapse field=near_group_s}),
                                                                  near_trials_ls, near_keys_ls, near_version_s
+On a core with the in-place profile's fields (schema apply --profile in-place; --profile) the flags are \
+*_unique_i (1 or 0), the counts *_copies_i and the near group near_group_l (the representative id's \
+64-bit hash): numbers Solr updates in place, without re-indexing the page.
 
 In each group exactly one document is unique (true), chosen by one order shared by all dimensions \
 (--prefer canonical): the URL that is its canonical form under --rules, then the fewest session, tracking, \

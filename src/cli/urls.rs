@@ -152,7 +152,7 @@ the 95 % Wilson interval of support / pairs (0 under 5 pairs); it applies when t
 --min-estimate. Rules are per site (the host without www.) and pooled over all sites (\"*\", from at least \
 two sites), which stand in for a site without evidence of its own. Host case never matters.
 
-Content: a page's near-duplicate cluster (near_group_s) when it has one, else the cluster of a page with the \
+Content: a page's near-duplicate cluster (near_group_s, or near_group_l on a core with the in-place profile) when it has one, else the cluster of a page with the \
 same exact signature, else its exact signature; pages with neither field have their text read and signed \
 in memory. Run `solr-dedup run` first (with the near dimension), \
 so that print views and other near-duplicates count as the same content and nothing is read twice.

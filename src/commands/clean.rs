@@ -36,7 +36,8 @@ pub(crate) fn written_fields(f: &FieldNames, keep_signatures: bool) -> Vec<Strin
         &f.title_signature,
         &f.description_signature,
     ];
-    // Both profiles' flags and counts: a core may hold either, or both after a switch.
+    // Both profiles' flags and counts: a core may hold either, or both after a switch (the
+    // caller keeps those the core has fields of their own for).
     let mut other = every.clone();
     other.fields.set_profile(match f.profile {
         crate::model::Profile::Yacy => crate::model::Profile::InPlace,
@@ -88,9 +89,24 @@ pub fn run(c: &CleanConfig) -> Result<Exit, Failure> {
             )
             .into());
         }
+        // The other profile's names count only as fields of their own: a dynamic rule (`*_i`)
+        // covers them on every core.
+        let current: Vec<String> = c.fields.profile_fields().into_iter().map(|(_, n)| n).collect();
+        let other = |f: &str| {
+            crate::model::IN_PLACE_NAMES
+                .iter()
+                .any(|(a, b)| *a == f || *b == f)
+                && !current.iter().any(|n| n == f)
+        };
         let fields: Vec<String> = written_fields(&c.fields, c.keep_signatures)
             .into_iter()
-            .filter(|f| schema.find(f).is_some())
+            .filter(|f| {
+                if other(f) {
+                    schema.fields.iter().any(|s| &s.name == f)
+                } else {
+                    schema.find(f).is_some()
+                }
+            })
             .collect();
         let settings = CleanSettings {
             fields,

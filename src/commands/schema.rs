@@ -123,6 +123,12 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
                 "ok: every field the worker reads and writes is there, and atomic updates lose nothing"
                     .to_owned(),
             );
+            if !report.not_in_place.is_empty() {
+                lines.push(
+                    "note: the in-place profile's writes are not in place (above): Solr re-indexes the whole page for each"
+                        .to_owned(),
+                );
+            }
             if !report.has_fuzzy_text {
                 let note = "no fuzzy_signature_text_t field; it will not be written";
                 v.notes.push(note.to_owned());

@@ -28,6 +28,9 @@ const LOOKUP_BYTES: usize = 1 << 20;
 /// everything without Solr ([`Store::serves_locally`]): past this, passes B and C read from the
 /// store's own copy, so that Solr's part of a change does not grow with the size of the groups it
 /// touches (issue 46). Below it, a lookup (one request) is cheaper than a pass over a large copy.
+/// The copy's passes cost the worker time in proportion to the index, not Solr's: pass A makes one
+/// such pass on every run that reads the copy anyway, so these add a constant factor to it (at
+/// 100,000 pages, about a second each; BENCHMARKS.md, "Big groups and the in-place profile").
 pub(super) const LOCAL_ABOVE: usize = 64;
 
 impl<S: Store> Round<'_, S> {

@@ -614,7 +614,12 @@ impl<S: Store> Round<'_, S> {
                     }
                     if looked_up > budget {
                         debug!(looked_up, budget, "near: past the lookup budget");
-                        return Ok(Local::OverBudget);
+                        // With the store's copy, reading it is the plan, not a fallback.
+                        return Ok(if local {
+                            Local::NotHere
+                        } else {
+                            Local::OverBudget
+                        });
                     }
                 }
             }

@@ -267,11 +267,11 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
         if need.in_place && schema.find(&need.name).is_some() {
             if !version_checked {
                 version_checked = true;
-                let version = &cfg.fields.version;
+                // Solr checks its own version field by name, whatever --field calls it.
                 report.not_in_place.extend(
-                    in_place_blockers(schema, version)
+                    in_place_blockers(schema, "_version_")
                         .into_iter()
-                        .map(|why| format!("{version} (Solr's version field) {why}")),
+                        .map(|why| format!("_version_ (Solr's version field) {why}")),
                 );
             }
             report.not_in_place.extend(
@@ -355,12 +355,24 @@ pub fn in_place_blockers(schema: &SchemaInfo, name: &str) -> Vec<String> {
 }
 
 /// The profile the core's schema holds: in-place when it has a field of its own (not a dynamic
-/// rule) for every flag the run writes under the in-place profile's names, and YaCy's otherwise.
+/// rule) under the in-place profile's name for every flag of the run's dimensions but `near`
+/// (optional: left out on a core without its fields), and YaCy's otherwise. A flag renamed with
+/// `--field` says nothing either way; with every flag renamed the profile is YaCy's.
 pub fn detect_profile(schema: &SchemaInfo, cfg: &EngineConfig) -> Profile {
-    let mut fields = cfg.fields.clone();
-    fields.set_profile(Profile::InPlace);
     let own = |name: &str| schema.fields.iter().any(|f| f.name == name);
-    if !cfg.dimensions.is_empty() && cfg.dimensions.iter().all(|&d| own(fields.unique(d))) {
+    let mut evidence = 0;
+    for &d in cfg.dimensions.iter().filter(|&&d| d != Dimension::Near) {
+        let (yacy, in_place) = crate::model::IN_PLACE_NAMES[d.index()];
+        let name = cfg.fields.unique(d);
+        if name != yacy && name != in_place {
+            continue;
+        }
+        if !own(in_place) {
+            return Profile::Yacy;
+        }
+        evidence += 1;
+    }
+    if evidence > 0 {
         Profile::InPlace
     } else {
         Profile::Yacy
@@ -860,6 +872,23 @@ mod tests {
             s.fields.push(dv_only(name, "pint"));
         }
         assert_eq!(detect_profile(&s, &cfg), Profile::InPlace);
+        // A renamed flag says nothing; one missing in-place flag keeps YaCy's profile; near does
+        // not count (it is optional).
+        let mut renamed = six();
+        renamed.fields.rename("exact_signature_unique_b", "dedup_b");
+        assert_eq!(detect_profile(&s, &renamed), Profile::InPlace);
+        let only = EngineConfig {
+            dimensions: vec![Dimension::Exact],
+            ..renamed.clone()
+        };
+        assert_eq!(detect_profile(&s, &only), Profile::Yacy);
+        let mut no_near = s.clone();
+        no_near.fields.retain(|f| f.name != "near_unique_i");
+        let all = EngineConfig::default();
+        assert_eq!(detect_profile(&no_near, &all), Profile::InPlace);
+        let mut no_www = s.clone();
+        no_www.fields.retain(|f| f.name != "www_unique_i");
+        assert_eq!(detect_profile(&no_www, &all), Profile::Yacy);
         // prepare() switches an automatic profile, and leaves a chosen one.
         let mut auto = six();
         let _ = prepare(&s, &mut auto, false, true, true, "http://core");

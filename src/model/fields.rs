@@ -245,6 +245,16 @@ impl FieldNames {
         self.profile == Profile::InPlace
     }
 
+    /// A flag's value as a query term: `true`/`false`, or `1`/`0` under the in-place profile.
+    pub fn flag_value(&self, unique: bool) -> &'static str {
+        match (self.numeric_flags(), unique) {
+            (false, true) => "true",
+            (false, false) => "false",
+            (true, true) => "1",
+            (true, false) => "0",
+        }
+    }
+
     /// Two roles mapped to one field (by `--field`), as `(role, other role, field)` with the roles
     /// by their YaCy names, in [`YACY_NAMES`] order; `None` when every role has a field of its own.
     /// The worker would read one role's values as the other's and write both into one field.

@@ -270,3 +270,81 @@ fn in_place_writes_keep_a_non_stored_field_and_end_where_full_does() {
     assert_eq!(yacy["documents"]["written"], json!(pages), "{yacy}");
     assert_eq!(hidden(&t, "keeper"), 0, "{yacy}");
 }
+
+/// The in-place profile on the fake: `schema apply` and `check`, a run that finds the profile
+/// from the schema and ends where `--full` does, a settled rerun, the views `serve` shows (a big
+/// group with its one representative, a page looked up with its flags and counts), and `clean`,
+/// which takes the profile's fields off again.
+#[test]
+fn the_in_place_profile_is_read_by_every_command_on_the_fake() {
+    let t = Target::fake("in-place-fake");
+    let dir = tempfile::tempdir().unwrap();
+    let (code, applied) = schema(&t, "apply", &["--profile", "in-place"]);
+    assert_eq!(code, Some(0), "{applied}");
+    let (code, checked) = schema(&t, "check", &[]);
+    assert_eq!(code, Some(0), "{checked}");
+    assert_eq!(checked["profile"], "in-place", "{checked}");
+    assert!(
+        checked["not_in_place"]
+            .to_string()
+            .contains("exact_signature_unique_i is held by no document yet"),
+        "{checked}"
+    );
+    let mut docs: Vec<Value> = (0..MEMBERS).map(member).collect();
+    docs.extend(corpus(40, 78));
+    t.load(&docs);
+    let state = dir.path().join("state");
+    let state = state.to_str().unwrap();
+    let first = t.run_ok(&["run", "--state-dir", state], dir.path());
+    // Left out of the report when 0.
+    assert_eq!(
+        first["work"].get("written_in_place_docs"),
+        None,
+        "a first write signs: not in place: {first}"
+    );
+    assert_settled_in_place(&t, dir.path());
+    let again = t.run_ok(&["run", "--state-dir", state], dir.path());
+    assert_eq!(again["documents"]["written"], json!(0), "{again}");
+
+    // One more member joins, signed as its group's pages are: every member's counts change, in
+    // place.
+    let proto = t.docs()["member-001"].clone();
+    let mut new = proto.clone();
+    new.retain(|k, _| !k.starts_with('_') && k != "test_s");
+    new.insert("id".into(), json!(format!("member-{MEMBERS:03}")));
+    new.insert("sku".into(), json!("https://shop.example/item/new"));
+    t.load(&[Value::Object(new)]);
+    let grown = t.run_ok(&["run", "--state-dir", state], dir.path());
+    assert!(
+        grown["work"]["written_in_place_docs"].as_u64().unwrap() >= MEMBERS as u64,
+        "{grown}"
+    );
+    assert_settled_in_place(&t, dir.path());
+
+    // serve's views read the profile's fields: the big group, its one representative first.
+    let server = super::serve::serve(&t, &[]);
+    let listed = server.json("/api/groups/exact?limit=1&members=3");
+    let group = &listed["groups"][0];
+    assert_eq!(group["size"], json!(MEMBERS + 1), "{listed}");
+    let rep = group["representative"]["id"]
+        .as_str()
+        .expect("a representative");
+    assert_eq!(group["members"][0]["id"], json!(rep), "{listed}");
+    assert_eq!(group["members"][0]["unique"], json!(true), "{listed}");
+    assert_eq!(group["members"][1]["unique"], json!(false), "{listed}");
+    let found = server.json(&format!("/api/lookup?q={rep}"));
+    let exact = &found["documents"][0]["dimensions"][0];
+    assert_eq!(exact["dimension"], "exact", "{found}");
+    assert_eq!(exact["unique"], json!(true), "{found}");
+    assert_eq!(exact["copycount"], json!(MEMBERS + 1), "{found}");
+    drop(server);
+
+    // clean takes the profile's fields off every page.
+    let cleaned = t.run(&["clean", "--state-dir", state, "--quiet"]);
+    assert_eq!(cleaned.status.code(), Some(0), "{}", stderr(&cleaned));
+    for (id, d) in t.docs() {
+        for (_, name) in IN_PLACE_NAMES {
+            assert!(d.get(name).is_none(), "{id}: {name} left");
+        }
+    }
+}

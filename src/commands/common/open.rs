@@ -116,20 +116,26 @@ pub(crate) async fn core_profile(index: &IndexConfig, fields: &mut FieldNames) {
     let Source::Solr(solr) = &index.source else {
         return;
     };
-    let Ok(api) = crate::store::open::SchemaApi::connect(solr) else {
-        return;
+    let api = match crate::store::open::SchemaApi::connect(solr) {
+        Ok(api) => api,
+        Err(e) => {
+            tracing::warn!("the fields stay YaCy's (*_unique_b): {e}");
+            return;
+        }
     };
     match api.read("cannot read the schema").await {
         Ok(schema) => {
+            // Every dimension, as a run's default: the same answer its schema check gives.
             let probe = EngineConfig {
                 fields: fields.clone(),
-                dimensions: vec![crate::engine::Dimension::Exact],
                 ..EngineConfig::default()
             };
             let profile = crate::engine::schema_fit::detect_profile(&schema, &probe);
             fields.set_profile(profile);
         }
-        Err(e) => tracing::debug!("the profile stays YaCy's: {e}"),
+        Err(e) => tracing::warn!(
+            "the fields stay YaCy's (*_unique_b): the schema could not be read to find the core's profile: {e}"
+        ),
     }
 }
 

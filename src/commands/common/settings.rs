@@ -69,8 +69,31 @@ pub(crate) struct Deciding {
     /// `--chrome`: the source (the file's absolute path), when near is decided.
     chrome: Option<String>,
     /// The field names after `--field` renames, as one digest: which fields are read and written.
+    /// Taken under YaCy's profile whatever the run's ([`fields_digest`]), so that a record made
+    /// before profiles existed still matches; the profile is recorded apart.
     #[serde(default)]
     fields: String,
+    /// `--profile` as the run resolved it (`yacy` or `in-place`); absent in records made before
+    /// profiles existed, which are YaCy's.
+    #[serde(default = "yacy_profile", skip_serializing_if = "is_yacy_profile")]
+    profile: String,
+}
+
+fn yacy_profile() -> String {
+    crate::model::Profile::Yacy.name().to_owned()
+}
+
+fn is_yacy_profile(p: &String) -> bool {
+    *p == yacy_profile()
+}
+
+/// The digest of the field names after `--field` renames, taken under YaCy's profile: the names
+/// as their `Debug` text had it before the profile was a field of theirs.
+fn fields_digest(fields: &crate::model::FieldNames) -> String {
+    let mut yacy = fields.clone();
+    yacy.set_profile(crate::model::Profile::Yacy);
+    let text = format!("{yacy:?}").replacen("profile: Yacy, ", "", 1);
+    format!("{:x}", Md5::digest(text.as_bytes()))
 }
 
 impl Deciding {
@@ -111,7 +134,8 @@ impl Deciding {
                 .filter(|_| e.preference.order == Order::Canonical)
                 .map(source),
             chrome: c.chrome.as_deref().filter(|_| near).map(source),
-            fields: format!("{:x}", Md5::digest(format!("{:?}", e.fields).as_bytes())),
+            fields: fields_digest(&e.fields),
+            profile: e.fields.profile.name().to_owned(),
         }
     }
 
@@ -166,6 +190,7 @@ impl Deciding {
         );
         differ("--rules", shown(&self.rules), shown(&recorded.rules));
         differ("--chrome", shown(&self.chrome), shown(&recorded.chrome));
+        differ("--profile", self.profile.clone(), recorded.profile.clone());
         if self.fields != recorded.fields {
             out.push("--field renames other than the recorded ones".to_owned());
         }
@@ -272,6 +297,7 @@ mod tests {
             rules: Some("/var/lib/solr-dedup/rules.json".into()),
             chrome: None,
             fields: "f".into(),
+            profile: "yacy".into(),
         }
     }
 
@@ -297,5 +323,39 @@ mod tests {
     fn a_record_reads_back() {
         let text = serde_json::to_string(&base()).unwrap();
         assert_eq!(serde_json::from_str::<Deciding>(&text).unwrap(), base());
+    }
+
+    /// The digest of YaCy's names is what records made before profiles hold: the `Debug` text
+    /// of the names as it was then, written out here by hand.
+    #[test]
+    fn the_fields_digest_is_what_records_before_profiles_hold() {
+        use crate::model::{FieldNames, Profile};
+        let before = r#"FieldNames { id: "id", url: "sku", text: "text_t", title: "title", description: "description_txt", version: "_version_", exact_signature: "exact_signature_l", fuzzy_signature: "fuzzy_signature_l", fuzzy_signature_text: "fuzzy_signature_text_t", fuzzy_signature_words: "fuzzy_signature_words_i", title_signature: "title_exact_signature_l", description_signature: "description_exact_signature_l", unique: ["exact_signature_unique_b", "fuzzy_signature_unique_b", "title_unique_b", "description_unique_b", "www_unique_b", "http_unique_b", "near_unique_b"], exact_count: "exact_signature_copycount_i", fuzzy_count: "fuzzy_signature_copycount_i", near_trials: "near_trials_ls", near_keys: "near_keys_ls", near_version: "near_version_s", near_count: "near_copycount_i", near_group: "near_group_s" }"#;
+        let want = format!("{:x}", Md5::digest(before.as_bytes()));
+        assert_eq!(fields_digest(&FieldNames::default()), want);
+        // The profile is recorded apart: the names' digest does not change with it.
+        let mut in_place = FieldNames::default();
+        in_place.set_profile(Profile::InPlace);
+        assert_eq!(fields_digest(&in_place), want);
+        // A rename does change it.
+        let mut renamed = FieldNames::default();
+        renamed.rename("sku", "url_s");
+        assert_ne!(fields_digest(&renamed), want);
+    }
+
+    /// A record made before profiles (no `profile`) reads as YaCy's, and YaCy's is written as
+    /// before (without it); another profile is named by its flag.
+    #[test]
+    fn a_record_without_a_profile_is_yacy_s() {
+        let old = r#"{"format":1,"scheme":"yacy","min_token_len":3,"quant_rate":0.01,"dimensions":["exact"],"scope":"global","prefer":"canonical","prefer_https":true,"prefer_www":true,"fuzzy_min_words":4,"near":[0,0,0,0],"rules":null,"chrome":null,"fields":"x"}"#;
+        let d: Deciding = serde_json::from_str(old).unwrap();
+        assert_eq!(d.profile, "yacy");
+        assert_eq!(serde_json::to_string(&d).unwrap(), old);
+        let mut in_place = d.clone();
+        in_place.profile = "in-place".into();
+        assert_eq!(
+            in_place.differences(&d),
+            vec!["--profile in-place (recorded: yacy)".to_owned()]
+        );
     }
 }

@@ -21,11 +21,12 @@ pub const TEXT_MS: f64 = 0.28;
 pub const UPDATE_MS: f64 = 0.60;
 
 /// Solr's wall time per atomic update it applies in place (single-valued numeric docValues-only
-/// fields: the in-place profile's count refreshes), in ms. Measured side by side with
-/// [`UPDATE_MS`]'s kind on one real Solr 9.3 node, a group of 11,000 generated 5 KB pages refreshed
-/// (`tools/bench/solr-inplace.sh`, BENCHMARKS.md "In-place profile"): the write phase and the commit
-/// took 3.03 s and 2.67 s with YaCy's fields, 0.52 s and 0.39 s in place (5.8 and 6.8 times less);
-/// this is [`UPDATE_MS`] over the smaller of the two ratios, rounded.
+/// fields: the in-place profile's count refreshes), in ms. Measured side by side with the atomic
+/// updates of YaCy's fields on one node of the test framework's Solr (9.10.1), a group of 11,000
+/// generated 5 KB pages refreshed (`tools/bench/solr-inplace.sh`; BENCHMARKS.md, "Big groups and
+/// the in-place profile"): the write phase and the commit took 3.03 s and 2.67 s with YaCy's
+/// fields, 0.52 s and 0.39 s in place (5.8 and 6.8 times less); this is [`UPDATE_MS`] over the
+/// smaller of the two ratios, rounded.
 pub const IN_PLACE_MS: f64 = 0.10;
 
 /// Solr's wall time per document streamed by `/export` (id, version and two longs), in ms (same
