@@ -58,7 +58,11 @@ impl IndexBackend {
     pub async fn open(mut job: JobConfig) -> Result<Self, Failure> {
         if job.engine.profile_auto {
             // The views and the prediction index read the flags under the core's profile.
-            core_profile(&job.index, &mut job.engine.fields).await;
+            if let Err(e) = core_profile(&job.index, &mut job.engine.fields).await {
+                tracing::warn!(
+                    "the views read YaCy's fields (*_unique_b) until serve starts again: the core's profile could not be read: {e}"
+                );
+            }
         }
         let target = target(&job.index, &job.engine.fields, "no index")?;
         let filter = parse_filter(target.location, target.filter).map_err(open_failure)?;

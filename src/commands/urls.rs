@@ -25,7 +25,8 @@ pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
     init_logging(&c.log);
     let rt = runtime(Threads::Workers)?;
     let mut fields = c.fields.clone();
-    rt.block_on(core_profile(&c.index, &mut fields));
+    // A core that cannot be read is named by the open below.
+    let _ = rt.block_on(core_profile(&c.index, &mut fields));
     let f = &fields;
     let light = vec![
         f.id.clone(),
@@ -226,7 +227,8 @@ pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
     let rules = load_rules(&c.rules)?;
     let rt = runtime(Threads::Workers)?;
     let mut fields = c.fields.clone();
-    rt.block_on(core_profile(&c.index, &mut fields));
+    // A core that cannot be read is named by the open below.
+    let _ = rt.block_on(core_profile(&c.index, &mut fields));
     let f = &fields;
     let progress = Spinner::new(c.quiet);
     let index = Index {

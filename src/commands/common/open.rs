@@ -110,33 +110,27 @@ pub(crate) fn target<'a>(
 /// `fields` under the core's profile, for a command that reads the worker's flags or near groups
 /// without a run's schema check (`serve`'s views and prediction index, `urls learn|predict`): the
 /// in-place profile's names when the core's schema has its fields (see
-/// [`crate::engine::schema_fit::detect_profile`]). A file, or a core whose schema cannot be read,
-/// keeps YaCy's (a run says why the core cannot be read).
-pub(crate) async fn core_profile(index: &IndexConfig, fields: &mut FieldNames) {
+/// [`crate::engine::schema_fit::detect_profile`]). A file keeps YaCy's; a core whose schema cannot
+/// be read too, and the error says why (the command's own open says it again if the core is down).
+pub(crate) async fn core_profile(
+    index: &IndexConfig,
+    fields: &mut FieldNames,
+) -> Result<(), String> {
     let Source::Solr(solr) = &index.source else {
-        return;
+        return Ok(());
     };
-    let api = match crate::store::open::SchemaApi::connect(solr) {
-        Ok(api) => api,
-        Err(e) => {
-            tracing::warn!("the fields stay YaCy's (*_unique_b): {e}");
-            return;
-        }
+    let api = crate::store::open::SchemaApi::connect(solr).map_err(|e| e.to_string())?;
+    let schema = api
+        .read("cannot read the schema")
+        .await
+        .map_err(|e| e.to_string())?;
+    // Every dimension, as a run's default: the same answer its schema check gives.
+    let probe = EngineConfig {
+        fields: fields.clone(),
+        ..EngineConfig::default()
     };
-    match api.read("cannot read the schema").await {
-        Ok(schema) => {
-            // Every dimension, as a run's default: the same answer its schema check gives.
-            let probe = EngineConfig {
-                fields: fields.clone(),
-                ..EngineConfig::default()
-            };
-            let profile = crate::engine::schema_fit::detect_profile(&schema, &probe);
-            fields.set_profile(profile);
-        }
-        Err(e) => tracing::warn!(
-            "the fields stay YaCy's (*_unique_b): the schema could not be read to find the core's profile: {e}"
-        ),
-    }
+    fields.set_profile(crate::engine::schema_fit::detect_profile(&schema, &probe));
+    Ok(())
 }
 
 /// What a store that could not be opened means: Solr failing is exit 3 when it could not be
