@@ -8,7 +8,9 @@ use super::common::open::open_failure;
 use super::common::{init_logging, runtime, Threads};
 use super::{Exit, Failure};
 use crate::config::SchemaConfig;
-use crate::engine::schema_fit::{add_commands, chain_problems, detect_profile, inspect, needs};
+use crate::engine::schema_fit::{
+    add_commands, chain_problems, detect_profile, in_place_blockers, inspect, needs,
+};
 use crate::model::Profile;
 use crate::store::open::SchemaApi;
 
@@ -68,7 +70,20 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         let report = inspect(&schema, &engine);
         let missing = report.missing_required();
         let to_add: Vec<_> = missing.iter().copied().filter(|n| n.written).collect();
-        if c.apply && !to_add.is_empty() {
+        // Solr updates nothing in place while its version field is indexed or stored: the
+        // profile's fields would only be slower YaCy fields, so apply adds none of them.
+        let version_blocks = in_place_blockers(&schema, "_version_");
+        let refused = (c.apply
+            && engine.fields.profile == Profile::InPlace
+            && !version_blocks.is_empty())
+        .then(|| {
+            format!(
+                "not applied: the in-place profile needs a _version_ that is neither indexed nor stored, with docValues \
+                 (Solr updates nothing in place otherwise): _version_ {}; change it in the configset and reindex, then apply again",
+                version_blocks.join(", ")
+            )
+        });
+        if c.apply && refused.is_none() && !to_add.is_empty() {
             let commands = add_commands(&schema, &to_add);
             if c.dry_run {
                 let mut out = std::io::stdout().lock();
@@ -88,7 +103,7 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
                 .read("cannot read the schema again")
                 .await
                 .map_err(open_failure)?;
-        } else if c.apply {
+        } else if c.apply && refused.is_none() {
             lines.push("nothing to add".to_owned());
         }
         let report = inspect(&schema, &engine);
@@ -96,7 +111,7 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         if engine.fields.profile == Profile::InPlace && v.not_in_place.is_empty() {
             // The schema allows it; Solr also needs the field in the index already.
             for need in needs(&engine).iter().filter(|n| n.in_place) {
-                if schema.find(&need.name).is_none() {
+                if report.missing.iter().any(|m| m.name == need.name) {
                     continue;
                 }
                 match api.holders(&need.name).await {
@@ -117,6 +132,7 @@ pub fn run(c: &SchemaConfig) -> Result<Exit, Failure> {
         lines.extend(v.not_in_place.iter().map(|l| format!("not in place: {l}")));
         let mut problems = report.problems(api.core_url(), true);
         problems.extend(chain);
+        problems.extend(refused);
         v.ok = problems.is_empty();
         if v.ok {
             lines.push(

@@ -255,7 +255,14 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
         .into_iter()
         .find(|n| n.name == cfg.fields.fuzzy_signature_words && !n.optional)
         .map(|n| n.name);
-    let mut version_checked = false;
+    if cfg.fields.profile == Profile::InPlace {
+        // Solr checks its own version field by name, whatever --field calls it.
+        report.not_in_place.extend(
+            in_place_blockers(schema, "_version_")
+                .into_iter()
+                .map(|why| format!("_version_ (Solr's version field) {why}")),
+        );
+    }
     for need in needs(cfg) {
         let own = schema.fields.iter().any(|f| f.name == need.name);
         if need.in_place && !own && !in_place_blockers(schema, &need.name).is_empty() {
@@ -265,15 +272,6 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
             continue;
         }
         if need.in_place && schema.find(&need.name).is_some() {
-            if !version_checked {
-                version_checked = true;
-                // Solr checks its own version field by name, whatever --field calls it.
-                report.not_in_place.extend(
-                    in_place_blockers(schema, "_version_")
-                        .into_iter()
-                        .map(|why| format!("_version_ (Solr's version field) {why}")),
-                );
-            }
             report.not_in_place.extend(
                 in_place_blockers(schema, &need.name)
                     .into_iter()

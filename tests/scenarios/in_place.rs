@@ -348,3 +348,29 @@ fn the_in_place_profile_is_read_by_every_command_on_the_fake() {
         }
     }
 }
+
+/// A core whose `_version_` is indexed updates nothing in place: `schema apply --profile in-place`
+/// adds none of the profile's fields and says why, with exit 2.
+#[test]
+fn apply_refuses_the_in_place_profile_on_an_indexed_version_field() {
+    let t = Target::fake("in-place-version");
+    t.schema_post(
+        json!({"replace-field": {"name": "_version_", "type": "plong",
+                                            "indexed": true, "stored": false}}),
+    );
+    let (code, verdict) = schema(&t, "apply", &["--profile", "in-place"]);
+    assert_eq!(code, Some(2), "{verdict}");
+    assert_eq!(verdict["added"], json!([]), "{verdict}");
+    let problems = verdict["problems"].to_string();
+    assert!(
+        problems.contains("not applied") && problems.contains("_version_ is indexed"),
+        "{verdict}"
+    );
+    let (_, checked) = schema(&t, "check", &["--profile", "in-place"]);
+    assert!(
+        checked["not_in_place"]
+            .to_string()
+            .contains("_version_ (Solr's version field) is indexed"),
+        "{checked}"
+    );
+}
