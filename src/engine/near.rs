@@ -36,7 +36,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::doc::get_str;
 use super::group::Groups;
-use super::lookup::LOCAL_ABOVE;
+use super::lookup::lookup_bound;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
 use super::spill::{Fixed, RunBuilder, Runs, SortedPairs, SpillArea};
@@ -493,17 +493,18 @@ impl<S: Store> Round<'_, S> {
             fields: vec![f.id.clone(), f.version.clone(), f.near_keys.clone()],
             rows: 1,
         });
-        if local && seeds > LOCAL_ABOVE {
+        let bound = if local { lookup_bound(recs) } else { 0 };
+        if local && seeds > bound {
             debug!(seeds, "near: reading every key from the store's copy");
             return Ok(Local::NotHere);
         }
         let budget = if local {
-            LOCAL_ABOVE
+            bound
         } else {
             LOOKUP_FLOOR.max((LOOKUP_PER_SEED * seeds).min(n / 8))
         };
         let rows = if local {
-            LOCAL_ABOVE + 1
+            (bound + 1).min(self.plan.cfg.batch_size.max(1))
         } else {
             self.plan.cfg.batch_size.max(1)
         };
