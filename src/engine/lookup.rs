@@ -26,8 +26,8 @@ const LOOKUP_BYTES: usize = 1 << 20;
 
 /// When the store serves a read of everything without Solr ([`Store::serves_locally`]), the
 /// documents to decide are looked up in Solr only while they are at most this many, or at most
-/// [`LOOKUPS_PER_CHANGE`] per changed document (dirty record); past that, passes B and C (and the
-/// near step) read the store's own copy, so that Solr's part of a change does not grow with the
+/// [`LOOKUPS_PER_CHANGE`] per changed document (dirty record); past that, passes B and C read the
+/// store's own copy (the near step past this many alone), so that Solr's part of a change does not grow with the
 /// size of the groups it touches (issue 46). A change in small groups is looked up as before (a
 /// lookup of a few documents costs less than a pass over a large copy); the copy's passes cost the
 /// worker time in proportion to the index, not Solr's, as pass A's one pass over it does on every

@@ -36,7 +36,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::doc::get_str;
 use super::group::Groups;
-use super::lookup::lookup_bound;
+use super::lookup::LOCAL_ABOVE;
 use super::open::Keep;
 use super::pages::{Finder, Pages};
 use super::spill::{Fixed, RunBuilder, Runs, SortedPairs, SpillArea};
@@ -493,7 +493,10 @@ impl<S: Store> Round<'_, S> {
             fields: vec![f.id.clone(), f.version.clone(), f.near_keys.clone()],
             rows: 1,
         });
-        let bound = if local { lookup_bound(recs) } else { 0 };
+        // Passes B and C may look up two documents per change; the near step, whose key lookups
+        // reach near-duplicates and their clusters, only a few, so that a run's lookups stay
+        // within three per changed page (the changed pages' own light read is one).
+        let bound = LOCAL_ABOVE;
         if local && seeds > bound {
             debug!(seeds, "near: reading every key from the store's copy");
             return Ok(Local::NotHere);
