@@ -7,14 +7,10 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::harness::{assert_settled, corpus, solr_test, Target};
+use super::harness::{assert_settled, corpus, n, shop_member, solr_test, Target};
 
 /// Members of the big group.
 const MEMBERS: usize = 1_000;
-
-fn n(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
-}
 
 /// Documents Solr handed out in a run to decide it: with text, light (versions, pages) and looked
 /// up; not the versions read at the end to move the mark past the run's own writes, which grow
@@ -27,18 +23,6 @@ fn reads(report: &Value) -> u64 {
         + n(w, "light_cursor_docs")
         + n(w, "lookup_docs")
         - report["changes"]["versions_verified"].as_u64().unwrap_or(0)
-}
-
-/// Member `i` of the big group: the shop's boilerplate page under its own URL.
-fn member(i: usize) -> Value {
-    json!({
-        "id": format!("member-{i:05}"),
-        "sku": format!("https://shop.example/item/{i}"),
-        "title": ["Shop – every item in one place"],
-        "description_txt": ["The same boilerplate description on every page of the shop."],
-        "text_t": "This item is out of stock. The shop has ferries, owls and lighthouses; \
-                   come back soon and browse the catalogue again.",
-    })
 }
 
 /// `solr-dedup run` with the change state in `DIR/state` and no window.
@@ -74,7 +58,7 @@ solr_test!(
     a_change_in_a_group_of_a_thousand_reads_what_changed,
     |t: &Target| {
         let dir = tempfile::tempdir().unwrap();
-        let mut docs: Vec<Value> = (0..MEMBERS).map(member).collect();
+        let mut docs: Vec<Value> = (0..MEMBERS).map(shop_member).collect();
         docs.extend(corpus(100, 76));
         t.load(&docs);
         let first = run(t, dir.path());
@@ -98,7 +82,7 @@ solr_test!(
         };
 
         // Gains two members: every member's count changes (written), nothing is read whole.
-        t.load(&[member(MEMBERS), member(MEMBERS + 1)]);
+        t.load(&[shop_member(MEMBERS), shop_member(MEMBERS + 1)]);
         let gained = run(t, dir.path());
         bounded(&gained, 2, "gained");
         assert_eq!(n(&gained["work"], "text_docs"), 2, "{gained}");
@@ -117,7 +101,7 @@ solr_test!(
         assert_settled(t, dir.path());
 
         // Two members re-indexed as they were (a crawler's re-fetch: the worker's fields gone).
-        t.load(&[member(20), member(21)]);
+        t.load(&[shop_member(20), shop_member(21)]);
         let reindexed = run(t, dir.path());
         bounded(&reindexed, 2, "re-indexed");
         assert_eq!(n(&reindexed["work"], "text_docs"), 2, "{reindexed}");

@@ -7,12 +7,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::harness::{assert_settled, corpus, solr_test, Target};
+use super::harness::{assert_settled, corpus, n, solr_test, Target};
 use crate::support::fake_solr::{Fault, FaultRule};
-
-fn n(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
-}
 
 /// Solr's light reads of a run (versions streamed, the mark's row): what a settled run costs.
 fn light(report: &Value) -> u64 {

@@ -432,6 +432,25 @@ impl Target {
     }
 }
 
+/// `v[key]` as a number; panics naming the key and the value when it is not one (a report's
+/// counts).
+pub fn n(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// Page `i` of a shop whose pages share one title, one description and one text (a big group in
+/// every content dimension), each under its own URL; id `member-000ii`.
+pub fn shop_member(i: usize) -> Value {
+    serde_json::json!({
+        "id": format!("member-{i:05}"),
+        "sku": format!("https://shop.example/item/{i}"),
+        "title": ["Shop – every item in one place"],
+        "description_txt": ["The same boilerplate description on every page of the shop."],
+        "text_t": "This item is out of stock. The shop has ferries, owls and lighthouses; \
+                   come back soon and browse the catalogue again.",
+    })
+}
+
 /// A generated corpus of `n` crawled pages with planted doubles (the corpus generator).
 pub fn corpus(n: u64, seed: u64) -> Vec<Value> {
     crate::truth::generated(n, seed, 1.0)

@@ -11,22 +11,11 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 use solr_dedup::model::IN_PLACE_NAMES;
 
-use super::harness::{corpus, expected, Target};
+use super::harness::{corpus, expected, shop_member, Target};
 use crate::support::cmd::{solr_dedup, stderr};
 
 /// Members of the group whose counts are refreshed.
 const MEMBERS: usize = 40;
-
-fn member(i: usize) -> Value {
-    json!({
-        "id": format!("member-{i:03}"),
-        "sku": format!("https://shop.example/item/{i}"),
-        "title": ["Shop – every item in one place"],
-        "description_txt": ["The same boilerplate description on every page of the shop."],
-        "text_t": "This item is out of stock. The shop has ferries, owls and lighthouses; \
-                   come back soon and browse the catalogue again.",
-    })
-}
 
 /// `solr-dedup schema ACTION --solr CORE --json EXTRA…`: the exit code and the verdict.
 fn schema(t: &Target, action: &str, extra: &[&str]) -> (Option<i32>, Value) {
@@ -176,7 +165,7 @@ fn in_place_writes_keep_a_non_stored_field_and_end_where_full_does() {
     );
     assert!(!lines.contains("near_group_l"), "{renamed}");
 
-    let mut docs: Vec<Value> = (0..MEMBERS).map(member).collect();
+    let mut docs: Vec<Value> = (0..MEMBERS).map(shop_member).collect();
     docs.extend(corpus(20, 77));
     t.load(&docs);
     let first = run(&t, dir.path());
@@ -208,10 +197,10 @@ fn in_place_writes_keep_a_non_stored_field_and_end_where_full_does() {
 
     // A new member comes signed, as its group's pages are (the same text: their signatures), with
     // the in-place fields' first values: the run refreshes 41 counts in place.
-    let proto = t.docs()["member-000"].clone();
+    let proto = t.docs()["member-00000"].clone();
     let mut new = proto.clone();
     new.retain(|k, _| !k.starts_with('_') && k != "test_s");
-    new.insert("id".into(), json!(format!("member-{MEMBERS:03}")));
+    new.insert("id".into(), json!(format!("member-{MEMBERS:05}")));
     new.insert(
         "sku".into(),
         json!(format!("https://shop.example/item/{MEMBERS}")),
@@ -290,7 +279,7 @@ fn the_in_place_profile_is_read_by_every_command_on_the_fake() {
             .contains("exact_signature_unique_i is held by no document yet"),
         "{checked}"
     );
-    let mut docs: Vec<Value> = (0..MEMBERS).map(member).collect();
+    let mut docs: Vec<Value> = (0..MEMBERS).map(shop_member).collect();
     docs.extend(corpus(40, 78));
     t.load(&docs);
     let state = dir.path().join("state");
@@ -308,10 +297,10 @@ fn the_in_place_profile_is_read_by_every_command_on_the_fake() {
 
     // One more member joins, signed as its group's pages are: every member's counts change, in
     // place.
-    let proto = t.docs()["member-001"].clone();
+    let proto = t.docs()["member-00001"].clone();
     let mut new = proto.clone();
     new.retain(|k, _| !k.starts_with('_') && k != "test_s");
-    new.insert("id".into(), json!(format!("member-{MEMBERS:03}")));
+    new.insert("id".into(), json!(format!("member-{MEMBERS:05}")));
     new.insert("sku".into(), json!("https://shop.example/item/new"));
     t.load(&[Value::Object(new)]);
     let grown = t.run_ok(&["run", "--state-dir", state], dir.path());

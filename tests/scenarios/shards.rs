@@ -4,12 +4,8 @@
 
 use serde_json::Value;
 
-use super::harness::{assert_settled, corpus, Target};
+use super::harness::{assert_settled, corpus, n, Target};
 use crate::support::fake_solr::{Fault, FaultRule};
-
-fn n(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
-}
 
 /// An `/export` broken off mid-stream (its node went away) no longer fails the run: the read goes
 /// on from after the last id the engine was given, so each document is read once.

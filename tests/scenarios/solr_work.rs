@@ -9,17 +9,13 @@ use serde_json::{json, Map, Value};
 use solr_dedup::signature::near::tokens;
 use solr_dedup::signature::{Scheme, Signer};
 
-use super::harness::{assert_settled, corpus, long, solr_test, Target, WORKER_FIELDS};
+use super::harness::{assert_settled, corpus, long, n, solr_test, Target, WORKER_FIELDS};
 use crate::support::fake_solr::Work;
 
 type Docs = BTreeMap<String, Map<String, Value>>;
 
 fn work(report: &Value) -> &Value {
     &report["work"]
-}
-
-fn n(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
 }
 
 /// The fake's counts of one run match the worker's; the fake also saw the run's one `rows=0` probe
