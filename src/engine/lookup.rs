@@ -27,8 +27,8 @@ const LOOKUP_BYTES: usize = 1 << 20;
 /// When the store serves a read of everything without Solr ([`Store::serves_locally`]), the
 /// documents to decide are looked up in Solr only while they are at most this many, or at most
 /// [`LOOKUPS_PER_CHANGE`] per changed document (dirty record); past that, passes B and C read the
-/// store's own copy (the near step past this many alone), so that Solr's part of a change does not grow with the
-/// size of the groups it touches (issue 46). A change in small groups is looked up as before (a
+/// store's own copy (the near step past this many alone), so that Solr's part of a change does not
+/// grow with the size of the groups it touches (issue 46). A change in small groups is looked up as before (a
 /// lookup of a few documents costs less than a pass over a large copy); the copy's passes cost the
 /// worker time in proportion to the index, not Solr's, as pass A's one pass over it does on every
 /// run (at 100,000 pages about a second each; BENCHMARKS.md, "Big groups and the in-place
@@ -37,13 +37,6 @@ pub(super) const LOCAL_ABOVE: usize = 64;
 
 /// See [`LOCAL_ABOVE`].
 pub(super) const LOOKUPS_PER_CHANGE: usize = 2;
-
-/// The most documents a round looks up in Solr, per pass, when the store serves its copy:
-/// [`LOCAL_ABOVE`], or [`LOOKUPS_PER_CHANGE`] per dirty record.
-pub(super) fn lookup_bound(recs: &Recs) -> usize {
-    let dirty = recs.iter().filter(|r| r.dirty).count();
-    LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE * dirty)
-}
 
 impl<S: Store> Round<'_, S> {
     /// The reads that passes B and C make: the user's filter alone (everything), or that filter
@@ -70,8 +63,9 @@ impl<S: Store> Round<'_, S> {
         {
             return everything;
         }
-        if needed > LOCAL_ABOVE
-            && needed > lookup_bound(recs)
+        // The dirty records pass A noted: the change.
+        let bound = LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE.saturating_mul(keep.dirty_noted()));
+        if needed > bound
             && self.store.serves_locally(&self.plan.rank_write_query())
             && self.store.serves_locally(&self.plan.rank_query())
             && self.store.serves_locally(&self.plan.write_query())

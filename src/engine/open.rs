@@ -114,6 +114,11 @@ impl Default for Keep {
 }
 
 impl Keep {
+    /// The dirty records pass A noted (every one while it keeps anything).
+    pub(super) fn dirty_noted(&self) -> usize {
+        usize::try_from(self.dirty).unwrap_or(usize::MAX)
+    }
+
     /// The most values lookups carry before one read of everything costs less.
     pub(super) const CAP: usize = 100_000;
     /// Its part of the memory budget.
