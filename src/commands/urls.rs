@@ -20,13 +20,23 @@ use crate::urlrules::{canonical as canonical_of, nutch, Rules};
 /// How the `urls` commands (and `serve --rules`) say that no index was given.
 const NO_INDEX: &str = "no index";
 
+/// `fields` under the core's profile ([`core_profile`]); a core that cannot be read is named by
+/// the command's own open, which follows.
+fn fields_of(
+    rt: &tokio::runtime::Runtime,
+    index: &crate::config::IndexConfig,
+    fields: &crate::model::FieldNames,
+) -> crate::model::FieldNames {
+    let mut fields = fields.clone();
+    let _ = rt.block_on(core_profile(index, &mut fields));
+    fields
+}
+
 /// `urls learn`.
 pub fn learn(c: &UrlsLearnConfig) -> Result<Exit, Failure> {
     init_logging(&c.log);
     let rt = runtime(Threads::Workers)?;
-    let mut fields = c.fields.clone();
-    // A core that cannot be read is named by the open below.
-    let _ = rt.block_on(core_profile(&c.index, &mut fields));
+    let fields = fields_of(&rt, &c.index, &c.fields);
     let f = &fields;
     let light = vec![
         f.id.clone(),
@@ -226,9 +236,7 @@ pub fn predict(c: &UrlsPredictConfig) -> Result<Exit, Failure> {
     init_logging(&c.log);
     let rules = load_rules(&c.rules)?;
     let rt = runtime(Threads::Workers)?;
-    let mut fields = c.fields.clone();
-    // A core that cannot be read is named by the open below.
-    let _ = rt.block_on(core_profile(&c.index, &mut fields));
+    let fields = fields_of(&rt, &c.index, &c.fields);
     let f = &fields;
     let progress = Spinner::new(c.quiet);
     let index = Index {
