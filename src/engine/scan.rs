@@ -557,7 +557,7 @@ pub(super) fn sign_one(
     let version = get_i64(content, &f.version).unwrap_or(read_version);
     let current = round.stored_sigs(content);
     let text = get_str(content, &f.text).unwrap_or("");
-    let blank = text.chars().all(char::is_whitespace);
+    let blank = crate::signature::near::is_blank(text);
     let titles = get_strings(content, &f.title);
     let descriptions = get_strings(content, &f.description);
     let signer = &cfg.signer;

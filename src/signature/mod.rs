@@ -121,6 +121,32 @@ impl Signer {
 mod tests {
     use super::*;
 
+    /// `unicode/java17.txt`, which the Solr plugin reads, holds the tables this crate tokenises by.
+    #[test]
+    fn the_plugins_java_tables_are_the_workers() {
+        let text = include_str!("../../unicode/java17.txt");
+        let (mut ranges, mut lower) = (Vec::new(), Vec::new());
+        let mut section = "";
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            if let Some(name) = line.strip_prefix('[') {
+                section = name.trim_end_matches(']');
+                continue;
+            }
+            let (a, b) = line.split_once(' ').expect("two code units");
+            let pair = (
+                u16::from_str_radix(a, 16).unwrap(),
+                u16::from_str_radix(b, 16).unwrap(),
+            );
+            match section {
+                "letter-or-digit" => ranges.push(pair),
+                "lower" => lower.push(pair),
+                other => panic!("unknown section {other}"),
+            }
+        }
+        assert_eq!(ranges, java_chars::LETTER_OR_DIGIT);
+        assert_eq!(lower, java_chars::TO_LOWER);
+    }
+
     #[test]
     fn md5_folding_is_big_endian_and_signed() {
         // MD5("") = d41d8cd98f00b204e9800998ecf8427e

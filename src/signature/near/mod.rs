@@ -8,9 +8,12 @@
 //! # Definition, version 1 (pinned: stored values compare across releases)
 //!
 //! 1. **Tokens**: maximal runs of characters whose Unicode general category is a letter (`Lu`, `Ll`,
-//!    `Lt`, `Lm`, `Lo`) or a decimal digit (`Nd`), each lower-cased with Rust's `str::to_lowercase`
-//!    (the full mapping, final sigma included). Categories come from `unicode-general-category`
-//!    (Unicode 16.0 in the version the lock file pins).
+//!    `Lt`, `Lm`, `Lo`) or a decimal digit (`Nd`), each lower-cased as Rust's `str::to_lowercase`
+//!    does (the full mapping, final sigma included). Both by the tables checked in as
+//!    `unicode/near-v1.txt` (categories of Unicode 16.0 as `unicode-general-category` 1.1 has
+//!    them, mappings of Unicode 17.0 as Rust 1.95's std has them), which the Solr plugin reads
+//!    too: neither side moves with its runtime's Unicode version. A text is blank when it has
+//!    only the white space listed there.
 //! 2. **Token hash**: `w = xxh3_64_with_seed(utf8(token), SEED)`.
 //! 3. **Shingles**: every run of `n` consecutive tokens; a text of 1 to n−1 tokens has one shingle of
 //!    all its tokens; a text without tokens has none and gets no signature. A shingle's hash folds its
@@ -45,9 +48,11 @@
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 mod minima;
+mod table;
 mod tokens;
 
 use minima::{function_keys, input32, lower_minima_best, premix};
+pub use table::is_blank;
 pub use tokens::{shingle_hashes, shingles, tokens};
 
 /// The seed every hash of version 1 derives from.

@@ -1,9 +1,9 @@
 //! Steps 1 to 3 of the definition (see the parent module): tokens, shingles and their hashes, with
 //! the fast scanner (64-byte blocks classified into bit masks) and the plain routes it is held to.
 
-use unicode_general_category::{get_general_category, GeneralCategory};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use super::table::{is_word_char, lowercase};
 use super::{fmix, SEED};
 
 /// The tokens of a text (step 1).
@@ -11,19 +11,6 @@ pub fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     each_token(text, &mut out);
     out
-}
-
-fn is_word_char(c: char) -> bool {
-    use GeneralCategory::*;
-    matches!(
-        get_general_category(c),
-        UppercaseLetter
-            | LowercaseLetter
-            | TitlecaseLetter
-            | ModifierLetter
-            | OtherLetter
-            | DecimalNumber
-    )
 }
 
 /// The shingles of `n` tokens (step 3) as text, distinct, in first-seen order: what the hashes stand
@@ -311,7 +298,7 @@ fn each_capitalised_token(run: &[u8], f: &mut impl TokenSink) {
 }
 
 /// The tokens of a run of letters, digits and other non-ASCII characters, each lower-cased whole
-/// with `str::to_lowercase` when it has a non-ASCII character (final sigma needs the whole word).
+/// by the tables when it has a non-ASCII character (final sigma needs the whole word).
 #[inline(never)]
 fn each_wide_token(run: &str, f: &mut impl TokenSink) {
     let mut start = None;
@@ -325,14 +312,14 @@ fn each_wide_token(run: &str, f: &mut impl TokenSink) {
         match (word, start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                f.token(run[s..i].to_lowercase().as_bytes());
+                f.token(lowercase(&run[s..i]).as_bytes());
                 start = None;
             }
             _ => {}
         }
     }
     if let Some(s) = start {
-        f.token(run[s..].to_lowercase().as_bytes());
+        f.token(lowercase(&run[s..]).as_bytes());
     }
 }
 
@@ -445,12 +432,12 @@ mod tests {
             if is_word_char(c) {
                 current.push(c);
             } else if !current.is_empty() {
-                out.push(current.to_lowercase());
+                out.push(lowercase(&current));
                 current.clear();
             }
         }
         if !current.is_empty() {
-            out.push(current.to_lowercase());
+            out.push(lowercase(&current));
         }
         out
     }
