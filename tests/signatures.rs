@@ -266,3 +266,37 @@ fn near_duplicate_statistics_match_the_formula() {
         }
     }
 }
+
+#[path = "../examples/plugin_vectors.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod plugin_vectors;
+
+/// The values the Solr plugin's unit tests hold it to (`solr-plugin/src/test/resources/
+/// worker-vectors.jsonl`) are still the worker's: every line computed again.
+#[test]
+fn plugin_vectors_are_the_workers() {
+    let text = std::fs::read_to_string("solr-plugin/src/test/resources/worker-vectors.jsonl")
+        .expect("the plugin's vectors");
+    let input = plugin_vectors::xxh3_input();
+    let (mut texts, mut hashes) = (0, 0);
+    for line in text.lines() {
+        let want: serde_json::Value = serde_json::from_str(line).expect("JSON lines");
+        let got = if let Some(len) = want["xxh3"].as_u64() {
+            hashes += 1;
+            let seed = want["seed"].as_i64().expect("a seed") as u64;
+            plugin_vectors::xxh3_line(&input, len as usize, seed)
+        } else {
+            texts += 1;
+            let strings = |v: &serde_json::Value| -> Vec<String> {
+                serde_json::from_value(v.clone()).expect("strings")
+            };
+            plugin_vectors::text_line(
+                want["text"].as_str().expect("a text"),
+                &strings(&want["titles"]),
+                &strings(&want["descriptions"]),
+            )
+        };
+        assert_eq!(got, want);
+    }
+    assert_eq!((texts, hashes), (940, 5 * 1101));
+}
