@@ -870,3 +870,31 @@ fn dynamic_rules_resolve_like_solr() {
     assert_eq!(eff.dynamic_base.as_deref(), Some("*_txt"));
     assert!(eff.multi_valued);
 }
+
+/// The plugin's configset (`solr-plugin/conf`) is this one plus the signing chain: the same schema,
+/// and the same configuration once the chain and the opening comments are taken out.
+#[test]
+fn the_plugins_configset_is_this_one_with_the_chain() {
+    assert_eq!(
+        read(&checkout_file("solr-plugin/conf/managed-schema.xml")),
+        our_schema_xml(),
+        "solr-plugin/conf/managed-schema.xml must be schema/conf's: copy it over"
+    );
+    let plugin = read(&checkout_file("solr-plugin/conf/solrconfig.xml"));
+    let after_opening_comment =
+        |s: &str| s[s.find("-->").expect("an opening comment") + 3..].to_owned();
+    let start = plugin
+        .find("\n  <!-- Index-time signing")
+        .expect("the chain's comment");
+    let end = plugin
+        .find("</updateRequestProcessorChain>\n")
+        .expect("the chain")
+        + "</updateRequestProcessorChain>\n".len();
+    assert!(plugin[start..end].contains("org.solrdedup.SolrDedupUpdateProcessorFactory"));
+    let without = format!("{}{}", &plugin[..start], &plugin[end..]);
+    assert_eq!(
+        after_opening_comment(&without),
+        after_opening_comment(&our_solrconfig_xml()),
+        "solr-plugin/conf/solrconfig.xml must be schema/conf's plus the chain"
+    );
+}

@@ -49,12 +49,10 @@ impl<S: Store> Round<'_, S> {
             .next(self.store, if inline { &wide } else { &light })
             .await?
         {
-            let need: Vec<bool> = page
-                .docs
-                .iter()
-                .map(|d| self.plan.needs_content(d))
-                .collect();
+            let needs: Vec<Need> = page.docs.iter().map(|d| self.plan.need(d)).collect();
+            let need: Vec<bool> = needs.iter().map(|n| *n != Need::Nothing).collect();
             let needed = need.iter().filter(|n| **n).count();
+            let texts_needed = needs.iter().filter(|n| **n == Need::Text).count();
             if needed > 0 && !self.guarded.replace(true) {
                 // Before the first signature: is the index signed as this run would sign it?
                 let sampled = guard::check_scheme(self.store, self.plan.cfg).await?;
@@ -69,24 +67,37 @@ impl<S: Store> Round<'_, S> {
             // Not after an `/export` page (or one from the change state): its cursor cannot go on
             // as a `cursorMark` read, and the light scan costs Solr almost nothing, so the texts
             // come by real-time get instead.
-            inline = needed * 2 > page.docs.len() && !matches!(page.via, Via::Export | Via::State);
+            inline =
+                texts_needed * 2 > page.docs.len() && !matches!(page.via, Via::Export | Via::State);
             // The text to sign each document from: the document itself when it was read inline,
             // else its real-time copy (`None`: deleted since the page was read).
             let mut fetched: HashMap<String, Doc> = HashMap::new();
             if !was_inline && needed > 0 {
-                let ids: Vec<String> = page
-                    .docs
-                    .iter()
-                    .zip(&need)
-                    .filter(|(_, n)| **n)
-                    .filter_map(|(d, _)| self.plan.id_of(d).map(Cow::into_owned))
-                    .collect();
-                let docs = self.store.get(&ids, &self.plan.content_fields()).await?;
-                report.work.text_docs += docs.len() as u64;
-                for doc in docs {
-                    if let Some(id) = self.plan.id_of(&doc) {
-                        let id = id.into_owned();
-                        fetched.insert(id, doc);
+                // The texts, and apart the titles and descriptions of pages that need nothing else.
+                for (kind, fields) in [
+                    (Need::Text, self.plan.content_fields()),
+                    (Need::Titles, self.plan.title_fields()),
+                ] {
+                    let ids: Vec<String> = page
+                        .docs
+                        .iter()
+                        .zip(&needs)
+                        .filter(|(_, n)| **n == kind)
+                        .filter_map(|(d, _)| self.plan.id_of(d).map(Cow::into_owned))
+                        .collect();
+                    if ids.is_empty() {
+                        continue;
+                    }
+                    let docs = self.store.get(&ids, &fields).await?;
+                    match kind {
+                        Need::Text => report.work.text_docs += docs.len() as u64,
+                        _ => report.work.lookup(page.via, docs.len()),
+                    }
+                    for doc in docs {
+                        if let Some(id) = self.plan.id_of(&doc) {
+                            let id = id.into_owned();
+                            fetched.insert(id, doc);
+                        }
                     }
                 }
             }
@@ -100,9 +111,11 @@ impl<S: Store> Round<'_, S> {
                     (true, false) => self.plan.id_of(d).and_then(|id| fetched.get(id.as_ref())),
                 })
                 .collect();
-            for doc in content.iter().flatten() {
-                with_content += 1;
-                with_text += u64::from(doc.contains_key(&self.plan.cfg.fields.text));
+            for (doc, n) in content.iter().zip(&needs) {
+                if let (Some(doc), Need::Text) = (doc, n) {
+                    with_content += 1;
+                    with_text += u64::from(doc.contains_key(&self.plan.cfg.fields.text));
+                }
             }
             type Entry<'d> = (
                 Cow<'d, str>,
@@ -121,7 +134,7 @@ impl<S: Store> Round<'_, S> {
                 .with_min_len(32)
                 .map(|i| {
                     let doc = &page.docs[i];
-                    let signed = sign_one(plan, doc, need[i].then_some(content[i]))?;
+                    let signed = sign_one(plan, doc, needs[i], need[i].then_some(content[i]))?;
                     let id = plan.id_of(doc)?;
                     let (mut rec, keys, excluded, near_keys) =
                         plan.record(doc, id_hash(&id), &signed);
@@ -286,9 +299,33 @@ impl Plan<'_> {
         }
     }
 
-    /// Whether a document's text, title or description must be read: to sign it, or to tell whether a
-    /// stored signature stands for an empty text.
-    pub(super) fn needs_content(&self, doc: &Doc) -> bool {
+    /// The fields read to sign a document's title and description alone ([`Need::Titles`]).
+    pub(super) fn title_fields(&self) -> Vec<String> {
+        let f = &self.cfg.fields;
+        vec![
+            f.id.clone(),
+            f.version.clone(),
+            f.title.clone(),
+            f.description.clone(),
+            f.title_signature.clone(),
+            f.description_signature.clone(),
+        ]
+    }
+
+    /// What of a document must be read besides its light fields.
+    pub(super) fn need(&self, doc: &Doc) -> Need {
+        if self.text_needed(doc) {
+            Need::Text
+        } else if self.needs_titles(doc) {
+            Need::Titles
+        } else {
+            Need::Nothing
+        }
+    }
+
+    /// Whether a document's text must be read: to sign it, or to tell whether a stored signature
+    /// stands for an empty text.
+    fn text_needed(&self, doc: &Doc) -> bool {
         if self.full {
             return self.enabled[..4].iter().any(|&e| e) || self.on(Dimension::Near);
         }
@@ -323,6 +360,18 @@ impl Plan<'_> {
             // read again on every run before.
             return true;
         }
+        false
+    }
+
+    /// Whether a document not yet decided lacks a title or description signature, which only its
+    /// title or description tells apart: not signed, or none to sign. Those two fields are read
+    /// then, not the text: a page signed at index time (`solr-plugin/`) without a description is
+    /// new to the worker and costs it no text.
+    fn needs_titles(&self, doc: &Doc) -> bool {
+        if self.full {
+            return false;
+        }
+        let s = self.stored_sigs(doc);
         let dirty = self.cfg.dimensions.iter().any(|&d| {
             !has(doc, self.cfg.fields.unique(d))
                 || self.cfg.fields.count(d).is_some_and(|c| !has(doc, c))
@@ -498,6 +547,17 @@ impl Plan<'_> {
     }
 }
 
+/// What of a document pass A reads besides its light fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    /// Nothing: its stored signatures stand.
+    Nothing,
+    /// Its title and description: title or description signatures that may be missing or absent.
+    Titles,
+    /// Its text (with title and description): to sign it.
+    Text,
+}
+
 /// A document's near-duplicate values after pass A.
 pub(super) enum NearState {
     /// Stored under this run's version: whether the text has words (and so keys in the store).
@@ -524,6 +584,7 @@ pub(super) struct Signed {
 pub(super) fn sign_one(
     round: &Plan<'_>,
     doc: &Doc,
+    need: Need,
     content: Option<Option<&Doc>>,
 ) -> Option<Signed> {
     let cfg = round.cfg;
@@ -531,8 +592,19 @@ pub(super) fn sign_one(
     round.id_of(doc)?;
     let stored = round.stored_sigs(doc);
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
+    if let (Need::Titles, Some(content)) = (need, content) {
+        // Only the title and description were read: the rest stands as stored.
+        let content = content?;
+        let mut signed = sign_one(round, doc, Need::Nothing, None)?;
+        let mut set = signed.update.take().unwrap_or_default();
+        let current = signed.sigs.clone();
+        signed.computed |= sign_titles(round, content, &current, &mut signed.sigs, &mut set);
+        signed.version = get_i64(content, &f.version).unwrap_or(read_version);
+        signed.update = (!set.is_empty()).then_some(set);
+        return Some(signed);
+    }
     let Some(content) = content else {
-        // Not needed: its stored near version is this run's (see `needs_content`).
+        // Not needed: its stored near version is this run's (see `need`).
         let chrome = round.near_chrome(doc);
         let stored_near = round
             .on(Dimension::Near)
@@ -540,7 +612,7 @@ pub(super) fn sign_one(
             .flatten();
         return Some(Signed {
             // The empty text's exact signature stands for an empty text, and this run's near
-            // version marks a blank one (see `needs_content`).
+            // version marks a blank one (see `need`).
             blank: stored.exact == Some(round.empty_exact) || stored_near.is_some_and(|s| s.blank),
             words: stored_words(round, doc, stored.fuzzy),
             sigs: stored,
@@ -558,8 +630,6 @@ pub(super) fn sign_one(
     let current = round.stored_sigs(content);
     let text = get_str(content, &f.text).unwrap_or("");
     let blank = crate::signature::near::is_blank(text);
-    let titles = get_strings(content, &f.title);
-    let descriptions = get_strings(content, &f.description);
     let signer = &cfg.signer;
     let mut sigs = current.clone();
     let mut set: Vec<(String, Value)> = Vec::new();
@@ -600,34 +670,10 @@ pub(super) fn sign_one(
             }
         }
     }
-    // A title counts when its first value is not empty; a description when any value is not.
-    let has_title = titles.first().is_some_and(|t| !t.is_empty());
-    let has_description = descriptions.iter().any(|d| !d.is_empty());
-    if round.on(Dimension::Title) && (round.full || current.title.is_none()) {
-        sigs.title = if has_title {
-            signer.title(&titles[..1])
-        } else {
-            None
-        };
-        computed |= has_title;
-    }
-    if round.on(Dimension::Description) && (round.full || current.description.is_none()) {
-        sigs.description = if has_description {
-            signer.description(&descriptions)
-        } else {
-            None
-        };
-        computed |= has_description;
-    }
+    computed |= sign_titles(round, content, &current, &mut sigs, &mut set);
     for (field, new, old) in [
         (&f.exact_signature, sigs.exact, current.exact),
         (&f.fuzzy_signature, sigs.fuzzy, current.fuzzy),
-        (&f.title_signature, sigs.title, current.title),
-        (
-            &f.description_signature,
-            sigs.description,
-            current.description,
-        ),
     ] {
         if new != old {
             set.push((field.clone(), new.map_or(Value::Null, Value::from)));
@@ -653,6 +699,55 @@ fn stored_words(round: &Plan<'_>, doc: &Doc, fuzzy: Option<i64>) -> Option<u32> 
         return Some(0);
     }
     get_i64(doc, &round.cfg.fields.fuzzy_signature_words).map(|n| u32::try_from(n).unwrap_or(0))
+}
+
+/// Signs the title and description of `content` where the run needs them (both missing from
+/// `current`, or `--full`), into `sigs`, with the fields that change added to `set`. Returns
+/// whether a signature was computed. A title counts when its first value is not empty; a
+/// description when any value is not.
+fn sign_titles(
+    round: &Plan<'_>,
+    content: &Doc,
+    current: &Sigs,
+    sigs: &mut Sigs,
+    set: &mut Vec<(String, Value)>,
+) -> bool {
+    let f = &round.cfg.fields;
+    let signer = &round.cfg.signer;
+    let titles = get_strings(content, &f.title);
+    let descriptions = get_strings(content, &f.description);
+    let has_title = titles.first().is_some_and(|t| !t.is_empty());
+    let has_description = descriptions.iter().any(|d| !d.is_empty());
+    let mut computed = false;
+    if round.on(Dimension::Title) && (round.full || current.title.is_none()) {
+        sigs.title = if has_title {
+            signer.title(&titles[..1])
+        } else {
+            None
+        };
+        computed |= has_title;
+    }
+    if round.on(Dimension::Description) && (round.full || current.description.is_none()) {
+        sigs.description = if has_description {
+            signer.description(&descriptions)
+        } else {
+            None
+        };
+        computed |= has_description;
+    }
+    for (field, new, old) in [
+        (&f.title_signature, sigs.title, current.title),
+        (
+            &f.description_signature,
+            sigs.description,
+            current.description,
+        ),
+    ] {
+        if new != old {
+            set.push((field.clone(), new.map_or(Value::Null, Value::from)));
+        }
+    }
+    computed
 }
 
 /// The near-duplicate values of a document whose content was read: the stored ones when they are

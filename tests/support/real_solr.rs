@@ -223,6 +223,59 @@ fn build_launcher(dir: &Path) -> Result<PathBuf, String> {
     Ok(PathBuf::from(cp))
 }
 
+/// Builds the index-time signing plugin's jar (`solr-plugin/`, `mvn package` without its unit
+/// tests, which `.ci/run` runs apart) unless it is newer than its sources; returns its path.
+fn build_plugin() -> Result<PathBuf, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("solr-plugin");
+    let pom = std::fs::read_to_string(dir.join("pom.xml"))
+        .map_err(|e| format!("solr-plugin/pom.xml: {e}"))?;
+    // The project's own <version>, the first one after its artifactId.
+    let version = pom
+        .split("<artifactId>solr-dedup-plugin</artifactId>")
+        .nth(1)
+        .and_then(|rest| rest.split("<version>").nth(1))
+        .and_then(|v| v.split("</version>").next())
+        .ok_or("solr-plugin/pom.xml: no version")?;
+    let jar = dir.join(format!("target/solr-dedup-plugin-{version}.jar"));
+    let mut sources = vec![dir.join("pom.xml")];
+    let mut stack = vec![
+        dir.join("src/main"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("unicode"),
+    ];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                sources.push(path);
+            }
+        }
+    }
+    let built = modified(&jar);
+    if built.is_some_and(|b| sources.iter().all(|s| modified(s).is_some_and(|m| m <= b))) {
+        return Ok(jar);
+    }
+    let out = Command::new("mvn")
+        .args(["-B", "-q", "-DskipTests", "-f"])
+        .arg(dir.join("pom.xml"))
+        .arg("package")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            format!("could not run mvn ({e}); install Maven, or set SOLR_DEDUP_TEST_NO_SOLR=1")
+        })?;
+    if !out.status.success() || !jar.is_file() {
+        return Err(format!(
+            "mvn could not build the plugin in {}:\n{}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(jar)
+}
+
 /// Starts the launcher and waits for its line of URLs; the lines it prints after it come through
 /// the receiver.
 fn launch(
@@ -243,7 +296,17 @@ fn launch(
         .map(|h| PathBuf::from(h).join("bin/java"))
         .filter(|j| j.exists())
         .unwrap_or_else(|| PathBuf::from("java"));
+    let plugin = {
+        let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+        build_plugin()?
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new(&java)
+        .arg(format!("-Dsolrdedup.plugin.jar={}", plugin.display()))
+        .arg(format!(
+            "-Dsolrdedup.plugin.conf={}",
+            root.join("solr-plugin/conf").display()
+        ))
         .args([
             // Four nodes in one JVM need more room than a core and two nodes.
             if which == "cloud4x2" {

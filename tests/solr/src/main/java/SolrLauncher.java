@@ -51,11 +51,34 @@ import org.apache.solr.embedded.JettySolrRunner;
  *
  * <p>Usage: {@code java -cp CLASSPATH SolrLauncher CONFIGSET_DIR [standalone|cloud|both|cloud4x2]},
  * where CONFIGSET_DIR holds {@code conf/solrconfig.xml} and {@code conf/managed-schema.xml}.
+ *
+ * <p>With the system properties {@code solrdedup.plugin.jar} (the index-time signing plugin's jar,
+ * {@code solr-plugin/}) and {@code solrdedup.plugin.conf} (its configset's {@code conf} folder), the
+ * standalone node also has cores {@code signed} (that configset, the jar in the core's {@code lib/}
+ * folder, as a single node installs it) and {@code unstored} (the same with {@code text_t} not
+ * stored), and the cloud ({@code cloud}, {@code both}) a two-shard collection {@code signed} from
+ * that configset, the jar in each node's shared lib folder ({@code sharedLib} in solr.xml), as
+ * SolrCloud installs it. The jar is never on the JVM's class path.
  */
 public final class SolrLauncher {
   private static final String CORE = "collection1";
   /** A second standalone core, from the same configset (the in-place profile's tests). */
   private static final String SECOND_CORE = "inplace";
+  /** The plugin's cores and collection (see the class comment). */
+  private static final String SIGNED = "signed";
+  private static final String UNSTORED = "unstored";
+
+  /** The plugin's jar, when given. */
+  private static Path pluginJar() {
+    String jar = System.getProperty("solrdedup.plugin.jar");
+    return jar == null || jar.isEmpty() ? null : Paths.get(jar).toAbsolutePath();
+  }
+
+  /** The plugin's configset's conf folder, when given. */
+  private static Path pluginConf() {
+    String conf = System.getProperty("solrdedup.plugin.conf");
+    return conf == null || conf.isEmpty() ? null : Paths.get(conf).toAbsolutePath();
+  }
 
   public static void main(String[] args) throws Exception {
     if (args.length < 1 || args.length > 2) {
@@ -163,17 +186,38 @@ public final class SolrLauncher {
   private static JettySolrRunner startStandalone(Path configset, Path home) throws Exception {
     // collection1, and a second core from the same configset whose schema the in-place profile's
     // tests change (issue 46), so that the other tests' core keeps YaCy's profile.
-    for (String core : new String[] {CORE, SECOND_CORE}) {
+    List<String> cores = new ArrayList<>(List.of(CORE, SECOND_CORE));
+    for (String core : cores) {
       Path coreDir = home.resolve(core);
       copyTree(configset.resolve("conf"), coreDir.resolve("conf"));
       Files.writeString(coreDir.resolve("core.properties"), "name=" + core + "\n");
+    }
+    Path jar = pluginJar();
+    Path conf = pluginConf();
+    if (jar != null && conf != null) {
+      // The plugin's cores: its configset, and the jar in the core's lib/ folder.
+      for (String core : new String[] {SIGNED, UNSTORED}) {
+        Path coreDir = home.resolve(core);
+        copyTree(conf, coreDir.resolve("conf"));
+        Files.createDirectories(coreDir.resolve("lib"));
+        Files.copy(jar, coreDir.resolve("lib").resolve(jar.getFileName()));
+        Files.writeString(coreDir.resolve("core.properties"), "name=" + core + "\n");
+        cores.add(core);
+      }
+      Path schema = home.resolve(UNSTORED).resolve("conf/managed-schema.xml");
+      String text = Files.readString(schema);
+      String stored = "<field name=\"text_t\"          type=\"text_general\" indexed=\"true\" stored=\"true\"/>";
+      if (!text.contains(stored)) {
+        throw new IllegalStateException("the plugin's schema has no text_t line as expected: " + stored);
+      }
+      Files.writeString(schema, text.replace(stored, stored.replace("stored=\"true\"", "stored=\"false\"")));
     }
     Files.writeString(home.resolve("solr.xml"), "<solr/>\n");
     JettyConfig config =
         JettyConfig.builder().setPort(0).setContext("/solr").stopAtShutdown(true).build();
     JettySolrRunner node = new JettySolrRunner(home.toString(), config);
     node.start();
-    for (String core : new String[] {CORE, SECOND_CORE}) {
+    for (String core : cores) {
       if (node.getCoreContainer().getCore(core) == null) {
         throw new IllegalStateException("core " + core + " did not load: "
             + node.getCoreContainer().getCoreInitFailures());
@@ -185,13 +229,30 @@ public final class SolrLauncher {
 
   private static MiniSolrCloudCluster startCloud(
       Path configset, Path base, int nodes, int shards, int replicas) throws Exception {
-    MiniSolrCloudCluster cluster =
-        new MiniSolrCloudCluster.Builder(nodes, base)
-            .addConfig("solr-dedup", configset.resolve("conf"))
-            .build();
+    Path jar = pluginJar();
+    Path conf = pluginConf();
+    boolean plugin = jar != null && conf != null && nodes == 2;
+    MiniSolrCloudCluster.Builder builder =
+        new MiniSolrCloudCluster.Builder(nodes, base).addConfig("solr-dedup", configset.resolve("conf"));
+    if (plugin) {
+      // The jar in a folder every node loads at start (sharedLib), as <solr_home>/lib is.
+      Path lib = base.resolve("shared-lib");
+      Files.createDirectories(lib);
+      Files.copy(jar, lib.resolve(jar.getFileName()));
+      System.setProperty("solr.allowPaths", lib.toString());
+      String xml = MiniSolrCloudCluster.DEFAULT_CLOUD_SOLR_XML.replaceFirst(
+          "<solr>", "<solr>\n  <str name=\"sharedLib\">" + lib + "</str>");
+      builder.withSolrXml(xml).addConfig("solr-dedup-signed", conf);
+    }
+    MiniSolrCloudCluster cluster = builder.build();
     CollectionAdminRequest.createCollection(CORE, "solr-dedup", shards, replicas)
         .process(cluster.getSolrClient());
     cluster.waitForActiveCollection(CORE, 120, TimeUnit.SECONDS, shards, shards * replicas);
+    if (plugin) {
+      CollectionAdminRequest.createCollection(SIGNED, "solr-dedup-signed", shards, replicas)
+          .process(cluster.getSolrClient());
+      cluster.waitForActiveCollection(SIGNED, 120, TimeUnit.SECONDS, shards, shards * replicas);
+    }
     return cluster;
   }
 
