@@ -229,6 +229,25 @@ async fn execute(
     };
     let opened = open(index, purpose).await?;
     let writes = !c.check && !c.engine.dry_run;
+    // Before the first run records its settings: pages the chain signed under its own arguments
+    // would not match them. --reconfigure changes the record, which the chain then follows.
+    if let (Some(processor), true, false) = (&opened.signing, writes, c.reconfigure) {
+        let differences =
+            crate::commands::common::settings::chain_differences(c, &engine, processor)
+                .await
+                .map_err(|why| anyhow!("{why}"))?;
+        if !differences.is_empty() {
+            return Err(Failure::new(
+                Exit::Usage,
+                anyhow!(
+                    "the core's update chain signs pages at index time under other settings than this run's: {}; \
+                     run with the chain's settings, or change them for both with run --reconfigure (the chain \
+                     follows the core's settings record) and re-index the pages the chain signed",
+                    differences.join("; ")
+                ),
+            ));
+        }
+    }
     // The settings the core was decided under, before anything is written.
     held_to_record(c, &engine, writes).await?;
     let mode = if c.check { Mode::Check } else { Mode::Run };

@@ -28,8 +28,13 @@ pub(crate) fn get_bool(doc: &Doc, field: &str) -> Option<bool> {
     match doc.get(field)? {
         Value::Bool(b) => Some(*b),
         Value::String(s) => Some(s.starts_with(['t', 'T', '1'])),
-        // The in-place profile's flags: 1 or 0.
-        Value::Number(n) => n.as_i64().map(|n| n != 0),
+        // The in-place profile's flags: 1 or 0; any other value (-1, what the index-time signing
+        // chain writes first) is no decision yet.
+        Value::Number(n) => match n.as_i64() {
+            Some(1) => Some(true),
+            Some(0) => Some(false),
+            _ => None,
+        },
         _ => None,
     }
 }

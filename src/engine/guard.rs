@@ -155,7 +155,9 @@ pub(super) async fn check_scheme<S: Store>(
 ) -> Result<usize, EngineError> {
     let f = &cfg.fields;
     let on = |d: Dimension| cfg.dimensions.contains(&d);
-    if cfg.full || !(on(Dimension::Exact) || on(Dimension::Fuzzy)) {
+    // A text the core does not store cannot be signed again to compare (pages signed at index
+    // time, whose chain the run was held to: `chain_differences`).
+    if cfg.full || cfg.text_not_stored || !(on(Dimension::Exact) || on(Dimension::Fuzzy)) {
         return Ok(0);
     }
     let query = ReadQuery {

@@ -171,6 +171,11 @@ pub struct EngineConfig {
     pub commit: CommitMode,
     /// Write `fuzzy_signature_text_t` (`yacy` scheme only).
     pub write_fuzzy_text: bool,
+    /// The core neither stores nor streams the text field: its pages are signed at index time
+    /// (`solr-plugin`), a page that needs signing stops the run before it writes
+    /// ([`EngineError::TextNotStored`]), and no signature is written (an atomic update would drop
+    /// the text). Set from the schema.
+    pub text_not_stored: bool,
     /// The fewest profile words a fuzzy signature needs to take part in the fuzzy dimension
     /// (`--fuzzy-min-words`, default [`DEFAULT_FUZZY_MIN_WORDS`]); below it a document is alone
     /// ([`Exclusion::WeakProfile`]). 0 groups profiles of any size, as YaCy does.
@@ -214,6 +219,7 @@ impl Default for EngineConfig {
             batch_size: 1000,
             commit: CommitMode::Hard,
             write_fuzzy_text: true,
+            text_not_stored: false,
             fuzzy_min_words: DEFAULT_FUZZY_MIN_WORDS,
             write_fuzzy_words: true,
             max_rounds: 3,
@@ -292,6 +298,19 @@ pub enum EngineError {
     NoTextField {
         /// The text field the run was given.
         field: String,
+    },
+    /// The core neither stores nor streams the text field (pages signed at index time, by the
+    /// `solr-plugin` chain), and pages need signing: only re-indexing them signs them.
+    #[error(
+        "{pages} pages need signing from their text, which the core does not store ({field}): \
+         re-index them through the signing update chain (solr-plugin), or store the field; \
+         nothing was written"
+    )]
+    TextNotStored {
+        /// The text field.
+        field: String,
+        /// The pages that need signing.
+        pages: u64,
     },
     /// Two different keys of a dimension share a 64-bit hash (never seen; it would merge groups).
     #[error("two different {dimension} keys share a 64-bit hash ({first:?} and {second:?}); please report this")]

@@ -45,11 +45,20 @@ impl<S: Store> Round<'_, S> {
         let count_reads = report.rounds == 1;
         // Documents read with their content, and how many of them have the text field at all.
         let (mut with_content, mut with_text) = (0u64, 0u64);
+        // Pages that need signing where the core does not store the text (`text_not_stored`).
+        let mut unsignable = 0u64;
         while let Some(page) = pages
             .next(self.store, if inline { &wide } else { &light })
             .await?
         {
-            let needs: Vec<Need> = page.docs.iter().map(|d| self.plan.need(d)).collect();
+            let mut needs: Vec<Need> = page.docs.iter().map(|d| self.plan.need(d)).collect();
+            if self.plan.cfg.text_not_stored {
+                // Nothing to read the text from: counted, and the run stops before writing.
+                for n in needs.iter_mut().filter(|n| **n == Need::Text) {
+                    unsignable += 1;
+                    *n = Need::Nothing;
+                }
+            }
             let need: Vec<bool> = needs.iter().map(|n| *n != Need::Nothing).collect();
             let needed = need.iter().filter(|n| **n).count();
             let texts_needed = needs.iter().filter(|n| **n == Need::Text).count();
@@ -162,6 +171,10 @@ impl<S: Store> Round<'_, S> {
                     signed_total += 1;
                     report.documents.signed += 1;
                 }
+                if outcome.update.is_some() && self.plan.cfg.text_not_stored {
+                    // A signature field written by an atomic update would drop the text.
+                    unsignable += 1;
+                }
                 if outcome.update.is_some() && self.plan.mode == Mode::Check {
                     report.documents.missing_signatures += 1;
                 }
@@ -225,6 +238,12 @@ impl<S: Store> Round<'_, S> {
             // Before pass C writes anything: every page would be signed as an empty text.
             return Err(EngineError::NoTextField {
                 field: self.plan.cfg.fields.text.clone(),
+            });
+        }
+        if unsignable > 0 {
+            return Err(EngineError::TextNotStored {
+                field: self.plan.cfg.fields.text.clone(),
+                pages: unsignable,
             });
         }
         recs.flush()
@@ -373,8 +392,12 @@ impl Plan<'_> {
         }
         let s = self.stored_sigs(doc);
         let dirty = self.cfg.dimensions.iter().any(|&d| {
-            !has(doc, self.cfg.fields.unique(d))
-                || self.cfg.fields.count(d).is_some_and(|c| !has(doc, c))
+            get_bool(doc, self.cfg.fields.unique(d)).is_none()
+                || self
+                    .cfg
+                    .fields
+                    .count(d)
+                    .is_some_and(|c| get_i64(doc, c).is_none_or(|n| n < 1))
         });
         dirty
             && ((self.on(Dimension::Title) && s.title.is_none())
@@ -443,8 +466,11 @@ impl Plan<'_> {
         let mut near_keys = Vec::new();
         if self.on(Dimension::Near) {
             // The representative's id (YaCy's profile), or its hash (the in-place profile).
+            // 0: what the signing chain writes first, no decision.
             let group = if f.numeric_flags() {
-                get_i64(doc, &f.near_group).map(|h| h as u64)
+                get_i64(doc, &f.near_group)
+                    .filter(|&h| h != 0)
+                    .map(|h| h as u64)
             } else {
                 get_str(doc, &f.near_group).map(crate::store::id_hash)
             };
@@ -485,7 +511,11 @@ impl Plan<'_> {
                 None => rec.dirty = true,
             }
             if let Some(c) = f.count(d) {
-                match get_i64(doc, c).and_then(|n| u32::try_from(n).ok()) {
+                // A group has a member: 0 (what the signing chain writes first) is no decision.
+                match get_i64(doc, c)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .filter(|&n| n > 0)
+                {
                     Some(n) => rec.stored_counts[counted_slot(d)] = n,
                     None => rec.dirty = true,
                 }

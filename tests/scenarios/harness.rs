@@ -99,12 +99,39 @@ impl Target {
     /// configset), whose schema the in-place profile's tests change: the other tests' core keeps
     /// YaCy's profile.
     pub fn in_place(name: &str) -> Target {
+        Target::standalone_core("inplace", name)
+    }
+
+    /// Another core of the real standalone node, by name (the launcher's `inplace`, `signed`,
+    /// `unstored`).
+    fn standalone_core(core: &str, name: &str) -> Target {
         let solr = crate::support::real_solr::real_solr();
         let base = solr
             .standalone
             .rsplit_once('/')
             .map_or(solr.standalone.as_str(), |(b, _)| b);
-        Target::shared(Backend::Real, &format!("{base}/inplace"), name)
+        Target::shared(Backend::Real, &format!("{base}/{core}"), name)
+    }
+
+    /// The real standalone core `signed`: the plugin's configset, whose default update chain signs
+    /// every page as it is indexed (`solr-plugin/`, the jar in the core's `lib/`).
+    pub fn signed(name: &str) -> Target {
+        Target::standalone_core("signed", name)
+    }
+
+    /// The real standalone core `unstored`: `signed`'s configset with `text_t` not stored.
+    pub fn unstored(name: &str) -> Target {
+        Target::standalone_core("unstored", name)
+    }
+
+    /// The real SolrCloud's two-shard collection `signed`, from the plugin's configset.
+    pub fn signed_cloud(name: &str) -> Target {
+        let solr = crate::support::real_solr::real_solr();
+        let base = solr
+            .cloud
+            .rsplit_once('/')
+            .map_or(solr.cloud.as_str(), |(b, _)| b);
+        Target::shared(Backend::Cloud, &format!("{base}/signed"), name)
     }
 
     /// The real two-shard SolrCloud collection.

@@ -18,7 +18,7 @@ use crate::support::cmd::{solr_dedup, stderr};
 const MEMBERS: usize = 40;
 
 /// `solr-dedup schema ACTION --solr CORE --json EXTRA…`: the exit code and the verdict.
-fn schema(t: &Target, action: &str, extra: &[&str]) -> (Option<i32>, Value) {
+pub(super) fn schema(t: &Target, action: &str, extra: &[&str]) -> (Option<i32>, Value) {
     let out = solr_dedup()
         .args(["schema", action, "--solr", &t.core_url, "--json"])
         .args(extra)
@@ -103,12 +103,22 @@ fn assert_settled_in_place(t: &Target, dir: &Path) -> usize {
         })
         .collect();
     let want = expected(t, &crawled, dir);
+    assert_in_place(&actual, &want)
+}
+
+/// Compares every document's in-place fields in `actual` with YaCy's in `want` (the file store's
+/// `--full` answer): a flag as 1 or 0, a count as it is, the near group as its representative id's
+/// hash. Returns how many values were compared.
+pub(super) fn assert_in_place(
+    actual: &BTreeMap<String, Map<String, Value>>,
+    want: &BTreeMap<String, Map<String, Value>>,
+) -> usize {
     assert_eq!(
         actual.keys().collect::<Vec<_>>(),
         want.keys().collect::<Vec<_>>()
     );
     let mut checked = 0;
-    for (id, w) in &want {
+    for (id, w) in want {
         let got = &actual[id];
         for (yacy, in_place) in IN_PLACE_NAMES {
             let expect = match w.get(yacy) {

@@ -19,6 +19,7 @@ mod hand_worked;
 mod in_place;
 mod lost_answers;
 mod near;
+mod plugin;
 mod predictions;
 mod reliability;
 mod scale;

@@ -80,6 +80,9 @@ pub(crate) struct Opened {
     /// `run`/`check`: fields a light read may ask for besides the engine's (the near keys, when the
     /// core streams them), which the change state keeps.
     pub(crate) extra_light: Vec<String>,
+    /// A writing run's: the index-time signing processor (`solr-plugin/`) of the core's update
+    /// chain, when it has one, for [`super::settings::chain_differences`].
+    pub(crate) signing: Option<crate::solr_client::config::Processor>,
 }
 
 /// The store layer's target for `index`, or the "no index given" line.
@@ -153,6 +156,7 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
     let connection = crate::store::connect(target).await.map_err(open_failure)?;
     let filter = connection.filter().clone();
     let mut extra_light = Vec::new();
+    let mut signing = None;
     let (options, has_optional) = match purpose {
         Purpose::Job {
             engine,
@@ -174,6 +178,11 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
                 false => None,
             };
             if let Some(chain) = chain {
+                signing = chain
+                    .processors
+                    .iter()
+                    .find(|p| p.simple_name() == super::settings::SIGNING_PROCESSOR)
+                    .cloned();
                 let problems = chain_problems(&chain, engine);
                 if !problems.is_empty() {
                     return Err(anyhow!(
@@ -248,5 +257,6 @@ pub(crate) async fn open(index: Index<'_>, purpose: Purpose<'_>) -> Result<Opene
         filter,
         has_optional,
         extra_light,
+        signing,
     })
 }

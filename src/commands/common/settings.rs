@@ -222,6 +222,15 @@ impl<'a> Record<'a> {
 
     /// The record of `index`'s core and filter; none in file mode.
     pub(crate) fn of_index(index: &'a crate::config::IndexConfig) -> Option<Record<'a>> {
+        Record::named(index, false)
+    }
+
+    /// The record of the whole core (no filter): the one the index-time signing processor reads.
+    pub(crate) fn of_core(index: &'a crate::config::IndexConfig) -> Option<Record<'a>> {
+        Record::named(index, true)
+    }
+
+    fn named(index: &'a crate::config::IndexConfig, unfiltered: bool) -> Option<Record<'a>> {
         let crate::config::Source::Solr(solr) = &index.source else {
             return None;
         };
@@ -237,7 +246,11 @@ impl<'a> Record<'a> {
                 })
             })
             .unwrap_or_else(|| "core".to_owned());
-        let filter = index.filter.as_deref().unwrap_or("");
+        let filter = if unfiltered {
+            ""
+        } else {
+            index.filter.as_deref().unwrap_or("")
+        };
         let name = format!(
             "solr-dedup.settings.{collection}.{:x}",
             Md5::digest(filter.as_bytes())
@@ -275,6 +288,126 @@ impl<'a> Record<'a> {
         let text = serde_json::to_string(settings).expect("settings serialise");
         write_user_property(self.solr, &self.name, &text).await
     }
+}
+
+/// The simple class name of the index-time signing processor (`solr-plugin/`).
+pub(crate) const SIGNING_PROCESSOR: &str = "SolrDedupUpdateProcessorFactory";
+
+/// What the index-time signing processor signs under: the parts of [`Deciding`] it reads.
+struct ChainSigning {
+    scheme: String,
+    min_token_len: usize,
+    quant_rate: f32,
+    dimensions: Vec<String>,
+    near: [usize; 4],
+    scope: String,
+    /// Near is decided under a chrome model, which the processor does not apply: it leaves the
+    /// near values to the worker.
+    chrome: bool,
+}
+
+impl ChainSigning {
+    /// As the processor resolves them: the core's record (no filter) when there is one, else its
+    /// arguments, with the worker's defaults for those it lacks.
+    fn of(recorded: Option<Deciding>, p: &crate::solr_client::config::Processor) -> ChainSigning {
+        if let Some(d) = recorded {
+            return ChainSigning {
+                scheme: d.scheme,
+                min_token_len: d.min_token_len,
+                quant_rate: d.quant_rate,
+                dimensions: d.dimensions,
+                near: d.near,
+                scope: d.scope,
+                chrome: d.chrome.is_some(),
+            };
+        }
+        let arg = |k: &str| match p.params.get(k) {
+            Some(serde_json::Value::String(s)) => Some(s.trim().to_owned()),
+            Some(v @ serde_json::Value::Number(_)) => Some(v.to_string()),
+            _ => None,
+        };
+        let scheme = arg("scheme").unwrap_or_else(|| "yacy".to_owned());
+        let md5 = scheme == "md5";
+        let near_defaults = crate::signature::near::NearParams::default();
+        let defaults = [
+            near_defaults.shingle,
+            near_defaults.hashes,
+            near_defaults.trials,
+            near_defaults.agree,
+        ];
+        let mut near = defaults;
+        for (i, k) in ["nearShingle", "nearHashes", "nearTrials", "nearAgree"]
+            .iter()
+            .enumerate()
+        {
+            near[i] = arg(k).and_then(|v| v.parse().ok()).unwrap_or(defaults[i]);
+        }
+        ChainSigning {
+            min_token_len: arg("minTokenLen")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(if md5 { 2 } else { 3 }),
+            quant_rate: arg("quantRate")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(if md5 { 0.01 } else { 0.5 }),
+            scheme,
+            dimensions: match p.strings("dimensions") {
+                d if d.is_empty() => Dimension::ALL.iter().map(|d| d.name().to_owned()).collect(),
+                d => d,
+            },
+            near,
+            scope: arg("scope").unwrap_or_else(|| "global".to_owned()),
+            chrome: false,
+        }
+    }
+}
+
+/// How the pages `p` signs at index time differ from what this run (`c`, `e`) would sign, one
+/// `--flag ours (the chain signs under: theirs)` each, for what both sign: the scheme and its
+/// tunables for the text's, title's and description's signatures, the near parameters and scope
+/// for the near values. Empty when they agree. An error when the core's record cannot be read.
+pub(crate) async fn chain_differences(
+    c: &JobConfig,
+    e: &EngineConfig,
+    p: &crate::solr_client::config::Processor,
+) -> Result<Vec<String>, String> {
+    let recorded = match Record::of_core(&c.index) {
+        Some(record) => record.read().await?.and_then(Result::ok),
+        None => None,
+    };
+    let chain = ChainSigning::of(recorded, p);
+    let ours = Deciding::of(c, e);
+    let both =
+        |d: &str| ours.dimensions.iter().any(|x| x == d) && chain.dimensions.iter().any(|x| x == d);
+    let mut out = Vec::new();
+    let mut differ = |flag: &str, ours: String, theirs: String| {
+        if ours != theirs {
+            out.push(format!("{flag} {ours} (the chain signs under: {theirs})"));
+        }
+    };
+    if ["exact", "fuzzy", "title", "description"]
+        .iter()
+        .any(|d| both(d))
+    {
+        differ("--scheme", ours.scheme.clone(), chain.scheme.clone());
+    }
+    if both("exact") || both("fuzzy") {
+        differ(
+            "--min-token-len",
+            ours.min_token_len.to_string(),
+            chain.min_token_len.to_string(),
+        );
+        differ(
+            "--quant-rate",
+            ours.quant_rate.to_string(),
+            chain.quant_rate.to_string(),
+        );
+    }
+    if both("near") && !chain.chrome && ours.chrome.is_none() {
+        let show = |n: [usize; 4]| format!("n{} h{} t{} a{}", n[0], n[1], n[2], n[3]);
+        differ("--near-*", show(ours.near), show(chain.near));
+        differ("--scope", ours.scope.clone(), chain.scope.clone());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

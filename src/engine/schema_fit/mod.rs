@@ -304,6 +304,15 @@ pub fn inspect(schema: &SchemaInfo, cfg: &EngineConfig) -> SchemaReport {
             }
         }
     }
+    // A text the core neither stores nor streams: its pages are signed at index time
+    // (solr-plugin). With every write in place the text survives them, since a run never writes a
+    // signature there (it stops first, `EngineError::TextNotStored`).
+    if text_not_stored(schema, cfg)
+        && cfg.fields.profile == Profile::InPlace
+        && report.not_in_place.is_empty()
+    {
+        report.lossy.retain(|f| *f != cfg.fields.text);
+    }
     report
 }
 
@@ -353,6 +362,13 @@ fn type_for(schema: &SchemaInfo, kind: FieldKind) -> String {
 #[error("the schema is not ready for this run: {}", .0.join("; "))]
 pub struct NotReady(pub Vec<String>);
 
+/// Whether the core neither stores nor streams the text field (its pages are signed at index time).
+fn text_not_stored(schema: &SchemaInfo, cfg: &EngineConfig) -> bool {
+    schema
+        .find(&cfg.fields.text)
+        .is_some_and(|f| !f.stored && !f.doc_values)
+}
+
 /// Checks the schema for the run and adapts the configuration to it: refuses missing fields and, when
 /// the run writes, a schema on which atomic updates lose data. `core_url` is the client's, without
 /// credentials.
@@ -389,6 +405,7 @@ pub fn prepare(
             }
         }
     }
+    engine.text_not_stored = text_not_stored(schema, engine);
     let problems = report.problems(core_url, writes && !allow_lossy);
     if !problems.is_empty() {
         return Err(NotReady(problems));

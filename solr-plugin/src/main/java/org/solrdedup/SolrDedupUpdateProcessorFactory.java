@@ -203,17 +203,13 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
         signNear(doc, text);
       }
       if (inPlace) {
+        // The in-place fields' first values, which say "not decided yet" to the worker (a flag
+        // of -1, a count of 0, no near group): its first write of them is then in place, since
+        // Solr updates a docValues field in place only where the index already has it.
         for (String[] pair : IN_PLACE_NAMES) {
           String field = pair[1];
-          if (has(field) && doc.getFieldValue(f(field)) == null) {
-            if (field.equals("near_group_l")) {
-              Object id = doc.getFieldValue(schema.getUniqueKeyField().getName());
-              if (id != null) {
-                put(doc, field, idHash(id.toString()));
-              }
-            } else {
-              put(doc, field, 1);
-            }
+          if (has(field)) {
+            put(doc, field, field.endsWith("_unique_i") ? -1 : field.endsWith("_copies_i") ? 0 : 0L);
           }
         }
       }
@@ -272,15 +268,4 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
       }
     }
   }
-
-  /** The worker's {@code store::id_hash}: FNV-1a 64 over the id's UTF-8 bytes. */
-  static long idHash(String id) {
-    long h = 0xcbf29ce484222325L;
-    for (byte b : id.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
-      h ^= b & 0xff;
-      h *= 0x100000001b3L;
-    }
-    return h;
-  }
-
 }

@@ -238,9 +238,6 @@ public class WorkerVectorsTest {
     TextProfile cat = md5.profile("The cat sat on the mat. The cat ate the rat. The dog chased the cat; the cat ran away from the dog.");
     assertEquals("the 8\ncat 4\ndog 2", cat.profile);
     assertEquals(0x9f84dda4092864e7L, cat.signature);
-    // FNV-1a 64 (near_group_l), the standard vectors.
-    assertEquals(0xcbf29ce484222325L, SolrDedupUpdateProcessorFactory.idHash(""));
-    assertEquals(0xaf63dc4c8601ec8cL, SolrDedupUpdateProcessorFactory.idHash("a"));
   }
 
   /** The final-sigma rule and the expanding lower case, by hand. */
