@@ -69,3 +69,25 @@ pub(crate) fn get_strings<'d>(doc: &'d Doc, field: &str) -> Vec<&'d str> {
         _ => Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_flag_is_decided_only_as_true_false_1_or_0() {
+        let doc: Doc = json!({"b": true, "one": 1, "zero": 0, "first": -1, "two": 2})
+            .as_object()
+            .unwrap()
+            .clone();
+        assert_eq!(get_bool(&doc, "b"), Some(true));
+        assert_eq!(get_bool(&doc, "one"), Some(true));
+        assert_eq!(get_bool(&doc, "zero"), Some(false));
+        // What the signing chain writes first (solr-plugin), and anything else: no decision.
+        assert_eq!(get_bool(&doc, "first"), None);
+        assert_eq!(get_bool(&doc, "two"), None);
+        assert_eq!(get_bool(&doc, "missing"), None);
+    }
+}

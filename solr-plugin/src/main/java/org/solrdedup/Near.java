@@ -22,6 +22,8 @@ final class Near {
   final int trials;
   final int agree;
   private final int[] keys;
+  /** {@code keys[j] ^ (keys[j] >>> 16)}: fmix32's first step, done once per function. */
+  private final int[] premixed;
   private final int[][] subsets;
 
   /** The values of one text: one per trial, one key per {@code agree}-subset of the trials. */
@@ -49,6 +51,10 @@ final class Near {
     for (int j = 0; j < keys.length; j++) {
       state += 0x9e3779b97f4a7c15L;
       keys[j] = (int) fmix64(state);
+    }
+    premixed = new int[keys.length];
+    for (int j = 0; j < keys.length; j++) {
+      premixed[j] = keys[j] ^ (keys[j] >>> 16);
     }
     List<int[]> out = new ArrayList<>();
     combinations(0, trials, agree, new int[agree], 0, out);
@@ -83,6 +89,14 @@ final class Near {
     return z ^ (z >>> 31);
   }
 
+  /** fmix32 after its first step, its top bit flipped (for a signed minimum). */
+  private static int rest(int h) {
+    h *= 0x85ebca6b;
+    h ^= h >>> 13;
+    h *= 0xc2b2ae35;
+    return (h ^ (h >>> 16)) ^ Integer.MIN_VALUE;
+  }
+
   static int fmix32(int h) {
     h ^= h >>> 16;
     h *= 0x85ebca6b;
@@ -113,21 +127,72 @@ final class Near {
     return out;
   }
 
+  /** Per thread: a lower-cased ASCII token's bytes, and the token hashes of the text. */
+  private static final class Scratch {
+    byte[] ascii = new byte[64];
+    long[] words = new long[256];
+  }
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+  /**
+   * The token hashes of a text (steps 1 and 2) into {@code s.words}; returns how many. A token of
+   * ASCII letters and digits (nearly all) is lower-cased into bytes and hashed without a string;
+   * one with another character goes through the tables' lower case and UTF-8.
+   */
+  private static int tokenHashes(String text, Scratch s) {
+    Tables t = Tables.get();
+    int count = 0;
+    int start = -1;
+    boolean ascii = true;
+    int n = text.length();
+    for (int i = 0; i <= n; ) {
+      int cp = i < n ? text.codePointAt(i) : ' ';
+      boolean word = i < n && t.isNearWord(cp);
+      if (word) {
+        if (start < 0) {
+          start = i;
+          ascii = true;
+        }
+        ascii &= cp < 0x80;
+      } else if (start >= 0) {
+        long h;
+        if (ascii) {
+          int len = i - start;
+          if (s.ascii.length < len) {
+            s.ascii = new byte[Math.max(len, 2 * s.ascii.length)];
+          }
+          for (int j = 0; j < len; j++) {
+            char c = text.charAt(start + j);
+            s.ascii[j] = (byte) (c >= 'A' && c <= 'Z' ? c + 32 : c);
+          }
+          h = Xxh3.hash(s.ascii, len, SEED);
+        } else {
+          h = Xxh3.hash(t.nearLowercase(text.substring(start, i)).getBytes(StandardCharsets.UTF_8), SEED);
+        }
+        if (count == s.words.length) {
+          s.words = Arrays.copyOf(s.words, 2 * count);
+        }
+        s.words[count++] = h;
+        start = -1;
+      }
+      i += i < n ? Character.charCount(cp) : 1;
+    }
+    return count;
+  }
+
   /** The hashes of a text's shingles (steps 1 to 3), repeats included. */
   long[] shingleHashes(String text) {
-    List<String> tokens = tokens(text);
-    long[] words = new long[tokens.size()];
-    for (int i = 0; i < words.length; i++) {
-      byte[] utf8 = tokens.get(i).getBytes(StandardCharsets.UTF_8);
-      words[i] = Xxh3.hash(utf8, SEED);
-    }
-    if (words.length == 0) {
+    Scratch s = SCRATCH.get();
+    int count = tokenHashes(text, s);
+    long[] words = s.words;
+    if (count == 0) {
       return new long[0];
     }
-    if (words.length < shingle) {
-      return new long[] {fold(words, 0, words.length)};
+    if (count < shingle) {
+      return new long[] {fold(words, 0, count)};
     }
-    long[] out = new long[words.length - shingle + 1];
+    long[] out = new long[count - shingle + 1];
     for (int i = 0; i < out.length; i++) {
       out[i] = fold(words, i, shingle);
     }
@@ -148,16 +213,34 @@ final class Near {
     if (shingles.length == 0) {
       return null;
     }
-    int[] minima = new int[keys.length];
-    Arrays.fill(minima, -1);
-    for (long x : shingles) {
+    // fmix32(y ^ k) as premix(y) ^ premix(k), then the rest (premix is linear over XOR), and the
+    // unsigned minimum as a signed one of the values with the top bit flipped; four shingles at a
+    // time, so that each function's minimum is loaded and stored once per four.
+    int[] ys = new int[(shingles.length + 3) & ~3];
+    for (int i = 0; i < shingles.length; i++) {
+      long x = shingles[i];
       int y = (int) (x ^ (x >>> 32));
-      for (int j = 0; j < keys.length; j++) {
-        int h = fmix32(y ^ keys[j]);
-        if (Integer.compareUnsigned(h, minima[j]) < 0) {
-          minima[j] = h;
-        }
+      ys[i] = y ^ (y >>> 16);
+    }
+    // Padding repeats the first shingle: a minimum does not see repeats.
+    for (int i = shingles.length; i < ys.length; i++) {
+      ys[i] = ys[0];
+    }
+    int[] minima = new int[keys.length];
+    Arrays.fill(minima, Integer.MAX_VALUE);
+    for (int i = 0; i < ys.length; i += 4) {
+      int y0 = ys[i];
+      int y1 = ys[i + 1];
+      int y2 = ys[i + 2];
+      int y3 = ys[i + 3];
+      for (int j = 0; j < premixed.length; j++) {
+        int k = premixed[j];
+        int m = Math.min(Math.min(rest(y0 ^ k), rest(y1 ^ k)), Math.min(rest(y2 ^ k), rest(y3 ^ k)));
+        minima[j] = Math.min(minima[j], m);
       }
+    }
+    for (int j = 0; j < minima.length; j++) {
+      minima[j] ^= Integer.MIN_VALUE;
     }
     long[] values = new long[trials];
     byte[] bytes = new byte[4 * hashes];
