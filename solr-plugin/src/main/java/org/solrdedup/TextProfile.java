@@ -147,61 +147,45 @@ final class TextProfile {
     while (c.entries > size / 4 * 3) {
       size *= 2;
     }
-    // The kept tokens by descending sort key, then in the map's order: bucket, first seen.
+    // The kept tokens by descending sort key (the count, or for md5 the quantised count), then in
+    // the map's order: bucket, first seen.
+    int[] qcount = new int[c.entries];
+    int[] key = new int[c.entries];
     int[] bucket = new int[c.entries];
     Integer[] kept = new Integer[c.entries];
     int k = 0;
     for (int e = 0; e < c.entries; e++) {
-      int q = c.count[e] / quant * quant;
-      if (q >= quant) {
-        c.count[e] = md5 ? -q - 1 : c.count[e];
+      qcount[e] = c.count[e] / quant * quant;
+      if (qcount[e] >= quant) {
+        key[e] = md5 ? qcount[e] : c.count[e];
         bucket[e] = (c.hash[e] ^ (c.hash[e] >>> 16)) & (size - 1);
         kept[k++] = e;
       }
     }
-    final int quantum = quant;
-    java.util.Comparator<Integer> order =
-        (a, b) -> {
-          int ka = sortKey(c.count[a], md5, quantum);
-          int kb = sortKey(c.count[b], md5, quantum);
-          if (ka != kb) {
-            return Integer.compare(kb, ka);
-          }
-          if (bucket[a] != bucket[b]) {
-            return Integer.compare(bucket[a], bucket[b]);
-          }
-          return Integer.compare(a, b);
-        };
-    Arrays.sort(kept, 0, k, order);
+    Arrays.sort(kept, 0, k, (a, b) -> key[a] != key[b] ? Integer.compare(key[b], key[a])
+        : bucket[a] != bucket[b] ? Integer.compare(bucket[a], bucket[b]) : Integer.compare(a, b));
     StringBuilder profile = new StringBuilder();
     StringBuilder textT = new StringBuilder();
     for (int i = 0; i < k; i++) {
       int e = kept[i];
-      int count = md5 ? 0 : c.count[e];
-      int qcount = md5 ? -c.count[e] - 1 : c.count[e] / quant * quant;
       if (md5) {
         if (i > 0) {
           profile.append('\n');
         }
-        profile.append(chars, c.start[e], c.length[e]).append(' ').append(qcount);
+        profile.append(chars, c.start[e], c.length[e]).append(' ').append(qcount[e]);
       } else {
         if (i > 0) {
           profile.append(' ');
           textT.append(' ');
         }
-        profile.append('(').append(chars, c.start[e], c.length[e]).append('-').append(qcount).append(')');
-        textT.append('(').append(chars, c.start[e], c.length[e]).append('-').append(count).append('-')
-            .append(qcount).append(')');
+        profile.append('(').append(chars, c.start[e], c.length[e]).append('-').append(qcount[e]).append(')');
+        textT.append('(').append(chars, c.start[e], c.length[e]).append('-').append(c.count[e]).append('-')
+            .append(qcount[e]).append(')');
       }
     }
     String p = profile.toString();
     long signature = md5 ? Signer.md5Long(p.getBytes(StandardCharsets.UTF_8)) : Signer.lookup3(p, 0);
     return new TextProfile(p, textT.toString(), k, signature);
-  }
-
-  /** The sort key of an entry: its count (YaCy), or its quantised count (md5, kept as -q - 1). */
-  private static int sortKey(int stored, boolean md5, int quant) {
-    return md5 ? -stored - 1 : stored;
   }
 
   static MessageDigest md5() {
