@@ -248,6 +248,31 @@ async fn execute(
             ));
         }
     }
+    // A core that does not store the text cannot sign its pages again under other settings.
+    if c.reconfigure && writes && engine.text_not_stored {
+        let differences = crate::commands::common::settings::resigning_differences(c, &engine)
+            .await
+            .map_err(|why| anyhow!("{why}"))?;
+        if !differences.is_empty() {
+            let pages = opened
+                .store
+                .count(&opened.filter)
+                .await
+                .ok()
+                .flatten()
+                .map_or_else(|| "the".to_owned(), |n| n.to_string());
+            return Err(Failure::new(
+                Exit::Usage,
+                anyhow!(
+                    "{pages} pages can only be signed again by re-indexing them: the core does not store \
+                     {}, and these settings sign otherwise ({}); keep the recorded settings, or empty the \
+                     core, record these and index the pages again through the signing chain",
+                    engine.fields.text,
+                    differences.join("; ")
+                ),
+            ));
+        }
+    }
     // The settings the core was decided under, before anything is written.
     held_to_record(c, &engine, writes).await?;
     let mode = if c.check { Mode::Check } else { Mode::Run };

@@ -52,11 +52,15 @@ impl<S: Store> Round<'_, S> {
             .await?
         {
             let mut needs: Vec<Need> = page.docs.iter().map(|d| self.plan.need(d)).collect();
+            // Pages of this page that need signing where the core does not store the text.
+            let mut unsigned = vec![false; needs.len()];
             if self.plan.cfg.text_not_stored {
                 // Nothing to read the text from: counted, and the run stops before writing.
-                for n in needs.iter_mut().filter(|n| **n == Need::Text) {
-                    unsignable += 1;
-                    *n = Need::Nothing;
+                for (n, u) in needs.iter_mut().zip(&mut unsigned) {
+                    if *n == Need::Text {
+                        *u = true;
+                        *n = Need::Nothing;
+                    }
                 }
             }
             let need: Vec<bool> = needs.iter().map(|n| *n != Need::Nothing).collect();
@@ -156,7 +160,7 @@ impl<S: Store> Round<'_, S> {
                     Some((signed, rec, keys, excluded, near_keys, entry))
                 })
                 .collect::<Vec<_>>();
-            for (doc, outcome) in page.docs.iter().zip(signed) {
+            for ((doc, outcome), unsigned) in page.docs.iter().zip(signed).zip(unsigned) {
                 let Some(id) = self.plan.id_of(doc) else {
                     continue;
                 };
@@ -171,8 +175,9 @@ impl<S: Store> Round<'_, S> {
                     signed_total += 1;
                     report.documents.signed += 1;
                 }
-                if outcome.update.is_some() && self.plan.cfg.text_not_stored {
-                    // A signature field written by an atomic update would drop the text.
+                if unsigned || (outcome.update.is_some() && self.plan.cfg.text_not_stored) {
+                    // Not signed, or a signature field written by an atomic update, which would
+                    // drop the text: once each.
                     unsignable += 1;
                 }
                 if outcome.update.is_some() && self.plan.mode == Mode::Check {

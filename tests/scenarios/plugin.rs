@@ -131,7 +131,9 @@ fn a_run_under_other_settings_than_the_chains_stops() {
         "{err}"
     );
     assert!(
-        err.contains("n2 h10 t6 a2 (the chain signs under: n2 h14 t6 a2)"),
+        err.contains(
+            "--near-shingle/hashes/trials/agree 2/10/6/2 (the chain signs under: 2/14/6/2)"
+        ),
         "{err}"
     );
     // Nothing was written.
@@ -204,6 +206,15 @@ fn a_core_without_stored_text_is_decided_in_place() {
         assert_eq!(found["response"]["numFound"], 1, "{id}: {word}");
         checked += 1;
     }
+
+    // Other signing settings would need every page signed again: refused, with the count.
+    let out = t.run(&["run", "--reconfigure", "--scheme", "md5"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("150 pages can only be signed again by re-indexing them"),
+        "{}",
+        stderr(&out)
+    );
 
     // A partial update of one page's text: the chain takes its signatures away, and the page can
     // only be signed by re-indexing it whole.

@@ -290,6 +290,31 @@ impl<'a> Record<'a> {
     }
 }
 
+/// What of `c`'s settings (as `e` decides) would sign pages otherwise than the core's record: the
+/// scheme, its tunables and the near parameters, as [`Deciding::differences`] names them. Empty
+/// when the core has no record or signs alike. An error when the record cannot be read.
+pub(crate) async fn resigning_differences(
+    c: &JobConfig,
+    e: &EngineConfig,
+) -> Result<Vec<String>, String> {
+    let Some(record) = Record::of(c) else {
+        return Ok(Vec::new());
+    };
+    let Some(Ok(recorded)) = record.read().await? else {
+        return Ok(Vec::new());
+    };
+    let ours = Deciding::of(c, e);
+    Ok(ours
+        .differences(&recorded)
+        .into_iter()
+        .filter(|d| {
+            ["--scheme ", "--min-token-len ", "--quant-rate ", "--near-"]
+                .iter()
+                .any(|flag| d.starts_with(flag))
+        })
+        .collect())
+}
+
 /// The simple class name of the index-time signing processor (`solr-plugin/`).
 pub(crate) const SIGNING_PROCESSOR: &str = "SolrDedupUpdateProcessorFactory";
 
@@ -327,7 +352,11 @@ impl ChainSigning {
             _ => None,
         };
         let scheme = arg("scheme").unwrap_or_else(|| "yacy".to_owned());
-        let md5 = scheme == "md5";
+        let profile = crate::signature::ProfileParams::defaults(if scheme == "md5" {
+            crate::signature::Scheme::Md5
+        } else {
+            crate::signature::Scheme::Yacy
+        });
         let near_defaults = crate::signature::near::NearParams::default();
         let defaults = [
             near_defaults.shingle,
@@ -345,10 +374,10 @@ impl ChainSigning {
         ChainSigning {
             min_token_len: arg("minTokenLen")
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(if md5 { 2 } else { 3 }),
+                .unwrap_or(profile.min_token_len),
             quant_rate: arg("quantRate")
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(if md5 { 0.01 } else { 0.5 }),
+                .unwrap_or(profile.quant_rate),
             scheme,
             dimensions: match p.strings("dimensions") {
                 d if d.is_empty() => Dimension::ALL.iter().map(|d| d.name().to_owned()).collect(),
@@ -403,9 +432,30 @@ pub(crate) async fn chain_differences(
         );
     }
     if both("near") && !chain.chrome && ours.chrome.is_none() {
-        let show = |n: [usize; 4]| format!("n{} h{} t{} a{}", n[0], n[1], n[2], n[3]);
-        differ("--near-*", show(ours.near), show(chain.near));
+        let show = |n: [usize; 4]| format!("{}/{}/{}/{}", n[0], n[1], n[2], n[3]);
+        differ(
+            "--near-shingle/hashes/trials/agree",
+            show(ours.near),
+            show(chain.near),
+        );
         differ("--scope", ours.scope.clone(), chain.scope.clone());
+    }
+    // The fields the chain signs from (`field.<YaCy's name>`), against the run's.
+    let f = &e.fields;
+    for (yacy, ours) in [
+        ("text_t", &f.text),
+        ("title", &f.title),
+        ("description_txt", &f.description),
+    ] {
+        let theirs = match p.params.get(&format!("field.{yacy}")) {
+            Some(serde_json::Value::String(s)) => s.trim().to_owned(),
+            _ => yacy.to_owned(),
+        };
+        if *ours != theirs {
+            out.push(format!(
+                "--field {yacy}={ours} (the chain signs from: {theirs})"
+            ));
+        }
     }
     Ok(out)
 }

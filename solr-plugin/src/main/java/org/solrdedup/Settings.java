@@ -2,6 +2,7 @@ package org.solrdedup;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -21,7 +22,8 @@ final class Settings {
   String scheme = "yacy";
   int minTokenLen = -1;
   float quantRate = Float.NaN;
-  List<String> dimensions = new ArrayList<>(Arrays.asList("exact", "fuzzy", "title", "description", "www", "http", "near"));
+  static final List<String> ALL_DIMENSIONS = List.of("exact", "fuzzy", "title", "description", "www", "http", "near");
+  List<String> dimensions = new ArrayList<>(ALL_DIMENSIONS);
   int[] near = {2, 14, 6, 2};
   /** {@code global} or {@code host}. */
   String scope = "global";
@@ -60,7 +62,20 @@ final class Settings {
       s.quantRate = Float.parseFloat(v.toString());
     }
     if ((v = args.get("dimensions")) != null) {
-      s.dimensions = new ArrayList<>(Arrays.asList(v.toString().split("\\s*,\\s*")));
+      s.dimensions = new ArrayList<>();
+      // A comma-separated string, or an <arr> of them.
+      for (Object item : v instanceof Collection ? (Collection<?>) v : List.of(v)) {
+        for (String d : item.toString().split(",")) {
+          if (!d.isBlank()) {
+            s.dimensions.add(d.trim());
+          }
+        }
+      }
+      for (String d : s.dimensions) {
+        if (!ALL_DIMENSIONS.contains(d)) {
+          throw bad("unknown dimension " + d + " (known: " + ALL_DIMENSIONS + ")");
+        }
+      }
     }
     String[] near = {"nearShingle", "nearHashes", "nearTrials", "nearAgree"};
     for (int i = 0; i < near.length; i++) {
@@ -79,8 +94,12 @@ final class Settings {
 
   /** A settings record's JSON, as the worker writes it. */
   @SuppressWarnings("unchecked")
-  static Settings fromRecord(String json, Settings args) {
+  static Settings fromRecord(String json) {
     Map<String, Object> r = (Map<String, Object>) Utils.fromJSONString(json);
+    Object format = r.get("format");
+    if (!(format instanceof Number) || ((Number) format).intValue() != 1) {
+      throw bad("the core's settings record is of format " + format + "; this plugin reads format 1 (upgrade it with the worker)");
+    }
     Settings s = new Settings();
     s.source = "the core's settings record";
     s.scheme = String.valueOf(r.get("scheme"));
@@ -99,7 +118,7 @@ final class Settings {
     s.chrome = chrome == null ? null : chrome.toString();
     Object profile = r.get("profile");
     s.profile = profile == null ? "yacy" : profile.toString();
-    // The record names the profile the worker resolved; the arguments' choice stands for nothing.
+    // The record names the profile the worker resolved: it overrides the argument.
     return s.checked();
   }
 
@@ -120,10 +139,13 @@ final class Settings {
     if (!scope.equals("global") && !scope.equals("host")) {
       throw bad("scope must be global or host, got " + scope);
     }
-    try {
-      new Near(near[0], near[1], near[2], near[3]);
-    } catch (IllegalArgumentException e) {
-      throw bad("near: " + e.getMessage());
+    // A record made without near holds zeros for its parameters: checked only where near is signed.
+    if (on("near")) {
+      try {
+        new Near(near[0], near[1], near[2], near[3]);
+      } catch (IllegalArgumentException e) {
+        throw bad("near: " + e.getMessage());
+      }
     }
     return this;
   }

@@ -56,6 +56,10 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
     {"near_group_s", "near_group_l"},
   };
 
+  /** The fields the text decides, by YaCy's names. */
+  static final List<String> TEXT_SIGNED = List.of("exact_signature_l", "fuzzy_signature_l",
+      "fuzzy_signature_words_i", "fuzzy_signature_text_t", "near_trials_ls", "near_keys_ls", "near_version_s");
+
   private NamedList<?> args = new NamedList<>();
   private final Map<String, String> renamed = new HashMap<>();
   private volatile Signing signing;
@@ -81,7 +85,7 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
     }
     Object record = core.getSolrConfig().getOverlay().getUserProps().get(Settings.recordName(collection));
     if (record != null) {
-      settings = Settings.fromRecord(record.toString(), settings);
+      settings = Settings.fromRecord(record.toString());
     }
     signing = new Signing(settings, core.getLatestSchema(), this::field);
     log.info("solr-dedup signs pages of {} under {}", collection, settings);
@@ -124,22 +128,36 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
     private final IndexSchema schema;
     private final java.util.function.Function<String, String> names;
     private final boolean inPlace;
+    /** A copyField fills the text field, after the chain has run. */
+    private final boolean textCopied;
 
     Signing(Settings settings, IndexSchema schema, java.util.function.Function<String, String> names) {
       this.settings = settings;
       this.schema = schema;
       this.names = names;
       this.signer = new Signer(settings.scheme.equals("md5"), settings.minTokenLen, settings.quantRate);
-      this.near = new Near(settings.near[0], settings.near[1], settings.near[2], settings.near[3]);
+      this.near = settings.on("near")
+          ? new Near(settings.near[0], settings.near[1], settings.near[2], settings.near[3])
+          : null;
       boolean inPlace = settings.profile.equals("in-place");
       if (settings.profile.equals("auto")) {
-        inPlace = has(IN_PLACE_NAMES[0][1]);
+        inPlace = schema != null && schema.getFieldOrNull(inPlaceName(IN_PLACE_NAMES[0])) != null;
       }
       this.inPlace = inPlace;
+      this.textCopied = schema != null && !schema.getCopySources(f("text_t")).isEmpty();
     }
 
     private String f(String yacyName) {
       return names.apply(yacyName);
+    }
+
+    /**
+     * An in-place field's name: the in-place profile's, unless its role was renamed (by YaCy's
+     * name, as the worker's --field renames it; a renamed role keeps its name in every profile).
+     */
+    private String inPlaceName(String[] pair) {
+      String renamed = names.apply(pair[0]);
+      return renamed.equals(pair[0]) ? pair[1] : renamed;
     }
 
     /** Whether the schema has the field (by YaCy's name), explicitly or by a dynamic rule. */
@@ -172,10 +190,18 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
     /** Signs a whole document, replacing whatever signatures it carries. */
     void sign(SolrInputDocument doc) {
       String text = first(doc, f("text_t"));
-      if (text == null) {
+      if (text == null && !textCopied) {
+        // No text: signed as the worker signs it, as an empty one.
         text = "";
       }
-      if (settings.on("exact") || settings.on("fuzzy")) {
+      if (text == null) {
+        // A copyField fills the text after the chain: what the text decides is left to the
+        // worker, which signs the page from the text the index holds.
+        for (String name : TEXT_SIGNED) {
+          doc.removeField(f(name));
+        }
+      }
+      if (text != null && (settings.on("exact") || settings.on("fuzzy"))) {
         put(doc, "exact_signature_l", signer.exact(text));
         TextProfile profile = signer.profile(text);
         put(doc, "fuzzy_signature_l", profile.signature);
@@ -199,7 +225,7 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
           put(doc, "description_exact_signature_l", signer.description(values));
         }
       }
-      if (settings.on("near") && settings.chrome == null) {
+      if (text != null && near != null && settings.chrome == null) {
         signNear(doc, text);
       }
       if (inPlace) {
@@ -207,9 +233,9 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
         // of -1, a count of 0, no near group): its first write of them is then in place, since
         // Solr updates a docValues field in place only where the index already has it.
         for (String[] pair : IN_PLACE_NAMES) {
-          String field = pair[1];
-          if (has(field)) {
-            put(doc, field, field.endsWith("_unique_i") ? -1 : field.endsWith("_copies_i") ? 0 : 0L);
+          String field = inPlaceName(pair);
+          if (schema.getFieldOrNull(field) != null) {
+            doc.setField(field, pair[1].endsWith("_unique_i") ? -1 : pair[1].endsWith("_copies_i") ? 0 : 0L);
           }
         }
       }
@@ -250,8 +276,7 @@ public class SolrDedupUpdateProcessorFactory extends UpdateRequestProcessorFacto
     void unsignPartial(SolrInputDocument doc) {
       List<String> stale = new ArrayList<>();
       if (doc.containsKey(f("text_t"))) {
-        stale.addAll(List.of("exact_signature_l", "fuzzy_signature_l", "fuzzy_signature_words_i",
-            "fuzzy_signature_text_t", "near_trials_ls", "near_keys_ls", "near_version_s"));
+        stale.addAll(TEXT_SIGNED);
       }
       if (doc.containsKey(f("title"))) {
         stale.add("title_exact_signature_l");
