@@ -142,10 +142,15 @@ impl Deciding {
     /// Each setting in which `self` (a run's) differs from `recorded`, one line each, named by its
     /// flag.
     pub(crate) fn differences(&self, recorded: &Deciding) -> Vec<String> {
+        self.differences_from(recorded, "recorded")
+    }
+
+    /// [`Deciding::differences`], each line ending `(<whose>: <their value>)`.
+    fn differences_from(&self, recorded: &Deciding, whose: &str) -> Vec<String> {
         let mut out = Vec::new();
         let mut differ = |flag: &str, ours: String, theirs: String| {
             if ours != theirs {
-                out.push(format!("{flag} {ours} (recorded: {theirs})"));
+                out.push(format!("{flag} {ours} ({whose}: {theirs})"));
             }
         };
         let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".to_owned());
@@ -407,39 +412,23 @@ pub(crate) async fn chain_differences(
     let ours = Deciding::of(c, e);
     let both =
         |d: &str| ours.dimensions.iter().any(|x| x == d) && chain.dimensions.iter().any(|x| x == d);
-    let mut out = Vec::new();
-    let mut differ = |flag: &str, ours: String, theirs: String| {
-        if ours != theirs {
-            out.push(format!("{flag} {ours} (the chain signs under: {theirs})"));
-        }
-    };
+    // The run's settings with the chain's in the places where both sign: what differs there.
+    let mut theirs = ours.clone();
     if ["exact", "fuzzy", "title", "description"]
         .iter()
         .any(|d| both(d))
     {
-        differ("--scheme", ours.scheme.clone(), chain.scheme.clone());
+        theirs.scheme = chain.scheme;
     }
     if both("exact") || both("fuzzy") {
-        differ(
-            "--min-token-len",
-            ours.min_token_len.to_string(),
-            chain.min_token_len.to_string(),
-        );
-        differ(
-            "--quant-rate",
-            ours.quant_rate.to_string(),
-            chain.quant_rate.to_string(),
-        );
+        theirs.min_token_len = chain.min_token_len;
+        theirs.quant_rate = chain.quant_rate;
     }
     if both("near") && !chain.chrome && ours.chrome.is_none() {
-        let show = |n: [usize; 4]| format!("{}/{}/{}/{}", n[0], n[1], n[2], n[3]);
-        differ(
-            "--near-shingle/hashes/trials/agree",
-            show(ours.near),
-            show(chain.near),
-        );
-        differ("--scope", ours.scope.clone(), chain.scope.clone());
+        theirs.near = chain.near;
+        theirs.scope = chain.scope;
     }
+    let mut out = ours.differences_from(&theirs, "the chain signs under");
     // The fields the chain signs from (`field.<YaCy's name>`), against the run's.
     let f = &e.fields;
     for (yacy, ours) in [
