@@ -898,3 +898,20 @@ fn the_plugins_configset_is_this_one_with_the_chain() {
         "solr-plugin/conf/solrconfig.xml must be schema/conf's plus the chain"
     );
 }
+
+/// The plugin writes the in-place profile's first values under the worker's names.
+#[test]
+fn the_plugins_in_place_names_are_the_workers() {
+    let java = read(&checkout_file(
+        "solr-plugin/src/main/java/org/solrdedup/SolrDedupUpdateProcessorFactory.java",
+    ));
+    for (yacy, in_place) in solr_dedup::model::IN_PLACE_NAMES {
+        let pair = format!("{{\"{yacy}\", \"{in_place}\"}}");
+        assert!(java.contains(&pair), "the plugin lacks {pair}");
+    }
+    assert_eq!(
+        java.matches("_unique_b\", \"").count() + java.matches("_copycount_i\", \"").count() + 1,
+        solr_dedup::model::IN_PLACE_NAMES.len(),
+        "the plugin's IN_PLACE_NAMES has other entries"
+    );
+}
