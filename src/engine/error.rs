@@ -3,6 +3,8 @@
 
 use super::{Dimension, Report, SchemeMismatch};
 use crate::store::StoreError;
+#[cfg(doc)]
+use {super::Progress, crate::store::Store};
 
 /// Errors of a run.
 #[derive(Debug, thiserror::Error)]
@@ -10,7 +12,7 @@ pub enum EngineError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The run was cancelled ([`Progress::cancelled`](super::Progress::cancelled)): every batch written before is complete (and
+    /// The run was cancelled ([`Progress::cancelled`]): every batch written before is complete (and
     /// made visible with [`Store::refresh`]); what was done so far is in the report. The next run
     /// converges.
     #[error(
