@@ -63,8 +63,7 @@ impl<S: Store> Round<'_, S> {
                     }
                 }
             }
-            let need: Vec<bool> = needs.iter().map(|n| *n != Need::Nothing).collect();
-            let needed = need.iter().filter(|n| **n).count();
+            let needed = needs.iter().filter(|n| **n != Need::Nothing).count();
             let texts_needed = needs.iter().filter(|n| **n == Need::Text).count();
             if needed > 0 && !self.guarded.replace(true) {
                 // Before the first signature: is the index signed as this run would sign it?
@@ -117,11 +116,11 @@ impl<S: Store> Round<'_, S> {
             let content: Vec<Option<&Doc>> = page
                 .docs
                 .iter()
-                .zip(&need)
-                .map(|(d, &n)| match (n, was_inline) {
-                    (false, _) => None,
-                    (true, true) => Some(d),
-                    (true, false) => self.plan.id_of(d).and_then(|id| fetched.get(id.as_ref())),
+                .zip(&needs)
+                .map(|(d, n)| match (n, was_inline) {
+                    (Need::Nothing, _) => None,
+                    (_, true) => Some(d),
+                    (_, false) => self.plan.id_of(d).and_then(|id| fetched.get(id.as_ref())),
                 })
                 .collect();
             for (doc, n) in content.iter().zip(&needs) {
@@ -147,7 +146,7 @@ impl<S: Store> Round<'_, S> {
                 .with_min_len(32)
                 .map(|i| {
                     let doc = &page.docs[i];
-                    let signed = sign_one(plan, doc, needs[i], need[i].then_some(content[i]))?;
+                    let signed = sign_one(plan, doc, needs[i], content[i])?;
                     let id = plan.id_of(doc)?;
                     let (mut rec, keys, excluded, near_keys) =
                         plan.record(doc, id_hash(&id), &signed);
@@ -284,17 +283,12 @@ impl Plan<'_> {
 
     pub(super) fn content_fields(&self) -> Vec<String> {
         let f = &self.cfg.fields;
-        let mut fl = vec![
-            f.id.clone(),
-            f.version.clone(),
+        let mut fl = self.title_fields();
+        fl.extend([
             f.text.clone(),
-            f.title.clone(),
-            f.description.clone(),
             f.exact_signature.clone(),
             f.fuzzy_signature.clone(),
-            f.title_signature.clone(),
-            f.description_signature.clone(),
-        ];
+        ]);
         if self.full && self.cfg.write_fuzzy_text {
             fl.push(f.fuzzy_signature_text.clone());
         }
@@ -338,9 +332,9 @@ impl Plan<'_> {
 
     /// What of a document must be read besides its light fields.
     pub(super) fn need(&self, doc: &Doc) -> Need {
-        if self.text_needed(doc) {
+        if self.must_read_text(doc) {
             Need::Text
-        } else if self.needs_titles(doc) {
+        } else if self.must_read_titles(doc) {
             Need::Titles
         } else {
             Need::Nothing
@@ -349,7 +343,7 @@ impl Plan<'_> {
 
     /// Whether a document's text must be read: to sign it, or to tell whether a stored signature
     /// stands for an empty text.
-    fn text_needed(&self, doc: &Doc) -> bool {
+    fn must_read_text(&self, doc: &Doc) -> bool {
         if self.full {
             return self.enabled[..4].iter().any(|&e| e) || self.on(Dimension::Near);
         }
@@ -391,7 +385,7 @@ impl Plan<'_> {
     /// title or description tells apart: not signed, or none to sign. Those two fields are read
     /// then, not the text: a page signed at index time (`solr-plugin/`) without a description is
     /// new to the worker and costs it no text.
-    fn needs_titles(&self, doc: &Doc) -> bool {
+    fn must_read_titles(&self, doc: &Doc) -> bool {
         if self.full {
             return false;
         }
@@ -614,20 +608,20 @@ pub(super) struct Signed {
     pub(super) update: Option<Vec<(String, Value)>>,
 }
 
-/// Signs one document from `content` (`Some(None)`: its content vanished), or, given `None`, keeps the
-/// signatures it has.
+/// Signs one document from `content`, what `need` read of it (`None`: it vanished), or, needing
+/// nothing, keeps the signatures it has.
 pub(super) fn sign_one(
     round: &Plan<'_>,
     doc: &Doc,
     need: Need,
-    content: Option<Option<&Doc>>,
+    content: Option<&Doc>,
 ) -> Option<Signed> {
     let cfg = round.cfg;
     let f = &cfg.fields;
     round.id_of(doc)?;
     let stored = round.stored_sigs(doc);
     let read_version = get_i64(doc, &f.version).unwrap_or(0);
-    if let (Need::Titles, Some(content)) = (need, content) {
+    if need == Need::Titles {
         // Only the title and description were read: the rest stands as stored.
         let content = content?;
         let mut signed = sign_one(round, doc, Need::Nothing, None)?;
@@ -638,7 +632,7 @@ pub(super) fn sign_one(
         signed.update = (!set.is_empty()).then_some(set);
         return Some(signed);
     }
-    let Some(content) = content else {
+    if need == Need::Nothing {
         // Not needed: its stored near version is this run's (see `need`).
         let chrome = round.near_chrome(doc);
         let stored_near = round
@@ -658,7 +652,7 @@ pub(super) fn sign_one(
                 .and_then(|s| round.near_scope_update(s, chrome))
                 .map(|u| vec![u]),
         });
-    };
+    }
     // Sign from the real-time copy: it is the current text, and its version guards the update.
     let content = content?;
     let version = get_i64(content, &f.version).unwrap_or(read_version);

@@ -106,11 +106,7 @@ impl Target {
     /// `unstored`).
     fn standalone_core(core: &str, name: &str) -> Target {
         let solr = crate::support::real_solr::real_solr();
-        let base = solr
-            .standalone
-            .rsplit_once('/')
-            .map_or(solr.standalone.as_str(), |(b, _)| b);
-        Target::shared(Backend::Real, &format!("{base}/{core}"), name)
+        Target::shared(Backend::Real, &sibling(&solr.standalone, core), name)
     }
 
     /// The real standalone core `signed`: the plugin's configset, whose default update chain signs
@@ -127,11 +123,7 @@ impl Target {
     /// The real SolrCloud's two-shard collection `signed`, from the plugin's configset.
     pub fn signed_cloud(name: &str) -> Target {
         let solr = crate::support::real_solr::real_solr();
-        let base = solr
-            .cloud
-            .rsplit_once('/')
-            .map_or(solr.cloud.as_str(), |(b, _)| b);
-        Target::shared(Backend::Cloud, &format!("{base}/signed"), name)
+        Target::shared(Backend::Cloud, &sibling(&solr.cloud, "signed"), name)
     }
 
     /// The real two-shard SolrCloud collection.
@@ -457,6 +449,12 @@ impl Target {
         );
         serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
     }
+}
+
+/// The URL of another core or collection on the node of `url` (a core or collection URL).
+fn sibling(url: &str, core: &str) -> String {
+    let base = url.rsplit_once('/').map_or(url, |(b, _)| b);
+    format!("{base}/{core}")
 }
 
 /// `v[key]` as a number; panics naming the key and the value when it is not one (a report's
