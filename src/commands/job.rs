@@ -229,50 +229,7 @@ async fn execute(
     };
     let opened = open(index, purpose).await?;
     let writes = !c.check && !c.engine.dry_run;
-    // Before the first run records its settings: pages the chain signed under its own arguments
-    // would not match them. --reconfigure changes the record, which the chain then follows.
-    if let (Some(processor), true, false) = (&opened.signing, writes, c.reconfigure) {
-        let differences =
-            crate::commands::common::settings::chain_differences(c, &engine, processor)
-                .await
-                .map_err(|why| anyhow!("{why}"))?;
-        if !differences.is_empty() {
-            return Err(Failure::new(
-                Exit::Usage,
-                anyhow!(
-                    "the core's update chain signs pages at index time under other settings than this run's: {}; \
-                     run with the chain's settings, or change them for both with run --reconfigure (the chain \
-                     follows the core's settings record) and re-index the pages the chain signed",
-                    differences.join("; ")
-                ),
-            ));
-        }
-    }
-    // A core that does not store the text cannot sign its pages again under other settings.
-    if c.reconfigure && writes && engine.text_not_stored {
-        let differences = crate::commands::common::settings::resigning_differences(c, &engine)
-            .await
-            .map_err(|why| anyhow!("{why}"))?;
-        if !differences.is_empty() {
-            let pages = opened
-                .store
-                .count(&opened.filter)
-                .await
-                .ok()
-                .flatten()
-                .map_or_else(|| "the".to_owned(), |n| n.to_string());
-            return Err(Failure::new(
-                Exit::Usage,
-                anyhow!(
-                    "{pages} pages can only be signed again by re-indexing them: the core does not store \
-                     {}, and these settings sign otherwise ({}); keep the recorded settings, or empty the \
-                     core, record these and index the pages again through the signing chain",
-                    engine.fields.text,
-                    differences.join("; ")
-                ),
-            ));
-        }
-    }
+    held_to_signing(c, &engine, &opened, writes).await?;
     // The settings the core was decided under, before anything is written.
     held_to_record(c, &engine, writes).await?;
     let mode = if c.check { Mode::Check } else { Mode::Run };
@@ -377,6 +334,64 @@ async fn with_changes(
             Err((e, r))
         }
     }
+}
+
+/// Holds a writing run to the pages signed at index time, before its settings are recorded: a run
+/// whose settings sign otherwise than the core's signing chain (`solr-plugin/`) stops with exit 2
+/// naming each difference (unless `--reconfigure`, whose new record the chain then follows); and on
+/// a core that does not store the text, `--reconfigure` to settings that sign otherwise stops with
+/// the count of pages that only re-indexing can sign again.
+async fn held_to_signing(
+    c: &JobConfig,
+    engine: &EngineConfig,
+    opened: &super::common::open::Opened,
+    writes: bool,
+) -> Result<(), Failure> {
+    // Before the first run records its settings: pages the chain signed under its own arguments
+    // would not match them. --reconfigure changes the record, which the chain then follows.
+    if let (Some(processor), true, false) = (&opened.signing, writes, c.reconfigure) {
+        let differences =
+            crate::commands::common::settings::chain_differences(c, engine, processor)
+                .await
+                .map_err(|why| anyhow!("{why}"))?;
+        if !differences.is_empty() {
+            return Err(Failure::new(
+                Exit::Usage,
+                anyhow!(
+                    "the core's update chain signs pages at index time under other settings than this run's: {}; \
+                     run with the chain's settings, or change them for both with run --reconfigure (the chain \
+                     follows the core's settings record) and re-index the pages the chain signed",
+                    differences.join("; ")
+                ),
+            ));
+        }
+    }
+    // A core that does not store the text cannot sign its pages again under other settings.
+    if c.reconfigure && writes && engine.text_not_stored {
+        let differences = crate::commands::common::settings::resigning_differences(c, engine)
+            .await
+            .map_err(|why| anyhow!("{why}"))?;
+        if !differences.is_empty() {
+            let pages = opened
+                .store
+                .count(&opened.filter)
+                .await
+                .ok()
+                .flatten()
+                .map_or_else(|| "the".to_owned(), |n| n.to_string());
+            return Err(Failure::new(
+                Exit::Usage,
+                anyhow!(
+                    "{pages} pages can only be signed again by re-indexing them: the core does not store \
+                     {}, and these settings sign otherwise ({}); keep the recorded settings, or empty the \
+                     core, record these and index the pages again through the signing chain",
+                    engine.fields.text,
+                    differences.join("; ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Holds a run to the settings recorded with its core (see `common::settings`), before anything

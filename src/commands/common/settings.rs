@@ -323,75 +323,55 @@ pub(crate) async fn resigning_differences(
 /// The simple class name of the index-time signing processor (`solr-plugin/`).
 pub(crate) const SIGNING_PROCESSOR: &str = "SolrDedupUpdateProcessorFactory";
 
-/// What the index-time signing processor signs under: the parts of [`Deciding`] it reads.
-struct ChainSigning {
-    scheme: String,
-    min_token_len: usize,
-    quant_rate: f32,
-    dimensions: Vec<String>,
-    near: [usize; 4],
-    scope: String,
-    /// Near is decided under a chrome model, which the processor does not apply: it leaves the
-    /// near values to the worker.
-    chrome: bool,
-}
-
-impl ChainSigning {
-    /// As the processor resolves them: the core's record (no filter) when there is one, else its
-    /// arguments, with the worker's defaults for those it lacks.
-    fn of(recorded: Option<Deciding>, p: &crate::solr_client::config::Processor) -> ChainSigning {
-        if let Some(d) = recorded {
-            return ChainSigning {
-                scheme: d.scheme,
-                min_token_len: d.min_token_len,
-                quant_rate: d.quant_rate,
-                dimensions: d.dimensions,
-                near: d.near,
-                scope: d.scope,
-                chrome: d.chrome.is_some(),
-            };
-        }
-        let arg = |k: &str| match p.params.get(k) {
-            Some(serde_json::Value::String(s)) => Some(s.trim().to_owned()),
-            Some(v @ serde_json::Value::Number(_)) => Some(v.to_string()),
-            _ => None,
-        };
-        let scheme = arg("scheme").unwrap_or_else(|| "yacy".to_owned());
-        let profile = crate::signature::ProfileParams::defaults(if scheme == "md5" {
-            crate::signature::Scheme::Md5
-        } else {
-            crate::signature::Scheme::Yacy
-        });
-        let near_defaults = crate::signature::near::NearParams::default();
-        let defaults = [
-            near_defaults.shingle,
-            near_defaults.hashes,
-            near_defaults.trials,
-            near_defaults.agree,
-        ];
-        let mut near = defaults;
-        for (i, k) in ["nearShingle", "nearHashes", "nearTrials", "nearAgree"]
-            .iter()
-            .enumerate()
-        {
-            near[i] = arg(k).and_then(|v| v.parse().ok()).unwrap_or(defaults[i]);
-        }
-        ChainSigning {
-            min_token_len: arg("minTokenLen")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(profile.min_token_len),
-            quant_rate: arg("quantRate")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(profile.quant_rate),
-            scheme,
-            dimensions: match p.strings("dimensions") {
-                d if d.is_empty() => Dimension::ALL.iter().map(|d| d.name().to_owned()).collect(),
-                d => d,
-            },
-            near,
-            scope: arg("scope").unwrap_or_else(|| "global".to_owned()),
-            chrome: false,
-        }
+/// What the index-time signing processor signs under, as the processor resolves it: the core's
+/// record (no filter) when there is one, else `ours` with the processor's arguments in the places
+/// it reads (the scheme, its tunables, the dimensions, the near parameters and scope), the worker's
+/// defaults for those it lacks.
+fn chain_settings(
+    recorded: Option<Deciding>,
+    p: &crate::solr_client::config::Processor,
+    ours: &Deciding,
+) -> Deciding {
+    if let Some(d) = recorded {
+        return d;
+    }
+    let arg = |k: &str| match p.params.get(k) {
+        Some(serde_json::Value::String(s)) => Some(s.trim().to_owned()),
+        Some(v @ serde_json::Value::Number(_)) => Some(v.to_string()),
+        _ => None,
+    };
+    let scheme = arg("scheme").unwrap_or_else(|| "yacy".to_owned());
+    let profile = crate::signature::ProfileParams::defaults(if scheme == "md5" {
+        crate::signature::Scheme::Md5
+    } else {
+        crate::signature::Scheme::Yacy
+    });
+    let n = crate::signature::near::NearParams::default();
+    let defaults = [n.shingle, n.hashes, n.trials, n.agree];
+    let mut near = defaults;
+    for (i, k) in ["nearShingle", "nearHashes", "nearTrials", "nearAgree"]
+        .iter()
+        .enumerate()
+    {
+        near[i] = arg(k).and_then(|v| v.parse().ok()).unwrap_or(defaults[i]);
+    }
+    Deciding {
+        min_token_len: arg("minTokenLen")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(profile.min_token_len),
+        quant_rate: arg("quantRate")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(profile.quant_rate),
+        scheme,
+        dimensions: match p.strings("dimensions") {
+            d if d.is_empty() => Dimension::ALL.iter().map(|d| d.name().to_owned()).collect(),
+            d => d,
+        },
+        near,
+        scope: arg("scope").unwrap_or_else(|| "global".to_owned()),
+        // The processor applies no chrome model.
+        chrome: None,
+        ..ours.clone()
     }
 }
 
@@ -408,8 +388,8 @@ pub(crate) async fn chain_differences(
         Some(record) => record.read().await?.and_then(Result::ok),
         None => None,
     };
-    let chain = ChainSigning::of(recorded, p);
     let ours = Deciding::of(c, e);
+    let chain = chain_settings(recorded, p, &ours);
     let both =
         |d: &str| ours.dimensions.iter().any(|x| x == d) && chain.dimensions.iter().any(|x| x == d);
     // The run's settings with the chain's in the places where both sign: what differs there.
@@ -424,7 +404,8 @@ pub(crate) async fn chain_differences(
         theirs.min_token_len = chain.min_token_len;
         theirs.quant_rate = chain.quant_rate;
     }
-    if both("near") && !chain.chrome && ours.chrome.is_none() {
+    // A chrome model, the chain's or the run's: the near values are the worker's to sign.
+    if both("near") && chain.chrome.is_none() && ours.chrome.is_none() {
         theirs.near = chain.near;
         theirs.scope = chain.scope;
     }
