@@ -2,13 +2,11 @@
 
 use serde_json::Value;
 
-use crate::signature::md5_long;
 use crate::store::Doc;
 
-/// A 64-bit key for a string: the first 8 bytes of its MD5. Never persisted; collisions are detected
-/// in pass B.
+/// A 64-bit key for a string (XXH3). Never persisted; collisions are detected in pass B.
 pub(super) fn key_hash(s: &str) -> u64 {
-    md5_long(s.as_bytes()) as u64
+    xxhash_rust::xxh3::xxh3_64(s.as_bytes())
 }
 
 pub(super) fn has(doc: &Doc, field: &str) -> bool {

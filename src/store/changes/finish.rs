@@ -4,10 +4,36 @@
 use serde_json::Value;
 use tracing::{debug, warn};
 
+use std::sync::Arc;
+
 use super::state::{self, Dir, Ids, Meta, Raw, RecordReader, RecordWriter};
-use super::{window_versions, ChangeStore, BUCKETS};
+use super::view::Merged;
+use super::{window_versions, ChangeStore, View, BUCKETS};
 use crate::spill::Strings;
 use crate::store::Doc;
+
+/// Where the next state's documents come from.
+enum Source {
+    /// The light read as the run kept it.
+    File(std::fs::File),
+    /// The view the whole light read was served from.
+    View(Arc<View>),
+}
+
+/// The next state's documents, in id order.
+enum Records<'v> {
+    File(RecordReader),
+    View(Box<Merged<'v>>),
+}
+
+impl Records<'_> {
+    fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
+        match self {
+            Records::File(r) => r.next_raw(),
+            Records::View(m) => m.next_raw(),
+        }
+    }
+}
 
 impl ChangeStore {
     /// After the run: keeps the state for the next one, or removes it. `ok`: the run succeeded
@@ -61,11 +87,16 @@ impl ChangeStore {
             return Ok(true);
         }
         let cap = std::mem::take(&mut *self.capture.lock().expect("capture"));
-        let (Some(file), false, true) = (cap.done, cap.failed, cap.sorted) else {
-            if !cap.sorted {
-                warn!("the light read was not in id order; no change state is kept");
+        // The last light read: kept as it went by, or served whole from the view.
+        let source = match (cap.done, &cap.view, cap.view_done, cap.failed, cap.sorted) {
+            (Some(file), None, _, false, true) => Source::File(file),
+            (None, Some(view), true, false, true) => Source::View(view.clone()),
+            _ => {
+                if !cap.sorted {
+                    warn!("the light read was not in id order; no change state is kept");
+                }
+                return Ok(false);
             }
-            return Ok(false);
         };
         let (mut patches, bytes) = {
             let mut j = self.journal.lock().expect("journal");
@@ -91,7 +122,12 @@ impl ChangeStore {
         let err = |e: std::io::Error| e.to_string();
         let out = std::fs::File::create(&docs_path).map_err(err)?;
         let mut writer = RecordWriter::new(out);
-        let mut reader = RecordReader::new(file, 0).map_err(err)?;
+        let mut reader = match &source {
+            Source::File(file) => {
+                Records::File(RecordReader::new(file.try_clone().map_err(err)?, 0).map_err(err)?)
+            }
+            Source::View(view) => Records::View(Box::new(Merged::new(self, view).map_err(err)?)),
+        };
         let mut pairs: Vec<(u64, i64)> = Vec::new();
         while let Some(raw) = reader.next_raw().map_err(err)? {
             let h = raw.hash;
@@ -105,7 +141,7 @@ impl ChangeStore {
             let raw = if newer.is_empty() {
                 raw
             } else {
-                let mut doc = raw.doc().map_err(err)?;
+                let mut doc = raw.doc(&self.fields).map_err(err)?;
                 let id = doc
                     .get(&c.id_field)
                     .and_then(Value::as_str)
@@ -130,7 +166,13 @@ impl ChangeStore {
                     }
                     doc.insert(c.version_field.clone(), Value::from(pv));
                 }
-                Raw::of(&doc, &c.id_field, &c.version_field, self.seed())
+                Raw::of(
+                    &doc,
+                    &self.fields,
+                    &c.id_field,
+                    &c.version_field,
+                    self.seed(),
+                )
             };
             writer.push(&raw).map_err(err)?;
             pairs.push((raw.hash, raw.version));
@@ -231,6 +273,7 @@ pub fn kept_docs(
         reader: RecordReader::new(file, 0).ok()?,
         mark: meta.mark,
         count: meta.count,
+        fields: meta.fields,
     })
 }
 
@@ -242,6 +285,8 @@ pub struct KeptDocs {
     pub mark: i64,
     /// The documents in the state.
     pub count: u64,
+    /// The fields its records hold.
+    fields: Vec<String>,
 }
 
 impl Iterator for KeptDocs {
@@ -250,7 +295,7 @@ impl Iterator for KeptDocs {
     fn next(&mut self) -> Option<Self::Item> {
         self.reader
             .next_raw()
-            .and_then(|r| r.map(|r| r.doc()).transpose())
+            .and_then(|r| r.map(|r| r.doc(&self.fields)).transpose())
             .transpose()
     }
 }

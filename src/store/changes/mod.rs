@@ -158,6 +158,10 @@ struct View {
 struct Capture {
     writer: Option<RecordWriter>,
     done: Option<std::fs::File>,
+    /// The read was served from this view (the next state is the view, merged at the end).
+    view: Option<Arc<View>>,
+    /// ... and to its last page.
+    view_done: bool,
     last: Option<String>,
     sorted: bool,
     failed: bool,
@@ -273,12 +277,12 @@ impl Store for ChangeStore {
         let view = self.view.lock().expect("view").clone();
         let light = self.is_light_read(query);
         if let Some(view) = view.filter(|_| self.servable(query)) {
-            let (page, kept) = self
-                .serve(&view, query, cursor, light)
+            let page = self
+                .serve(&view, query, cursor)
                 .map_err(|e| StoreError::io("cannot read the change state", e))?;
             self.summary.lock().expect("summary").served += page.docs.len() as u64;
             if light {
-                self.capture(cursor.is_none(), kept, page.next.is_none());
+                self.capture_view(cursor.is_none(), &view, page.next.is_none());
             }
             return Ok(page);
         }
@@ -302,7 +306,13 @@ impl Store for ChangeStore {
                 let doc = project(d.clone(), &self.fields, &c.id_field);
                 (
                     id.to_owned(),
-                    Raw::of(&doc, &c.id_field, &c.version_field, self.seed()),
+                    Raw::of(
+                        &doc,
+                        &self.fields,
+                        &c.id_field,
+                        &c.version_field,
+                        self.seed(),
+                    ),
                 )
             })
             .collect();

@@ -2,7 +2,7 @@
 //! (its own writes applied), so that the next run reads from the index only what differs.
 //!
 //! Three files per index in `STATE_DIR/changes/NAME/`: `meta.json` (what the state is of, and the
-//! mark), `docs-TOKEN.bin` (each document's id hash, version and light fields as JSON, in id
+//! mark), `docs-TOKEN.bin` (each document's id hash, version and light fields in its own compact encoding, in id
 //! order) and `ids-TOKEN.bin` (`(id hash, version)` pairs sorted by hash, 16 bytes a
 //! document, searched in place). `meta.json` is replaced last and names the other two, so a run
 //! killed while writing leaves the old state or none, never half of one.
@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::store::Doc;
 
 /// The format of the files; another one is not read.
-pub(crate) const FORMAT: u32 = 3;
+pub(crate) const FORMAT: u32 = 4;
 
 /// What `meta.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -137,18 +137,25 @@ pub(crate) fn new_seed() -> u64 {
     xxhash_rust::xxh3::xxh3_64(format!("{nanos}/{}", std::process::id()).as_bytes())
 }
 
-/// One document of a state as it is kept: its id's hash and version beside its light fields as
-/// JSON, so that a document that did not change is copied without being parsed.
+/// One document of a state as it is kept: its id's hash and version beside its light fields in
+/// the state's own encoding ([`encode`]), so that a document that did not change is copied without
+/// being decoded, and a read decodes only the fields it asks for.
 #[derive(Debug, Clone)]
 pub(crate) struct Raw {
     pub(crate) hash: u64,
     pub(crate) version: i64,
-    pub(crate) json: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Raw {
-    /// `doc` as kept in a state with `seed`.
-    pub(crate) fn of(doc: &Doc, id_field: &str, version_field: &str, seed: u64) -> Raw {
+    /// `doc` as kept in a state with `seed` whose records hold `fields` (sorted).
+    pub(crate) fn of(
+        doc: &Doc,
+        fields: &[String],
+        id_field: &str,
+        version_field: &str,
+        seed: u64,
+    ) -> Raw {
         let id = doc.get(id_field).and_then(|v| v.as_str()).unwrap_or("");
         Raw {
             hash: hash(seed, id),
@@ -156,18 +163,166 @@ impl Raw {
                 .get(version_field)
                 .and_then(serde_json::Value::as_i64)
                 .unwrap_or(0),
-            json: serde_json::to_vec(doc).expect("a document serialises"),
+            body: encode(doc, fields),
         }
     }
 
-    /// The document.
-    pub(crate) fn doc(&self) -> std::io::Result<Doc> {
-        serde_json::from_slice(&self.json)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    /// The document, with every field.
+    pub(crate) fn doc(&self, fields: &[String]) -> std::io::Result<Doc> {
+        decode(&self.body, fields, None)
+    }
+
+    /// The document with only the fields whose place in `fields` is set in `wanted`.
+    pub(crate) fn doc_with(&self, fields: &[String], wanted: &[bool]) -> std::io::Result<Doc> {
+        decode(&self.body, fields, Some(wanted))
     }
 }
 
-/// Writes records: `[u32 length][u64 id hash][i64 version][JSON]`.
+// The record's body: for each field, `[u8 index into the state's fields][u8 tag][value]`; a field
+// not in the list (none, as records are projected on it) as `[255][u16 length][name]` first.
+const NAMED: u8 = 255;
+const NULL: u8 = 0;
+const FALSE: u8 = 1;
+const TRUE: u8 = 2;
+const INT: u8 = 3;
+const STR: u8 = 4;
+const INTS: u8 = 5;
+/// Any other value, as JSON (floats, large unsigned numbers, objects, mixed arrays).
+const JSON: u8 = 6;
+
+/// `doc` in the state's encoding, its field names as indices into `fields` (sorted).
+pub(crate) fn encode(doc: &Doc, fields: &[String]) -> Vec<u8> {
+    use serde_json::Value;
+    let mut out = Vec::with_capacity(64 + doc.len() * 12);
+    for (name, value) in doc {
+        match fields.binary_search(name) {
+            Ok(i) if i < NAMED as usize => out.push(i as u8),
+            _ => {
+                out.push(NAMED);
+                let n = &name.as_bytes()[..name.len().min(u16::MAX as usize)];
+                out.extend_from_slice(&(n.len() as u16).to_le_bytes());
+                out.extend_from_slice(n);
+            }
+        }
+        match value {
+            Value::Null => out.push(NULL),
+            Value::Bool(false) => out.push(FALSE),
+            Value::Bool(true) => out.push(TRUE),
+            Value::Number(n) if n.as_i64().is_some() => {
+                out.push(INT);
+                out.extend_from_slice(&n.as_i64().expect("an i64").to_le_bytes());
+            }
+            Value::String(text) => {
+                out.push(STR);
+                out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+                out.extend_from_slice(text.as_bytes());
+            }
+            Value::Array(items) if items.iter().all(|v| v.as_i64().is_some()) => {
+                out.push(INTS);
+                out.extend_from_slice(&(items.len() as u32).to_le_bytes());
+                for v in items {
+                    out.extend_from_slice(&v.as_i64().expect("an i64").to_le_bytes());
+                }
+            }
+            other => {
+                let json = serde_json::to_vec(other).expect("a value serialises");
+                out.push(JSON);
+                out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+                out.extend_from_slice(&json);
+            }
+        }
+    }
+    out
+}
+
+/// The fields of `body` whose place in `fields` is set in `wanted` (all without it), as a document;
+/// the others are skipped undecoded.
+pub(crate) fn decode(
+    body: &[u8],
+    fields: &[String],
+    wanted: Option<&[bool]>,
+) -> std::io::Result<Doc> {
+    use serde_json::Value;
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
+    let mut doc = Doc::new();
+    let mut at = 0usize;
+    let take = |at: &mut usize, n: usize| -> std::io::Result<&[u8]> {
+        let end = at.checked_add(n).filter(|&e| e <= body.len());
+        let end = end.ok_or_else(|| bad("a state record ends early"))?;
+        let s = &body[*at..end];
+        *at = end;
+        Ok(s)
+    };
+    let u32_at = |at: &mut usize| -> std::io::Result<usize> {
+        Ok(u32::from_le_bytes(take(at, 4)?.try_into().expect("4")) as usize)
+    };
+    while at < body.len() {
+        let index = take(&mut at, 1)?[0];
+        let name: std::borrow::Cow<'_, str> = if index == NAMED {
+            let n = u16::from_le_bytes(take(&mut at, 2)?.try_into().expect("2")) as usize;
+            String::from_utf8_lossy(take(&mut at, n)?)
+        } else {
+            let f = fields.get(index as usize);
+            f.ok_or_else(|| bad("a state record names a field the state does not hold"))?
+                .as_str()
+                .into()
+        };
+        let keep = match wanted {
+            None => true,
+            Some(w) => index != NAMED && w.get(index as usize).copied().unwrap_or(false),
+        };
+        let tag = take(&mut at, 1)?[0];
+        let value = match tag {
+            NULL => Value::Null,
+            FALSE => Value::Bool(false),
+            TRUE => Value::Bool(true),
+            INT => Value::from(i64::from_le_bytes(take(&mut at, 8)?.try_into().expect("8"))),
+            STR => {
+                let n = u32_at(&mut at)?;
+                let bytes = take(&mut at, n)?;
+                if !keep {
+                    continue;
+                }
+                let text =
+                    std::str::from_utf8(bytes).map_err(|_| bad("a state string is not UTF-8"))?;
+                Value::String(text.to_owned())
+            }
+            INTS => {
+                let n = u32_at(&mut at)?;
+                let bytes = take(
+                    &mut at,
+                    n.checked_mul(8)
+                        .ok_or_else(|| bad("a state array is too long"))?,
+                )?;
+                if !keep {
+                    continue;
+                }
+                Value::Array(
+                    bytes
+                        .chunks_exact(8)
+                        .map(|b| Value::from(i64::from_le_bytes(b.try_into().expect("8"))))
+                        .collect(),
+                )
+            }
+            JSON => {
+                let n = u32_at(&mut at)?;
+                let bytes = take(&mut at, n)?;
+                if !keep {
+                    continue;
+                }
+                serde_json::from_slice(bytes)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?
+            }
+            _ => return Err(bad("a state record holds an unknown value type")),
+        };
+        if keep {
+            doc.insert(name.into_owned(), value);
+        }
+    }
+    Ok(doc)
+}
+
+/// Writes records: `[u32 length][u64 id hash][i64 version][body]` (the body: [`encode`]).
 pub(crate) struct RecordWriter {
     out: BufWriter<File>,
     pub(crate) written: u64,
@@ -183,11 +338,11 @@ impl RecordWriter {
 
     pub(crate) fn push(&mut self, raw: &Raw) -> std::io::Result<()> {
         let len =
-            u32::try_from(raw.json.len()).map_err(|_| std::io::Error::other("record of 4 GiB"))?;
+            u32::try_from(raw.body.len()).map_err(|_| std::io::Error::other("record of 4 GiB"))?;
         self.out.write_all(&len.to_le_bytes())?;
         self.out.write_all(&raw.hash.to_le_bytes())?;
         self.out.write_all(&raw.version.to_le_bytes())?;
-        self.out.write_all(&raw.json)?;
+        self.out.write_all(&raw.body)?;
         self.written += 1;
         Ok(())
     }
@@ -226,13 +381,13 @@ impl RecordReader {
         }
         self.input.read_exact(&mut head[4..])?;
         let len = u32::from_le_bytes(head[..4].try_into().expect("4")) as usize;
-        let mut json = vec![0u8; len];
-        self.input.read_exact(&mut json)?;
+        let mut body = vec![0u8; len];
+        self.input.read_exact(&mut body)?;
         self.at += 20 + len as u64;
         Ok(Some(Raw {
             hash: u64::from_le_bytes(head[4..12].try_into().expect("8")),
             version: i64::from_le_bytes(head[12..20].try_into().expect("8")),
-            json,
+            body,
         }))
     }
 }
@@ -339,6 +494,36 @@ mod tests {
         for w in b.windows(2) {
             assert!(w[0].1 < w[1].0);
         }
+    }
+
+    #[test]
+    fn records_decode_to_what_was_encoded() {
+        let fields: Vec<String> = ["_version_", "flag_b", "id", "keys_ls", "n_i", "url_s"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let doc: Doc = serde_json::from_str(
+            r#"{"_version_": 1883056581424185344, "flag_b": false, "id": "doc-1 ü",
+                "keys_ls": [-3393482324371875542, 0, 9223372036854775807], "n_i": -1,
+                "url_s": "https://example.org/a?b=1", "other": 1.5, "big": 18446744073709551615,
+                "mixed": [1, "a"], "empty": [], "nothing": null}"#,
+        )
+        .unwrap();
+        let raw = Raw::of(&doc, &fields, "id", "_version_", 7);
+        assert_eq!(raw.version, 1883056581424185344);
+        assert_eq!(raw.hash, hash(7, "doc-1 ü"));
+        assert_eq!(raw.doc(&fields).unwrap(), doc);
+        let wanted: Vec<bool> = fields.iter().map(|f| f == "id" || f == "n_i").collect();
+        let some = raw.doc_with(&fields, &wanted).unwrap();
+        assert_eq!(
+            serde_json::to_value(&some).unwrap(),
+            serde_json::json!({"id": "doc-1 ü", "n_i": -1})
+        );
+        // A record cut short, or naming a field the state does not hold, is an error, not a panic.
+        for cut in 0..raw.body.len() {
+            let _ = decode(&raw.body[..cut], &fields, None);
+        }
+        assert!(decode(&raw.body, &fields[..2], None).is_err());
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! During a run: the light reads served from the state ⊕ the changed documents, and the last
 //! light read kept for the next state.
 
+use std::collections::btree_map;
 use std::ops::Bound;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tracing::warn;
@@ -33,15 +35,13 @@ impl ChangeStore {
                 .all(|f| self.fields.binary_search(f).is_ok())
     }
 
-    /// One page of the state ⊕ the changes, from `cursor` (`OFFSET:LAST_ID`); with `keep`, the
-    /// page's documents as kept too (the whole records, for the next state).
+    /// One page of the state ⊕ the changes, from `cursor` (`OFFSET:LAST_ID`).
     pub(super) fn serve(
         &self,
         view: &View,
         query: &ReadQuery,
         cursor: Option<&str>,
-        keep: bool,
-    ) -> std::io::Result<(Page, Vec<(String, Raw)>)> {
+    ) -> std::io::Result<Page> {
         let (offset, last) = match cursor {
             None => (0u64, None),
             Some(c) => {
@@ -62,12 +62,17 @@ impl ChangeStore {
         }
         .peekable();
         let c = &self.cfg;
+        // The state's fields the query reads (and the id).
+        let wanted: Vec<bool> = self
+            .fields
+            .iter()
+            .map(|f| *f == c.id_field || query.fields.contains(f))
+            .collect();
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows);
-        let mut kept = Vec::new();
         let mut last_id = last.unwrap_or_default();
-        // The next base document neither deleted nor replaced: its offset, id, record, document.
-        let mut pending: Option<(u64, String, Raw, Doc)> = None;
+        // The next base document neither deleted nor replaced: its offset, id and document.
+        let mut pending: Option<(u64, String, Doc)> = None;
         let mut base_done = false;
         loop {
             while pending.is_none() && !base_done {
@@ -78,7 +83,7 @@ impl ChangeStore {
                         if view.deleted.contains(&raw.hash) {
                             continue;
                         }
-                        let doc = raw.doc()?;
+                        let doc = raw.doc_with(&self.fields, &wanted)?;
                         let id = doc
                             .get(&c.id_field)
                             .and_then(Value::as_str)
@@ -88,7 +93,7 @@ impl ChangeStore {
                         if view.replaced.contains(&raw.hash) && view.overlay.contains_key(&id) {
                             continue;
                         }
-                        pending = Some((at, id, raw, doc));
+                        pending = Some((at, id, doc));
                     }
                 }
             }
@@ -100,39 +105,59 @@ impl ChangeStore {
                     next: more.then(|| format!("{at}:{last_id}")),
                     via: Via::State,
                 };
-                return Ok((page, kept));
+                return Ok(page);
             }
             let take_over = match (&pending, over.peek()) {
                 (None, None) => break,
                 (Some(_), None) => false,
                 (None, Some(_)) => true,
-                (Some((_, b, _, _)), Some((o, _))) => o.as_str() < b.as_str(),
+                (Some((_, b, _)), Some((o, _))) => o.as_str() < b.as_str(),
             };
-            let (id, raw, doc) = if take_over {
+            let (id, doc) = if take_over {
                 let (id, d) = over.next().expect("peeked");
-                let raw = keep.then(|| Raw::of(d, &c.id_field, &c.version_field, self.seed()));
-                (id.clone(), raw, d.clone())
+                (id.clone(), d.clone())
             } else {
-                let (_, id, raw, doc) = pending.take().expect("a base document");
-                (id, Some(raw), doc)
+                let (_, id, doc) = pending.take().expect("a base document");
+                (id, doc)
             };
-            if keep {
-                kept.push((id.clone(), raw.expect("kept")));
-            }
             last_id = id;
             docs.push(project(doc, &query.fields, &c.id_field));
         }
-        let page = Page {
+        Ok(Page {
             docs,
             next: None,
             via: Via::State,
-        };
-        Ok((page, kept))
+        })
+    }
+
+    /// Notes that a page of the light read was served from `view`: when the whole read was, the
+    /// next state is the view itself ([`Merged`]), not a copy written as the run goes.
+    pub(super) fn capture_view(&self, first: bool, view: &Arc<View>, last_page: bool) {
+        let mut cap = self.capture.lock().expect("capture");
+        if first {
+            *cap = Capture {
+                sorted: true,
+                view: Some(view.clone()),
+                ..Capture::default()
+            };
+        }
+        if cap.view.is_none() {
+            // A read that began from Solr: not the view's.
+            cap.failed = true;
+        }
+        if last_page {
+            cap.view_done = true;
+        }
     }
 
     /// Keeps a page of the light read for the next state.
     pub(super) fn capture(&self, first: bool, records: Vec<(String, Raw)>, last_page: bool) {
         let mut cap = self.capture.lock().expect("capture");
+        if !first && cap.view.is_some() {
+            // A read that began from the view: not this one's.
+            cap.failed = true;
+            return;
+        }
         if first {
             *cap = Capture {
                 sorted: true,
@@ -181,4 +206,80 @@ impl ChangeStore {
 pub(super) fn project(mut doc: Doc, fields: &[String], id_field: &str) -> Doc {
     doc.retain(|k, _| k == id_field || fields.iter().any(|f| f == k));
     doc
+}
+
+/// The documents of a view in id order, as records: the state's, less the deleted and the
+/// replaced, with the changed ones in their places. The next state when the run's last light read
+/// was served whole from the view, read without writing a copy first.
+pub(super) struct Merged<'v> {
+    store: &'v ChangeStore,
+    view: &'v View,
+    reader: RecordReader,
+    over: std::iter::Peekable<btree_map::Iter<'v, String, Doc>>,
+    /// The next base record neither deleted nor replaced, with its id.
+    pending: Option<(String, Raw)>,
+    /// The id's place among the state's fields.
+    id_only: Vec<bool>,
+    base_done: bool,
+}
+
+impl<'v> Merged<'v> {
+    pub(super) fn new(store: &'v ChangeStore, view: &'v View) -> std::io::Result<Self> {
+        let file = std::fs::File::open(format!("/proc/self/fd/{}", view.docs.as_raw_fd()))?;
+        Ok(Merged {
+            store,
+            view,
+            reader: RecordReader::new(file, 0)?,
+            over: view.overlay.iter().peekable(),
+            pending: None,
+            base_done: false,
+            id_only: store
+                .fields
+                .iter()
+                .map(|f| *f == store.cfg.id_field)
+                .collect(),
+        })
+    }
+
+    /// The next record, `None` at the end.
+    pub(super) fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
+        let c = &self.store.cfg;
+        while self.pending.is_none() && !self.base_done {
+            let Some(raw) = self.reader.next_raw()? else {
+                self.base_done = true;
+                break;
+            };
+            if self.view.deleted.contains(&raw.hash) {
+                continue;
+            }
+            let doc = raw.doc_with(&self.store.fields, &self.id_only)?;
+            let id = doc
+                .get(&c.id_field)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            if self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(&id) {
+                continue;
+            }
+            self.pending = Some((id, raw));
+        }
+        let take_over = match (&self.pending, self.over.peek()) {
+            (None, None) => return Ok(None),
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some((b, _)), Some((o, _))) => o.as_str() < b.as_str(),
+        };
+        if take_over {
+            let (_, d) = self.over.next().expect("peeked");
+            let s = self.store;
+            return Ok(Some(Raw::of(
+                d,
+                &s.fields,
+                &c.id_field,
+                &c.version_field,
+                s.seed(),
+            )));
+        }
+        Ok(self.pending.take().map(|(_, raw)| raw))
+    }
 }
