@@ -11,9 +11,6 @@ use solr_dedup::cli::{self, Cli};
 use solr_dedup::commands::{self, Exit, Failure};
 use solr_dedup::config::Environment;
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let parsed = match cli::parse_from(std::env::args_os()) {
         Ok(parsed) => parsed,

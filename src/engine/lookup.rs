@@ -26,7 +26,8 @@ const LOOKUP_BYTES: usize = 1 << 20;
 
 /// When the store serves a read of everything without Solr ([`Store::serves_locally`]), the
 /// documents to decide are looked up in Solr only while they are at most this many, or at most
-/// [`LOOKUPS_PER_CHANGE`] per changed document (dirty record); past that, passes B and C read the
+/// [`LOOKUPS_PER_CHANGE`] per changed document (dirty record, or document deleted since the copy:
+/// [`Store::deleted_since`]); past that, passes B and C read the
 /// store's own copy (the near step past this many alone), so that Solr's part of a change does not
 /// grow with the size of the groups it touches (issue 46). A change in small groups is looked up as before (a
 /// lookup of a few documents costs less than a pass over a large copy); the copy's passes cost the
@@ -63,8 +64,12 @@ impl<S: Store> Round<'_, S> {
         {
             return everything;
         }
-        // The dirty records pass A noted: the change.
-        let bound = LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE.saturating_mul(keep.dirty_noted()));
+        // The dirty records pass A noted and the documents deleted since the store's copy: the
+        // change.
+        let changes = keep
+            .dirty_noted()
+            .saturating_add(usize::try_from(self.store.deleted_since()).unwrap_or(usize::MAX));
+        let bound = LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE.saturating_mul(changes));
         if needed > bound
             && self.store.serves_locally(&self.plan.rank_write_query())
             && self.store.serves_locally(&self.plan.rank_query())

@@ -36,7 +36,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::doc::get_str;
 use super::group::Groups;
-use super::lookup::LOCAL_ABOVE;
+use super::lookup::{LOCAL_ABOVE, LOOKUPS_PER_CHANGE};
 use super::open::Keep;
 use super::pages::{Finder, Pages};
 use super::spill::{Fixed, RunBuilder, Runs, SortedPairs, SpillArea};
@@ -495,14 +495,17 @@ impl<S: Store> Round<'_, S> {
         });
         // Passes B and C may look up two documents per change; the near step, whose key lookups
         // reach near-duplicates and their clusters, only a few, so that a run's lookups stay
-        // within three per changed page (the changed pages' own light read is one).
-        let bound = LOCAL_ABOVE;
+        // within three per changed page (the changed pages' own light read is one). A deleted
+        // page has no light read: two each.
+        let deleted = usize::try_from(self.store.deleted_since()).unwrap_or(usize::MAX);
+        let bound = LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE.saturating_mul(deleted));
         if local && seeds > bound {
             debug!(seeds, "near: reading every key from the store's copy");
             return Ok(Local::NotHere);
         }
         let budget = if local {
-            bound
+            // A deleted page's cluster members are looked up by id and again by their keys.
+            LOCAL_ABOVE.max(2 * LOOKUPS_PER_CHANGE.saturating_mul(deleted))
         } else {
             LOOKUP_FLOOR.max((LOOKUP_PER_SEED * seeds).min(n / 8))
         };

@@ -20,7 +20,45 @@ use super::{
 use crate::signature::near::NearSignature;
 use crate::store::{id_hash, Doc, Store, StoreError, Via};
 
+/// The most pages pass A holds while it gathers the texts to get (see [`Round::pass_a`]): a few
+/// MB of light documents, and a get for every eighth page at most when pages need a few texts each.
+const HELD_PAGES: usize = 8;
+
+/// A page pass A has read, with what each of its documents needs.
+struct Held {
+    page: crate::store::Page,
+    needs: Vec<Need>,
+    /// Needs signing where the core does not store the text (`text_not_stored`).
+    unsigned: Vec<bool>,
+    /// Documents that need something read.
+    needed: usize,
+    /// Documents that need their text.
+    texts_needed: usize,
+}
+
 impl<S: Store> Round<'_, S> {
+    /// What the documents of `page` need.
+    fn held(&self, page: crate::store::Page) -> Held {
+        let mut needs: Vec<Need> = page.docs.iter().map(|d| self.plan.need(d)).collect();
+        let mut unsigned = vec![false; needs.len()];
+        if self.plan.cfg.text_not_stored {
+            // Nothing to read the text from: counted, and the run stops before writing.
+            for (n, u) in needs.iter_mut().zip(&mut unsigned) {
+                if *n == Need::Text {
+                    *u = true;
+                    *n = Need::Nothing;
+                }
+            }
+        }
+        Held {
+            needed: needs.iter().filter(|n| **n != Need::Nothing).count(),
+            texts_needed: needs.iter().filter(|n| **n == Need::Text).count(),
+            page,
+            needs,
+            unsigned,
+        }
+    }
+
     /// Reads every document's light fields, signs what needs it, and returns the records with what
     /// the rest of the round needs from this pass.
     pub(super) async fn pass_a(&self, report: &mut Report) -> Result<Scanned, EngineError> {
@@ -47,53 +85,59 @@ impl<S: Store> Round<'_, S> {
         let (mut with_content, mut with_text) = (0u64, 0u64);
         // Pages that need signing where the core does not store the text (`text_not_stored`).
         let mut unsignable = 0u64;
-        while let Some(page) = pages
+        while let Some(first) = pages
             .next(self.store, if inline { &wide } else { &light })
             .await?
         {
-            let mut needs: Vec<Need> = page.docs.iter().map(|d| self.plan.need(d)).collect();
-            // Pages of this page that need signing where the core does not store the text.
-            let mut unsigned = vec![false; needs.len()];
-            if self.plan.cfg.text_not_stored {
-                // Nothing to read the text from: counted, and the run stops before writing.
-                for (n, u) in needs.iter_mut().zip(&mut unsigned) {
-                    if *n == Need::Text {
-                        *u = true;
-                        *n = Need::Nothing;
-                    }
-                }
+            let was_inline = inline;
+            let mut held = vec![self.held(first)];
+            // Pages whose texts come by real-time get (an `/export` page or one from the change
+            // state: their cursor cannot go on as a `cursorMark` read, and the light scan costs
+            // Solr almost nothing) are gathered until they need a get's worth, so that a few
+            // changed pages among many settled ones cost a request per batch, not per page. The texts
+            // held at once stay under two batches' worth (under one before the last page read).
+            while !was_inline
+                && !pages.done
+                && held
+                    .iter()
+                    .all(|h| matches!(h.page.via, Via::Export | Via::State))
+                && held.iter().map(|h| h.needed).sum::<usize>() < self.plan.cfg.batch_size
+                && held.len() < HELD_PAGES
+            {
+                let Some(page) = pages.next(self.store, &light).await? else {
+                    break;
+                };
+                held.push(self.held(page));
             }
-            let needed = needs.iter().filter(|n| **n != Need::Nothing).count();
-            let texts_needed = needs.iter().filter(|n| **n == Need::Text).count();
-            if needed > 0 && !self.guarded.replace(true) {
+            if held.iter().any(|h| h.needed > 0) && !self.guarded.replace(true) {
                 // Before the first signature: is the index signed as this run would sign it?
                 let sampled = guard::check_scheme(self.store, self.plan.cfg).await?;
                 report.work.sample_docs += sampled as u64;
             }
-            if inline {
-                report.work.text_docs += page.docs.len() as u64;
-            } else {
-                report.work.light(page.via, page.docs.len());
+            for h in &held {
+                if was_inline {
+                    report.work.text_docs += h.page.docs.len() as u64;
+                } else {
+                    report.work.light(h.page.via, h.page.docs.len());
+                }
             }
-            let was_inline = inline;
-            // Not after an `/export` page (or one from the change state): its cursor cannot go on
-            // as a `cursorMark` read, and the light scan costs Solr almost nothing, so the texts
-            // come by real-time get instead.
-            inline =
-                texts_needed * 2 > page.docs.len() && !matches!(page.via, Via::Export | Via::State);
+            let last = held.last().expect("a page");
+            // Inline texts when most of the last page needed them; never after an `/export` page
+            // or one from the change state (see above).
+            inline = last.texts_needed * 2 > last.page.docs.len()
+                && !matches!(last.page.via, Via::Export | Via::State);
             // The text to sign each document from: the document itself when it was read inline,
             // else its real-time copy (`None`: deleted since the page was read).
             let mut fetched: HashMap<String, Doc> = HashMap::new();
-            if !was_inline && needed > 0 {
+            if !was_inline && held.iter().any(|h| h.needed > 0) {
                 // The texts, and apart the titles and descriptions of pages that need nothing else.
                 for (kind, fields) in [
                     (Need::Text, self.plan.content_fields()),
                     (Need::Titles, self.plan.title_fields()),
                 ] {
-                    let ids: Vec<String> = page
-                        .docs
+                    let ids: Vec<String> = held
                         .iter()
-                        .zip(&needs)
+                        .flat_map(|h| h.page.docs.iter().zip(&h.needs))
                         .filter(|(_, n)| **n == kind)
                         .filter_map(|(d, _)| self.plan.id_of(d).map(Cow::into_owned))
                         .collect();
@@ -103,7 +147,7 @@ impl<S: Store> Round<'_, S> {
                     let docs = self.store.get(&ids, &fields).await?;
                     match kind {
                         Need::Text => report.work.text_docs += docs.len() as u64,
-                        _ => report.work.lookup(page.via, docs.len()),
+                        _ => report.work.lookup(last.page.via, docs.len()),
                     }
                     for doc in docs {
                         if let Some(id) = self.plan.id_of(&doc) {
@@ -113,125 +157,134 @@ impl<S: Store> Round<'_, S> {
                     }
                 }
             }
-            let content: Vec<Option<&Doc>> = page
-                .docs
-                .iter()
-                .zip(&needs)
-                .map(|(d, n)| match (n, was_inline) {
-                    (Need::Nothing, _) => None,
-                    (_, true) => Some(d),
-                    (_, false) => self.plan.id_of(d).and_then(|id| fetched.get(id.as_ref())),
-                })
-                .collect();
-            for (doc, n) in content.iter().zip(&needs) {
-                if let (Some(doc), Need::Text) = (doc, n) {
-                    with_content += 1;
-                    with_text += u64::from(doc.contains_key(&self.plan.cfg.fields.text));
-                }
-            }
-            type Entry<'d> = (
-                Cow<'d, str>,
-                Rec,
-                [u64; 6],
-                Option<&'d str>,
-                Option<std::io::Result<Vec<u8>>>,
-                Vec<u64>,
-            );
-            let mut entries: Vec<Entry<'_>> = Vec::with_capacity(page.docs.len());
-            // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
-            // URL parsing and key hashing the next.
-            let plan = &self.plan;
-            let signed = (0..page.docs.len())
-                .into_par_iter()
-                .with_min_len(32)
-                .map(|i| {
-                    let doc = &page.docs[i];
-                    let signed = sign_one(plan, doc, needs[i], content[i])?;
-                    let id = plan.id_of(doc)?;
-                    let (mut rec, keys, excluded, near_keys) =
-                        plan.record(doc, id_hash(&id), &signed);
-                    rec.dirty |= signed.computed || signed.update.is_some();
-                    // What pass C writes with the flags, encoded here, in parallel.
-                    let entry = match &signed.update {
-                        Some(u) if plan.mode != Mode::Check => Some(Pending::encode(u)),
-                        _ => None,
-                    };
-                    Some((signed, rec, keys, excluded, near_keys, entry))
-                })
-                .collect::<Vec<_>>();
-            for ((doc, outcome), unsigned) in page.docs.iter().zip(signed).zip(unsigned) {
-                let Some(id) = self.plan.id_of(doc) else {
-                    continue;
-                };
-                let Some((outcome, mut rec, keys, excluded, near_keys, entry)) = outcome else {
-                    // Deleted between the page and the get: it takes no part.
-                    continue;
-                };
-                if count_reads {
-                    report.documents.read += 1;
-                }
-                if outcome.computed {
-                    signed_total += 1;
-                    report.documents.signed += 1;
-                }
-                if unsigned || (outcome.update.is_some() && self.plan.cfg.text_not_stored) {
-                    // Not signed, or a signature field written by an atomic update, which would
-                    // drop the text: once each.
-                    unsignable += 1;
-                }
-                if outcome.update.is_some() && self.plan.mode == Mode::Check {
-                    report.documents.missing_signatures += 1;
-                }
-                let set = entry;
-                if count_reads {
-                    for d in Dimension::ALL {
-                        if let Some(reason) = excluded[d.index()] {
-                            *report
-                                .dimensions
-                                .entry(d.name().into())
-                                .or_default()
-                                .excluded
-                                .entry(reason.name().into())
-                                .or_default() += 1;
-                        }
+            for Held {
+                page,
+                needs,
+                unsigned,
+                ..
+            } in held
+            {
+                let content: Vec<Option<&Doc>> = page
+                    .docs
+                    .iter()
+                    .zip(&needs)
+                    .map(|(d, n)| match (n, was_inline) {
+                        (Need::Nothing, _) => None,
+                        (_, true) => Some(d),
+                        (_, false) => self.plan.id_of(d).and_then(|id| fetched.get(id.as_ref())),
+                    })
+                    .collect();
+                for (doc, n) in content.iter().zip(&needs) {
+                    if let (Some(doc), Need::Text) = (doc, n) {
+                        with_content += 1;
+                        with_text += u64::from(doc.contains_key(&self.plan.cfg.fields.text));
                     }
                 }
-                if outcome.version != rec.read_version && rec.read_version != 0 {
-                    // Re-indexed between the page and the get: the page's URL and flags are not
-                    // the text's. Left to the next round, which reads it again.
-                    report.documents.changed_during_run += 1;
-                    continue;
+                type Entry<'d> = (
+                    Cow<'d, str>,
+                    Rec,
+                    [u64; 6],
+                    Option<&'d str>,
+                    Option<std::io::Result<Vec<u8>>>,
+                    Vec<u64>,
+                );
+                let mut entries: Vec<Entry<'_>> = Vec::with_capacity(page.docs.len());
+                // Sign and build the records in parallel: the profile is the CPU-heavy part of a run,
+                // URL parsing and key hashing the next.
+                let plan = &self.plan;
+                let signed = (0..page.docs.len())
+                    .into_par_iter()
+                    .with_min_len(32)
+                    .map(|i| {
+                        let doc = &page.docs[i];
+                        let signed = sign_one(plan, doc, needs[i], content[i])?;
+                        let id = plan.id_of(doc)?;
+                        let (mut rec, keys, excluded, near_keys) =
+                            plan.record(doc, id_hash(&id), &signed);
+                        rec.dirty |= signed.computed || signed.update.is_some();
+                        // What pass C writes with the flags, encoded here, in parallel.
+                        let entry = match &signed.update {
+                            Some(u) if plan.mode != Mode::Check => Some(Pending::encode(u)),
+                            _ => None,
+                        };
+                        Some((signed, rec, keys, excluded, near_keys, entry))
+                    })
+                    .collect::<Vec<_>>();
+                for ((doc, outcome), unsigned) in page.docs.iter().zip(signed).zip(unsigned) {
+                    let Some(id) = self.plan.id_of(doc) else {
+                        continue;
+                    };
+                    let Some((outcome, mut rec, keys, excluded, near_keys, entry)) = outcome else {
+                        // Deleted between the page and the get: it takes no part.
+                        continue;
+                    };
+                    if count_reads {
+                        report.documents.read += 1;
+                    }
+                    if outcome.computed {
+                        signed_total += 1;
+                        report.documents.signed += 1;
+                    }
+                    if unsigned || (outcome.update.is_some() && self.plan.cfg.text_not_stored) {
+                        // Not signed, or a signature field written by an atomic update, which would
+                        // drop the text: once each.
+                        unsignable += 1;
+                    }
+                    if outcome.update.is_some() && self.plan.mode == Mode::Check {
+                        report.documents.missing_signatures += 1;
+                    }
+                    let set = entry;
+                    if count_reads {
+                        for d in Dimension::ALL {
+                            if let Some(reason) = excluded[d.index()] {
+                                *report
+                                    .dimensions
+                                    .entry(d.name().into())
+                                    .or_default()
+                                    .excluded
+                                    .entry(reason.name().into())
+                                    .or_default() += 1;
+                            }
+                        }
+                    }
+                    if outcome.version != rec.read_version && rec.read_version != 0 {
+                        // Re-indexed between the page and the get: the page's URL and flags are not
+                        // the text's. Left to the next round, which reads it again.
+                        report.documents.changed_during_run += 1;
+                        continue;
+                    }
+                    // A check keeps no signatures, but counts the documents a run would sign (and so
+                    // write) as a run's pending ones.
+                    rec.pending = set.is_some()
+                        || (self.plan.mode == Mode::Check && outcome.update.is_some());
+                    entries.push((
+                        id,
+                        rec,
+                        keys,
+                        get_str(doc, &self.plan.cfg.fields.url),
+                        set,
+                        near_keys,
+                    ));
                 }
-                // A check keeps no signatures, but counts the documents a run would sign (and so
-                // write) as a run's pending ones.
-                rec.pending =
-                    set.is_some() || (self.plan.mode == Mode::Check && outcome.update.is_some());
-                entries.push((
-                    id,
-                    rec,
-                    keys,
-                    get_str(doc, &self.plan.cfg.fields.url),
-                    set,
-                    near_keys,
-                ));
-            }
-            for (id, rec, rec_keys, url, set, near_keys) in entries {
-                keys.push(&rec_keys)
-                    .map_err(|e| StoreError::io("cannot keep the grouping keys", e))?;
-                if let Some(entry) = set {
-                    entry
-                        .and_then(|e| sigs.put_encoded(recs.len(), &e))
-                        .map_err(|e| {
-                            StoreError::io("cannot keep the signatures until pass C", e)
+                for (id, rec, rec_keys, url, set, near_keys) in entries {
+                    keys.push(&rec_keys)
+                        .map_err(|e| StoreError::io("cannot keep the grouping keys", e))?;
+                    if let Some(entry) = set {
+                        entry
+                            .and_then(|e| sigs.put_encoded(recs.len(), &e))
+                            .map_err(|e| {
+                                StoreError::io("cannot keep the signatures until pass C", e)
+                            })?;
+                    }
+                    if !near_keys.is_empty() {
+                        join.add(recs.len() as u32, near_keys).map_err(|e| {
+                            StoreError::io("cannot keep the near-duplicate keys", e)
                         })?;
+                    }
+                    keep.note(&self.plan, recs.len(), &rec, &id, url);
+                    recs.push(rec)
+                        .map_err(|e| StoreError::io("cannot keep the records", e))?;
                 }
-                if !near_keys.is_empty() {
-                    join.add(recs.len() as u32, near_keys)
-                        .map_err(|e| StoreError::io("cannot keep the near-duplicate keys", e))?;
-                }
-                keep.note(&self.plan, recs.len(), &rec, &id, url);
-                recs.push(rec)
-                    .map_err(|e| StoreError::io("cannot keep the records", e))?;
             }
         }
         if with_content > 0

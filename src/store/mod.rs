@@ -364,6 +364,13 @@ pub trait Store: Send + Sync {
         false
     }
 
+    /// Documents deleted since the state the store serves from ([`Store::serves_locally`]): their
+    /// groups are decided again, so they count as changes when the engine weighs lookups against a
+    /// read of its copy. 0 by default.
+    fn deleted_since(&self) -> u64 {
+        0
+    }
+
     /// How many values one read's [`Filter::AnyOf`] lookups may hold in all: Solr counts each as a
     /// boolean clause against `maxBooleanClauses` (1024 by default). The engine splits longer lookups
     /// into several reads. 0 (the default) means lookups cost no less than reading everything, as
@@ -509,6 +516,9 @@ macro_rules! forward_store {
             }
             fn serves_locally(&self, query: &ReadQuery) -> bool {
                 (**self).serves_locally(query)
+            }
+            fn deleted_since(&self) -> u64 {
+                (**self).deleted_since()
             }
             fn max_lookup_values(&self) -> usize {
                 (**self).max_lookup_values()

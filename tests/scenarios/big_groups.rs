@@ -120,3 +120,59 @@ solr_test!(
         assert_settled(t, dir.path());
     }
 );
+
+/// Triples of pages sharing a text, each with its own title, description and URL.
+fn triple_member(t: usize, k: usize) -> Value {
+    let text: Vec<String> = (0..40).map(|w| format!("tri{t}word{w}")).collect();
+    json!({
+        "id": format!("triple-{t:03}-{k}"),
+        "sku": format!("https://triples.example/{t}/{k}"),
+        "title": [format!("Triple {t} page {k}")],
+        "description_txt": [format!("The description of page {k} of triple {t}.")],
+        "text_t": text.join(" "),
+    })
+}
+
+solr_test!(
+    deletions_across_many_groups_are_looked_up_not_read_whole,
+    |t: &Target| {
+        // Pages deleted from many small groups open more documents than the copy's floor (64),
+        // but no more than two per deleted page: those are looked up in Solr, and the change
+        // state is read once (pass A), not again by passes B and C and the near step.
+        const TRIPLES: usize = 45;
+        let dir = tempfile::tempdir().unwrap();
+        let mut docs: Vec<Value> = (0..TRIPLES)
+            .flat_map(|i| (0..3).map(move |k| triple_member(i, k)))
+            .collect();
+        docs.extend(corpus(400, 7));
+        t.load(&docs);
+        run(t, dir.path());
+        assert_settled(t, dir.path());
+        let before = t.docs().len() as u64;
+        let gone: Vec<String> = (0..TRIPLES).map(|i| format!("triple-{i:03}-1")).collect();
+        t.delete(&gone.iter().map(String::as_str).collect::<Vec<_>>());
+        t.commit();
+        let report = run(t, dir.path());
+        eprintln!("deleted: {} {}", report["changes"], report["work"]);
+        let changes = &report["changes"];
+        assert_eq!(changes["source"], "versions", "{report}");
+        assert_eq!(n(changes, "deleted"), TRIPLES as u64, "{report}");
+        // Decided: the two members left in each triple.
+        assert_eq!(
+            n(&report["documents"], "decided"),
+            2 * TRIPLES as u64,
+            "{report}"
+        );
+        // One pass over the state (pass A); the rest looked up.
+        let left = before - TRIPLES as u64;
+        assert_eq!(n(changes, "served"), left, "{report}");
+        // Pass B looks up the 90 members once (pass C writes from what it read), the near step
+        // by id and again by their keys.
+        let looked = n(&report["work"], "lookup_docs");
+        assert!(
+            looked > 0 && looked <= 6 * TRIPLES as u64,
+            "{looked} looked up for {TRIPLES} deleted pages: {report}"
+        );
+        assert_settled(t, dir.path());
+    }
+);

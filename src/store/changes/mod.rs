@@ -335,6 +335,11 @@ impl Store for ChangeStore {
         self.view.lock().expect("view").is_some() && self.servable(query)
     }
 
+    fn deleted_since(&self) -> u64 {
+        let view = self.view.lock().expect("view");
+        view.as_ref().map_or(0, |v| v.deleted.len() as u64)
+    }
+
     fn max_lookup_values(&self) -> usize {
         self.inner.max_lookup_values()
     }

@@ -115,13 +115,14 @@ impl ChangeStore {
             };
             let (id, doc) = if take_over {
                 let (id, d) = over.next().expect("peeked");
-                (id.clone(), d.clone())
+                (id.clone(), project(d.clone(), &query.fields, &c.id_field))
             } else {
+                // Decoded with the query's fields only.
                 let (_, id, doc) = pending.take().expect("a base document");
                 (id, doc)
             };
             last_id = id;
-            docs.push(project(doc, &query.fields, &c.id_field));
+            docs.push(doc);
         }
         Ok(Page {
             docs,
