@@ -496,7 +496,8 @@ impl<S: Store> Round<'_, S> {
         // Passes B and C may look up two documents per change; the near step, whose key lookups
         // reach near-duplicates and their clusters, only a few, so that a run's lookups stay
         // within three per changed page (the changed pages' own light read is one). A deleted
-        // page has no light read: two each.
+        // page opens up to two seeds here, each looked up by id and again by its keys: four
+        // lookups (six with passes B and C).
         let deleted = usize::try_from(self.store.deleted_since()).unwrap_or(usize::MAX);
         let bound = LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE.saturating_mul(deleted));
         if local && seeds > bound {

@@ -177,6 +177,17 @@ impl ChangeStore {
             writer.push(&raw).map_err(err)?;
             pairs.push((raw.hash, raw.version));
         }
+        if let Records::View(m) = &reader {
+            // The whole state was read, or it was not the state the run began from.
+            let count = self.meta.lock().expect("meta").as_ref().map(|m| m.count);
+            if count != Some(m.base_read) {
+                let _ = std::fs::remove_file(&docs_path);
+                return Err(format!(
+                    "the state held {} documents, {count:?} expected",
+                    m.base_read
+                ));
+            }
+        }
         let out = writer.finish().map_err(err)?;
         out.sync_all().map_err(err)?;
         pairs.sort_unstable();

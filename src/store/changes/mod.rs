@@ -153,7 +153,8 @@ struct View {
     deleted: HashSet<u64>,
 }
 
-/// The last light read of the run, as it went by.
+/// The last light read of the run: kept as it went by when it came from Solr, or the view it was
+/// served from.
 #[derive(Default)]
 struct Capture {
     writer: Option<RecordWriter>,

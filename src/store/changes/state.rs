@@ -8,7 +8,7 @@
 //! killed while writing leaves the old state or none, never half of one.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -179,7 +179,7 @@ impl Raw {
 }
 
 // The record's body: for each field, `[u8 index into the state's fields][u8 tag][value]`; a field
-// not in the list (none, as records are projected on it) as `[255][u16 length][name]` first.
+// not in the list, or past its 255th place, as `[255][u16 length][name]` first.
 const NAMED: u8 = 255;
 const NULL: u8 = 0;
 const FALSE: u8 = 1;
@@ -269,7 +269,14 @@ pub(crate) fn decode(
         };
         let keep = match wanted {
             None => true,
-            Some(w) => index != NAMED && w.get(index as usize).copied().unwrap_or(false),
+            Some(w) => {
+                let place = if index == NAMED {
+                    fields.binary_search_by(|f| f.as_str().cmp(&name)).ok()
+                } else {
+                    Some(index as usize)
+                };
+                place.is_some_and(|i| w.get(i).copied().unwrap_or(false))
+            }
         };
         let tag = take(&mut at, 1)?[0];
         let value = match tag {
@@ -355,6 +362,10 @@ impl RecordWriter {
     }
 }
 
+/// The longest record a reader takes: a document's light fields are a few hundred bytes; a length
+/// past this is a damaged file.
+const MAX_RECORD: usize = 64 << 20;
+
 /// Reads records from an offset.
 pub(crate) struct RecordReader {
     input: BufReader<File>,
@@ -374,13 +385,18 @@ impl RecordReader {
     /// The next record, `None` at the end.
     pub(crate) fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
         let mut head = [0u8; 20];
-        match self.input.read_exact(&mut head[..4]) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-            Err(e) => return Err(e),
+        // The end of the file only between records; a record cut short is an error.
+        if self.input.fill_buf()?.is_empty() {
+            return Ok(None);
         }
-        self.input.read_exact(&mut head[4..])?;
+        self.input.read_exact(&mut head)?;
         let len = u32::from_le_bytes(head[..4].try_into().expect("4")) as usize;
+        if len > MAX_RECORD {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a state record of {len} bytes"),
+            ));
+        }
         let mut body = vec![0u8; len];
         self.input.read_exact(&mut body)?;
         self.at += 20 + len as u64;
@@ -524,6 +540,36 @@ mod tests {
             let _ = decode(&raw.body[..cut], &fields, None);
         }
         assert!(decode(&raw.body, &fields[..2], None).is_err());
+    }
+
+    #[test]
+    fn a_records_file_cut_short_is_an_error_not_an_end() {
+        let fields = vec!["id".to_owned()];
+        let doc: Doc = serde_json::from_str(r#"{"id": "a"}"#).unwrap();
+        let raw = Raw::of(&doc, &fields, "id", "_version_", 1);
+        let mut w = RecordWriter::new(tempfile::tempfile().unwrap());
+        w.push(&raw).unwrap();
+        w.push(&raw).unwrap();
+        let mut f = w.finish().unwrap();
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        let whole = bytes.len() / 2;
+        // Whole records, then a cut in the second one's header and in its body.
+        for (cut, second) in [
+            (2 * whole, true),
+            (whole + 3, false),
+            (2 * whole - 1, false),
+        ] {
+            let mut t = tempfile::tempfile().unwrap();
+            t.write_all(&bytes[..cut]).unwrap();
+            let mut r = RecordReader::new(t, 0).unwrap();
+            assert!(r.next_raw().unwrap().is_some());
+            match r.next_raw() {
+                Ok(Some(_)) if second => assert!(r.next_raw().unwrap().is_none()),
+                Err(_) if !second => {}
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+        }
     }
 
     #[test]

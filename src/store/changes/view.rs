@@ -221,6 +221,10 @@ pub(super) struct Merged<'v> {
     pending: Option<(String, Raw)>,
     /// The id's place among the state's fields.
     id_only: Vec<bool>,
+    /// The last base record's id: the state is in id order.
+    last_base: Option<String>,
+    /// Base records read: at the end, the state's count.
+    pub(super) base_read: u64,
     base_done: bool,
 }
 
@@ -239,6 +243,8 @@ impl<'v> Merged<'v> {
                 .iter()
                 .map(|f| *f == store.cfg.id_field)
                 .collect(),
+            last_base: None,
+            base_read: 0,
         })
     }
 
@@ -250,15 +256,23 @@ impl<'v> Merged<'v> {
                 self.base_done = true;
                 break;
             };
-            if self.view.deleted.contains(&raw.hash) {
-                continue;
-            }
+            self.base_read += 1;
             let doc = raw.doc_with(&self.store.fields, &self.id_only)?;
             let id = doc
                 .get(&c.id_field)
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned();
+            if self.last_base.as_deref().is_some_and(|l| l >= id.as_str()) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the state's documents are not in id order",
+                ));
+            }
+            self.last_base = Some(id.clone());
+            if self.view.deleted.contains(&raw.hash) {
+                continue;
+            }
             if self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(&id) {
                 continue;
             }
