@@ -298,3 +298,141 @@ impl<'v> Merged<'v> {
         Ok(self.pending.take().map(|(_, raw)| raw))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashSet};
+    use std::sync::Arc;
+
+    use serde_json::{json, Value};
+
+    use super::super::state::{Raw, RecordWriter};
+    use super::super::{ChangeStore, ChangesConfig, View};
+    use super::Merged;
+    use crate::store::file::{FileStore, Output, OutputFormat};
+    use crate::store::{Doc, Filter, ReadQuery};
+
+    fn doc(id: &str, version: i64, n: i64) -> Doc {
+        match json!({"id": id, "_version_": version, "url_s": format!("http://x/{id}"),
+                     "n_i": n, "keys_ls": [n, -n]})
+        {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The merged next state and a read of every field through `serve`, page by page, both give
+    /// the state's documents less the deleted ones, with the changed ones in their places.
+    #[test]
+    fn the_merged_state_is_what_serve_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.jsonl");
+        std::fs::write(&input, "").unwrap();
+        let inner = FileStore::open(
+            &input,
+            Output::File(dir.path().join("out.jsonl")),
+            OutputFormat::Updates,
+            "id",
+            "_version_",
+        )
+        .unwrap();
+        let light: Vec<String> = ["id", "_version_", "url_s", "n_i"]
+            .map(String::from)
+            .to_vec();
+        let store = ChangeStore::new(
+            Arc::new(inner),
+            ChangesConfig {
+                dir: dir.path().join("state"),
+                target: "test".into(),
+                filter_text: None,
+                filter: Filter::All,
+                id_field: "id".into(),
+                version_field: "_version_".into(),
+                light_fields: light,
+                extra_fields: vec!["keys_ls".into()],
+                digest: String::new(),
+                window_ms: 0,
+                batch: 3,
+                max_changed: 100,
+                writes: true,
+                visible_after_commit: true,
+                full: false,
+                temp_dir: None,
+                memory: 1 << 24,
+            },
+        );
+        let base: Vec<Doc> = ["a", "b", "c", "d", "e", "f", "g"]
+            .iter()
+            .enumerate()
+            .map(|(i, id)| doc(id, 10 + i as i64, i as i64))
+            .collect();
+        let mut w = RecordWriter::new(tempfile::tempfile().unwrap());
+        for d in &base {
+            w.push(&Raw::of(d, &store.fields, "id", "_version_", store.seed()))
+                .unwrap();
+        }
+        let docs = w.finish().unwrap();
+        // "c" re-indexed, "cc", "0" and "z" new, "e" deleted.
+        let overlay: BTreeMap<String, Doc> = [
+            doc("0", 30, 100),
+            doc("c", 31, 102),
+            doc("cc", 32, 103),
+            doc("z", 33, 104),
+        ]
+        .into_iter()
+        .map(|d| (d["id"].as_str().unwrap().to_owned(), d))
+        .collect();
+        let replaced = overlay.keys().map(|id| store.hash(id)).collect();
+        let deleted: HashSet<u64> = [store.hash("e")].into_iter().collect();
+        let view = Arc::new(View {
+            docs,
+            overlay,
+            replaced,
+            deleted,
+        });
+        let expected: Vec<Doc> = ["0", "a", "b", "c", "cc", "d", "f", "g", "z"]
+            .iter()
+            .map(|id| match *id {
+                "0" => doc("0", 30, 100),
+                "c" => doc("c", 31, 102),
+                "cc" => doc("cc", 32, 103),
+                "z" => doc("z", 33, 104),
+                other => base.iter().find(|d| d["id"] == *other).unwrap().clone(),
+            })
+            .collect();
+
+        let mut merged = Merged::new(&store, &view).unwrap();
+        let mut got = Vec::new();
+        while let Some(raw) = merged.next_raw().unwrap() {
+            got.push(raw.doc(&store.fields).unwrap());
+        }
+        assert_eq!(got, expected);
+        assert_eq!(merged.base_read, 7);
+
+        let query = ReadQuery {
+            filter: Filter::All,
+            fields: store.fields.clone(),
+            rows: 2,
+        };
+        let (mut served, mut cursor) = (Vec::new(), None::<String>);
+        loop {
+            let page = store.serve(&view, &query, cursor.as_deref()).unwrap();
+            served.extend(page.docs);
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(served, expected);
+        // A light read of some fields: only those (and the id).
+        let some = ReadQuery {
+            fields: vec!["n_i".into()],
+            ..query
+        };
+        let page = store.serve(&view, &some, None).unwrap();
+        assert_eq!(
+            Value::Array(page.docs.into_iter().map(Value::Object).collect()),
+            json!([{"id": "0", "n_i": 100}, {"id": "a", "n_i": 0}])
+        );
+    }
+}
