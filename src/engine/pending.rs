@@ -135,118 +135,29 @@ impl Pending {
     }
 }
 
-/// The entry format: per field, its name's length (u16) and bytes, a tag, and the value: nothing
-/// (null, false, true), 8 bytes (an `i64`), a length (u32) and bytes (a string, or any other JSON
-/// value as text), or a count (u32) and 8 bytes each (an array of `i64`). Little-endian.
+/// The entry format: per field, its name's length (u16) and bytes, then the value
+/// ([`crate::store::codec`]).
 mod codec {
     use std::io::{Error, Result};
 
     use serde_json::Value;
 
-    const NULL: u8 = 0;
-    const FALSE: u8 = 1;
-    const TRUE: u8 = 2;
-    const INT: u8 = 3;
-    const STR: u8 = 4;
-    const INTS: u8 = 5;
-    const JSON: u8 = 6;
-
-    fn len32(n: usize) -> Result<[u8; 4]> {
-        u32::try_from(n)
-            .map(u32::to_le_bytes)
-            .map_err(|_| Error::other("a pending value too large to keep"))
-    }
+    use crate::store::codec::{put_value, Reader};
 
     pub(super) fn put(out: &mut Vec<u8>, field: &str, value: &Value) -> Result<()> {
         let name = u16::try_from(field.len()).map_err(|_| Error::other("a field name too long"))?;
         out.extend(name.to_le_bytes());
         out.extend(field.as_bytes());
-        match value {
-            Value::Null => out.push(NULL),
-            Value::Bool(false) => out.push(FALSE),
-            Value::Bool(true) => out.push(TRUE),
-            Value::Number(n) if n.as_i64().is_some() => {
-                out.push(INT);
-                out.extend(n.as_i64().expect("checked").to_le_bytes());
-            }
-            Value::String(s) => {
-                out.push(STR);
-                out.extend(len32(s.len())?);
-                out.extend(s.as_bytes());
-            }
-            Value::Array(a) if a.iter().all(|v| v.as_i64().is_some()) => {
-                out.push(INTS);
-                out.extend(len32(a.len())?);
-                for v in a {
-                    out.extend(v.as_i64().expect("checked").to_le_bytes());
-                }
-            }
-            other => {
-                let text = serde_json::to_vec(other).map_err(Error::other)?;
-                out.push(JSON);
-                out.extend(len32(text.len())?);
-                out.extend(text);
-            }
-        }
-        Ok(())
-    }
-
-    struct Reader<'a>(&'a [u8]);
-
-    impl<'a> Reader<'a> {
-        fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-            if self.0.len() < n {
-                return Err(Error::other("a pending entry cut short"));
-            }
-            let (head, rest) = self.0.split_at(n);
-            self.0 = rest;
-            Ok(head)
-        }
-
-        fn u32(&mut self) -> Result<usize> {
-            Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")) as usize)
-        }
-
-        fn i64(&mut self) -> Result<i64> {
-            Ok(i64::from_le_bytes(
-                self.take(8)?.try_into().expect("8 bytes"),
-            ))
-        }
-
-        fn text(&mut self, n: usize) -> Result<String> {
-            String::from_utf8(self.take(n)?.to_vec()).map_err(Error::other)
-        }
+        put_value(out, value)
     }
 
     pub(super) fn get_all(bytes: &[u8]) -> Result<Vec<(String, Value)>> {
         let mut r = Reader(bytes);
         let mut out = Vec::new();
-        while !r.0.is_empty() {
-            let name = u16::from_le_bytes(r.take(2)?.try_into().expect("2 bytes")) as usize;
-            let field = r.text(name)?;
-            let value = match r.take(1)?[0] {
-                NULL => Value::Null,
-                FALSE => Value::Bool(false),
-                TRUE => Value::Bool(true),
-                INT => Value::from(r.i64()?),
-                STR => {
-                    let n = r.u32()?;
-                    Value::String(r.text(n)?)
-                }
-                INTS => {
-                    let n = r.u32()?;
-                    let mut a = Vec::with_capacity(n);
-                    for _ in 0..n {
-                        a.push(Value::from(r.i64()?));
-                    }
-                    Value::Array(a)
-                }
-                JSON => {
-                    let n = r.u32()?;
-                    serde_json::from_slice(r.take(n)?).map_err(Error::other)?
-                }
-                tag => return Err(Error::other(format!("a pending entry with tag {tag}"))),
-            };
+        while !r.is_empty() {
+            let n = r.u16()?;
+            let field = r.text(n)?.to_owned();
+            let value = r.value(true)?.expect("kept");
             out.push((field, value));
         }
         Ok(out)

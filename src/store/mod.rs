@@ -17,6 +17,7 @@
 //! the set of documents.
 
 pub mod changes;
+pub(crate) mod codec;
 pub mod file;
 pub mod filter;
 pub mod open;

@@ -173,6 +173,7 @@ impl ChangeStore {
                     &c.version_field,
                     self.seed(),
                 )
+                .map_err(err)?
             };
             writer.push(&raw).map_err(err)?;
             pairs.push((raw.hash, raw.version));

@@ -299,25 +299,29 @@ impl Store for ChangeStore {
         }
         let mut page = self.inner.read_page(&wide, cursor).await?;
         let c = &self.cfg;
-        let kept: Vec<(String, Raw)> = page
+        let kept: std::io::Result<Vec<(String, Raw)>> = page
             .docs
             .iter()
             .map(|d| {
                 let id = d.get(&c.id_field).and_then(Value::as_str).unwrap_or("");
                 let doc = project(d.clone(), &self.fields, &c.id_field);
-                (
-                    id.to_owned(),
-                    Raw::of(
-                        &doc,
-                        &self.fields,
-                        &c.id_field,
-                        &c.version_field,
-                        self.seed(),
-                    ),
-                )
+                let raw = Raw::of(
+                    &doc,
+                    &self.fields,
+                    &c.id_field,
+                    &c.version_field,
+                    self.seed(),
+                )?;
+                Ok((id.to_owned(), raw))
             })
             .collect();
-        self.capture(cursor.is_none(), kept, page.next.is_none());
+        match kept {
+            Ok(kept) => self.capture(cursor.is_none(), kept, page.next.is_none()),
+            Err(e) => {
+                warn!("cannot keep the light read for the change state: {e}");
+                self.capture.lock().expect("capture").failed = true;
+            }
+        }
         for doc in &mut page.docs {
             doc.retain(|k, _| k == &self.cfg.id_field || query.fields.iter().any(|f| f == k));
         }

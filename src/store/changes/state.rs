@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::Doc;
+use crate::store::{codec, Doc};
 
 /// The format of the files; another one is not read.
 pub(crate) const FORMAT: u32 = 4;
@@ -155,16 +155,16 @@ impl Raw {
         id_field: &str,
         version_field: &str,
         seed: u64,
-    ) -> Raw {
+    ) -> std::io::Result<Raw> {
         let id = doc.get(id_field).and_then(|v| v.as_str()).unwrap_or("");
-        Raw {
+        Ok(Raw {
             hash: hash(seed, id),
             version: doc
                 .get(version_field)
                 .and_then(serde_json::Value::as_i64)
                 .unwrap_or(0),
-            body: encode(doc, fields),
-        }
+            body: encode(doc, fields)?,
+        })
     }
 
     /// The document, with every field.
@@ -178,61 +178,28 @@ impl Raw {
     }
 }
 
-// The record's body: for each field, `[u8 index into the state's fields][u8 tag][value]`; a field
-// not in the list, or past its 255th place, as `[255][u16 length][name]` first.
+// The record's body: for each field, `[u8 place in the state's fields]` (or `[255][u16 length]
+// [name]` for a field not in the list or past its 255th place), then its value
+// ([`crate::store::codec`]).
 const NAMED: u8 = 255;
-const NULL: u8 = 0;
-const FALSE: u8 = 1;
-const TRUE: u8 = 2;
-const INT: u8 = 3;
-const STR: u8 = 4;
-const INTS: u8 = 5;
-/// Any other value, as JSON (floats, large unsigned numbers, objects, mixed arrays).
-const JSON: u8 = 6;
 
-/// `doc` in the state's encoding, its field names as indices into `fields` (sorted).
-pub(crate) fn encode(doc: &Doc, fields: &[String]) -> Vec<u8> {
-    use serde_json::Value;
+/// `doc` in the state's encoding, its field names as places in `fields` (sorted).
+pub(crate) fn encode(doc: &Doc, fields: &[String]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(64 + doc.len() * 12);
     for (name, value) in doc {
         match fields.binary_search(name) {
             Ok(i) if i < NAMED as usize => out.push(i as u8),
             _ => {
+                let n = u16::try_from(name.len())
+                    .map_err(|_| std::io::Error::other("a field name too long"))?;
                 out.push(NAMED);
-                let n = &name.as_bytes()[..name.len().min(u16::MAX as usize)];
-                out.extend_from_slice(&(n.len() as u16).to_le_bytes());
-                out.extend_from_slice(n);
+                out.extend(n.to_le_bytes());
+                out.extend(name.as_bytes());
             }
         }
-        match value {
-            Value::Null => out.push(NULL),
-            Value::Bool(false) => out.push(FALSE),
-            Value::Bool(true) => out.push(TRUE),
-            Value::Number(n) if n.as_i64().is_some() => {
-                out.push(INT);
-                out.extend_from_slice(&n.as_i64().expect("an i64").to_le_bytes());
-            }
-            Value::String(text) => {
-                out.push(STR);
-                out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-                out.extend_from_slice(text.as_bytes());
-            }
-            Value::Array(items) if items.iter().all(|v| v.as_i64().is_some()) => {
-                out.push(INTS);
-                out.extend_from_slice(&(items.len() as u32).to_le_bytes());
-                for v in items {
-                    out.extend_from_slice(&v.as_i64().expect("an i64").to_le_bytes());
-                }
-            }
-            other => {
-                let json = serde_json::to_vec(other).expect("a value serialises");
-                out.push(JSON);
-                out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-                out.extend_from_slice(&json);
-            }
-        }
+        codec::put_value(&mut out, value)?;
     }
-    out
+    Ok(out)
 }
 
 /// The fields of `body` whose place in `fields` is set in `wanted` (all without it), as a document;
@@ -242,88 +209,29 @@ pub(crate) fn decode(
     fields: &[String],
     wanted: Option<&[bool]>,
 ) -> std::io::Result<Doc> {
-    use serde_json::Value;
-    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
     let mut doc = Doc::new();
-    let mut at = 0usize;
-    let take = |at: &mut usize, n: usize| -> std::io::Result<&[u8]> {
-        let end = at.checked_add(n).filter(|&e| e <= body.len());
-        let end = end.ok_or_else(|| bad("a state record ends early"))?;
-        let s = &body[*at..end];
-        *at = end;
-        Ok(s)
-    };
-    let u32_at = |at: &mut usize| -> std::io::Result<usize> {
-        Ok(u32::from_le_bytes(take(at, 4)?.try_into().expect("4")) as usize)
-    };
-    while at < body.len() {
-        let index = take(&mut at, 1)?[0];
-        let name: std::borrow::Cow<'_, str> = if index == NAMED {
-            let n = u16::from_le_bytes(take(&mut at, 2)?.try_into().expect("2")) as usize;
-            String::from_utf8_lossy(take(&mut at, n)?)
+    let mut r = codec::Reader(body);
+    while !r.is_empty() {
+        let index = r.u8()?;
+        let (name, place) = if index == NAMED {
+            let n = r.u16()?;
+            let name = r.text(n)?;
+            (name, fields.binary_search_by(|f| f.as_str().cmp(name)).ok())
         } else {
-            let f = fields.get(index as usize);
-            f.ok_or_else(|| bad("a state record names a field the state does not hold"))?
-                .as_str()
-                .into()
+            let f = fields.get(index as usize).ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a state record names a field the state does not hold",
+                )
+            })?;
+            (f.as_str(), Some(index as usize))
         };
         let keep = match wanted {
             None => true,
-            Some(w) => {
-                let place = if index == NAMED {
-                    fields.binary_search_by(|f| f.as_str().cmp(&name)).ok()
-                } else {
-                    Some(index as usize)
-                };
-                place.is_some_and(|i| w.get(i).copied().unwrap_or(false))
-            }
+            Some(w) => place.is_some_and(|i| w.get(i).copied().unwrap_or(false)),
         };
-        let tag = take(&mut at, 1)?[0];
-        let value = match tag {
-            NULL => Value::Null,
-            FALSE => Value::Bool(false),
-            TRUE => Value::Bool(true),
-            INT => Value::from(i64::from_le_bytes(take(&mut at, 8)?.try_into().expect("8"))),
-            STR => {
-                let n = u32_at(&mut at)?;
-                let bytes = take(&mut at, n)?;
-                if !keep {
-                    continue;
-                }
-                let text =
-                    std::str::from_utf8(bytes).map_err(|_| bad("a state string is not UTF-8"))?;
-                Value::String(text.to_owned())
-            }
-            INTS => {
-                let n = u32_at(&mut at)?;
-                let bytes = take(
-                    &mut at,
-                    n.checked_mul(8)
-                        .ok_or_else(|| bad("a state array is too long"))?,
-                )?;
-                if !keep {
-                    continue;
-                }
-                Value::Array(
-                    bytes
-                        .chunks_exact(8)
-                        .map(|b| Value::from(i64::from_le_bytes(b.try_into().expect("8"))))
-                        .collect(),
-                )
-            }
-            JSON => {
-                let n = u32_at(&mut at)?;
-                let bytes = take(&mut at, n)?;
-                if !keep {
-                    continue;
-                }
-                serde_json::from_slice(bytes)
-                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?
-            }
-            _ => return Err(bad("a state record holds an unknown value type")),
-        };
-        if keep {
-            doc.insert(name.into_owned(), value);
+        if let Some(value) = r.value(keep)? {
+            doc.insert(name.to_owned(), value);
         }
     }
     Ok(doc)
@@ -525,7 +433,7 @@ mod tests {
                 "mixed": [1, "a"], "empty": [], "nothing": null}"#,
         )
         .unwrap();
-        let raw = Raw::of(&doc, &fields, "id", "_version_", 7);
+        let raw = Raw::of(&doc, &fields, "id", "_version_", 7).unwrap();
         assert_eq!(raw.version, 1883056581424185344);
         assert_eq!(raw.hash, hash(7, "doc-1 ü"));
         assert_eq!(raw.doc(&fields).unwrap(), doc);
@@ -546,7 +454,7 @@ mod tests {
     fn a_records_file_cut_short_is_an_error_not_an_end() {
         let fields = vec!["id".to_owned()];
         let doc: Doc = serde_json::from_str(r#"{"id": "a"}"#).unwrap();
-        let raw = Raw::of(&doc, &fields, "id", "_version_", 1);
+        let raw = Raw::of(&doc, &fields, "id", "_version_", 1).unwrap();
         let mut w = RecordWriter::new(tempfile::tempfile().unwrap());
         w.push(&raw).unwrap();
         w.push(&raw).unwrap();

@@ -287,13 +287,7 @@ impl<'v> Merged<'v> {
         if take_over {
             let (_, d) = self.over.next().expect("peeked");
             let s = self.store;
-            return Ok(Some(Raw::of(
-                d,
-                &s.fields,
-                &c.id_field,
-                &c.version_field,
-                s.seed(),
-            )));
+            return Raw::of(d, &s.fields, &c.id_field, &c.version_field, s.seed()).map(Some);
         }
         Ok(self.pending.take().map(|(_, raw)| raw))
     }
@@ -368,7 +362,7 @@ mod tests {
             .collect();
         let mut w = RecordWriter::new(tempfile::tempfile().unwrap());
         for d in &base {
-            w.push(&Raw::of(d, &store.fields, "id", "_version_", store.seed()))
+            w.push(&Raw::of(d, &store.fields, "id", "_version_", store.seed()).unwrap())
                 .unwrap();
         }
         let docs = w.finish().unwrap();
