@@ -69,7 +69,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next `n` bytes.
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.0.len() < n {
             return Err(damaged("an encoded value cut short"));
         }

@@ -12,15 +12,8 @@ use super::{window_versions, ChangeStore, View, BUCKETS};
 use crate::spill::Strings;
 use crate::store::Doc;
 
-/// Where the next state's documents come from.
-enum Source {
-    /// The light read as the run kept it.
-    File(std::fs::File),
-    /// The view the whole light read was served from.
-    View(Arc<View>),
-}
-
-/// The next state's documents, in id order.
+/// The next state's documents, in id order: the last light read as the run kept it, or the view
+/// the whole of it was served from.
 enum Records<'v> {
     File(RecordReader),
     View(Box<Merged<'v>>),
@@ -87,10 +80,18 @@ impl ChangeStore {
             return Ok(true);
         }
         let cap = std::mem::take(&mut *self.capture.lock().expect("capture"));
-        // The last light read: kept as it went by, or served whole from the view.
-        let source = match (cap.done, &cap.view, cap.view_done, cap.failed, cap.sorted) {
-            (Some(file), None, _, false, true) => Source::File(file),
-            (None, Some(view), true, false, true) => Source::View(view.clone()),
+        let err = |e: std::io::Error| e.to_string();
+        // The last light read: kept as it went by, or served whole from the view (which the merge
+        // borrows).
+        let merged_view: Arc<View>;
+        let mut reader = match (cap.done, cap.view, cap.view_done, cap.failed, cap.sorted) {
+            (Some(file), None, _, false, true) => {
+                Records::File(RecordReader::new(file, 0).map_err(err)?)
+            }
+            (None, Some(view), true, false, true) => {
+                merged_view = view;
+                Records::View(Box::new(Merged::new(self, &merged_view).map_err(err)?))
+            }
             _ => {
                 if !cap.sorted {
                     warn!("the light read was not in id order; no change state is kept");
@@ -119,15 +120,8 @@ impl ChangeStore {
         let docs_name = format!("docs-{token}.bin");
         let ids_name = format!("ids-{token}.bin");
         let docs_path = self.dir.path.join(&docs_name);
-        let err = |e: std::io::Error| e.to_string();
         let out = std::fs::File::create(&docs_path).map_err(err)?;
         let mut writer = RecordWriter::new(out);
-        let mut reader = match &source {
-            Source::File(file) => {
-                Records::File(RecordReader::new(file.try_clone().map_err(err)?, 0).map_err(err)?)
-            }
-            Source::View(view) => Records::View(Box::new(Merged::new(self, view).map_err(err)?)),
-        };
         let mut pairs: Vec<(u64, i64)> = Vec::new();
         while let Some(raw) = reader.next_raw().map_err(err)? {
             let h = raw.hash;

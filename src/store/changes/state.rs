@@ -2,8 +2,8 @@
 //! (its own writes applied), so that the next run reads from the index only what differs.
 //!
 //! Three files per index in `STATE_DIR/changes/NAME/`: `meta.json` (what the state is of, and the
-//! mark), `docs-TOKEN.bin` (each document's id hash, version and light fields in its own compact encoding, in id
-//! order) and `ids-TOKEN.bin` (`(id hash, version)` pairs sorted by hash, 16 bytes a
+//! mark), `docs-TOKEN.bin` (each document's id hash, version and light fields in the state's
+//! encoding, in id order) and `ids-TOKEN.bin` (`(id hash, version)` pairs sorted by hash, 16 bytes a
 //! document, searched in place). `meta.json` is replaced last and names the other two, so a run
 //! killed while writing leaves the old state or none, never half of one.
 
