@@ -49,18 +49,6 @@ impl ChangeStore {
                 (o.parse().unwrap_or(0), Some(id.to_owned()))
             }
         };
-        // A reader of its own on the file opened at the start (which may be unlinked by now).
-        let file = std::fs::File::open(format!("/proc/self/fd/{}", view.docs.as_raw_fd()))?;
-        let mut reader = RecordReader::new(file, offset)?;
-        let mut over = match &last {
-            Some(l) => view
-                .overlay
-                .range::<String, _>((Bound::Excluded(l.clone()), Bound::Unbounded)),
-            None => view
-                .overlay
-                .range::<String, _>((Bound::<String>::Unbounded, Bound::<String>::Unbounded)),
-        }
-        .peekable();
         let c = &self.cfg;
         // The state's fields the query reads (and the id).
         let wanted: Vec<bool> = self
@@ -68,65 +56,29 @@ impl ChangeStore {
             .iter()
             .map(|f| *f == c.id_field || query.fields.contains(f))
             .collect();
+        let mut merged = Merged::at(self, view, offset, last.as_deref(), wanted)?;
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows);
         let mut last_id = last.unwrap_or_default();
-        // The next base document neither deleted nor replaced: its offset, id and document.
-        let mut pending: Option<(u64, String, Doc)> = None;
-        let mut base_done = false;
-        loop {
-            while pending.is_none() && !base_done {
-                let at = reader.at;
-                match reader.next_raw()? {
-                    None => base_done = true,
-                    Some(raw) => {
-                        if view.deleted.contains(&raw.hash) {
-                            continue;
-                        }
-                        let doc = raw.doc_with(&self.fields, &wanted)?;
-                        let id = doc
-                            .get(&c.id_field)
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned();
-                        // Replaced by its changed copy (the hash only says where to look).
-                        if view.replaced.contains(&raw.hash) && view.overlay.contains_key(&id) {
-                            continue;
-                        }
-                        pending = Some((at, id, doc));
-                    }
-                }
-            }
-            if docs.len() == rows {
-                let at = pending.as_ref().map_or(reader.at, |p| p.0);
-                let more = pending.is_some() || over.peek().is_some();
-                let page = Page {
-                    docs,
-                    next: more.then(|| format!("{at}:{last_id}")),
-                    via: Via::State,
-                };
-                return Ok(page);
-            }
-            let take_over = match (&pending, over.peek()) {
-                (None, None) => break,
-                (Some(_), None) => false,
-                (None, Some(_)) => true,
-                (Some((_, b, _)), Some((o, _))) => o.as_str() < b.as_str(),
+        while docs.len() < rows {
+            let Some((id, entry)) = merged.next()? else {
+                break;
             };
-            let (id, doc) = if take_over {
-                let (id, d) = over.next().expect("peeked");
-                (id.clone(), project(d.clone(), &query.fields, &c.id_field))
-            } else {
+            docs.push(match entry {
                 // Decoded with the query's fields only.
-                let (_, id, doc) = pending.take().expect("a base document");
-                (id, doc)
-            };
+                Entry::Base(_, doc) => doc,
+                Entry::Over(d) => project(d.clone(), &query.fields, &c.id_field),
+            });
             last_id = id;
-            docs.push(doc);
         }
+        let next = if docs.len() == rows && merged.more()? {
+            Some(format!("{}:{last_id}", merged.resume_at()))
+        } else {
+            None
+        };
         Ok(Page {
             docs,
-            next: None,
+            next,
             via: Via::State,
         })
     }
@@ -209,55 +161,84 @@ pub(super) fn project(mut doc: Doc, fields: &[String], id_field: &str) -> Doc {
     doc
 }
 
-/// The documents of a view in id order, as records: the state's, less the deleted and the
-/// replaced, with the changed ones in their places. The next state when the run's last light read
-/// was served whole from the view, read without writing a copy first.
+/// One document of a view: the state's (its record, and the fields asked for), or a changed one.
+pub(super) enum Entry<'v> {
+    Base(Raw, Doc),
+    Over(&'v Doc),
+}
+
+/// The documents of a view in id order: the state's, less the deleted and the replaced, with the
+/// changed ones in their places. A page of a read served from the view, and the next state when
+/// the run's last light read was served whole from it (read without writing a copy first).
 pub(super) struct Merged<'v> {
     store: &'v ChangeStore,
     view: &'v View,
     reader: RecordReader,
-    over: std::iter::Peekable<btree_map::Iter<'v, String, Doc>>,
-    /// The next base record neither deleted nor replaced, with its id.
-    pending: Option<(String, Raw)>,
-    /// The id's place among the state's fields.
-    id_only: Vec<bool>,
+    over: std::iter::Peekable<btree_map::Range<'v, String, Doc>>,
+    /// The next base record neither deleted nor replaced: its offset, id, record and document.
+    pending: Option<(u64, String, Raw, Doc)>,
+    /// The places among the state's fields of those decoded (the id always).
+    wanted: Vec<bool>,
     /// The last base record's id: the state is in id order.
     last_base: Option<String>,
-    /// Base records read: at the end, the state's count.
+    /// Base records read: at the end of a whole read, the state's count.
     pub(super) base_read: u64,
     base_done: bool,
 }
 
 impl<'v> Merged<'v> {
+    /// The whole view, decoding the id alone.
     pub(super) fn new(store: &'v ChangeStore, view: &'v View) -> std::io::Result<Self> {
+        let id_only = store
+            .fields
+            .iter()
+            .map(|f| *f == store.cfg.id_field)
+            .collect();
+        Merged::at(store, view, 0, None, id_only)
+    }
+
+    /// The view from the base record at `offset` and the changed documents after `after`,
+    /// decoding the fields whose places are set in `wanted`.
+    fn at(
+        store: &'v ChangeStore,
+        view: &'v View,
+        offset: u64,
+        after: Option<&str>,
+        wanted: Vec<bool>,
+    ) -> std::io::Result<Self> {
+        // A reader of its own on the file opened at the start (which may be unlinked by now).
         let file = std::fs::File::open(format!("/proc/self/fd/{}", view.docs.as_raw_fd()))?;
+        let from = match after {
+            Some(l) => Bound::Excluded(l.to_owned()),
+            None => Bound::Unbounded,
+        };
         Ok(Merged {
             store,
             view,
-            reader: RecordReader::new(file, 0)?,
-            over: view.overlay.iter().peekable(),
+            reader: RecordReader::new(file, offset)?,
+            over: view
+                .overlay
+                .range::<String, _>((from, Bound::Unbounded))
+                .peekable(),
             pending: None,
-            base_done: false,
-            id_only: store
-                .fields
-                .iter()
-                .map(|f| *f == store.cfg.id_field)
-                .collect(),
+            wanted,
             last_base: None,
             base_read: 0,
+            base_done: false,
         })
     }
 
-    /// The next record, `None` at the end.
-    pub(super) fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
+    /// Reads the next base record that is neither deleted nor replaced, if none is waiting.
+    fn fill(&mut self) -> std::io::Result<()> {
         let c = &self.store.cfg;
         while self.pending.is_none() && !self.base_done {
+            let at = self.reader.at;
             let Some(raw) = self.reader.next_raw()? else {
                 self.base_done = true;
                 break;
             };
             self.base_read += 1;
-            let doc = raw.doc_with(&self.store.fields, &self.id_only)?;
+            let doc = raw.doc_with(&self.store.fields, &self.wanted)?;
             let id = doc
                 .get(&c.id_field)
                 .and_then(Value::as_str)
@@ -273,23 +254,58 @@ impl<'v> Merged<'v> {
             if self.view.deleted.contains(&raw.hash) {
                 continue;
             }
+            // Replaced by its changed copy (the hash only says where to look).
             if self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(&id) {
                 continue;
             }
-            self.pending = Some((id, raw));
+            self.pending = Some((at, id, raw, doc));
         }
+        Ok(())
+    }
+
+    /// The next document and its id, `None` at the end.
+    pub(super) fn next(&mut self) -> std::io::Result<Option<(String, Entry<'v>)>> {
+        self.fill()?;
         let take_over = match (&self.pending, self.over.peek()) {
             (None, None) => return Ok(None),
             (Some(_), None) => false,
             (None, Some(_)) => true,
-            (Some((b, _)), Some((o, _))) => o.as_str() < b.as_str(),
+            (Some((_, b, _, _)), Some((o, _))) => o.as_str() < b.as_str(),
         };
         if take_over {
-            let (_, d) = self.over.next().expect("peeked");
-            let s = self.store;
-            return Raw::of(d, &s.fields, &c.id_field, &c.version_field, s.seed()).map(Some);
+            let (id, d) = self.over.next().expect("peeked");
+            return Ok(Some((id.clone(), Entry::Over(d))));
         }
-        Ok(self.pending.take().map(|(_, raw)| raw))
+        let (_, id, raw, doc) = self.pending.take().expect("a base document");
+        Ok(Some((id, Entry::Base(raw, doc))))
+    }
+
+    /// Whether a document follows.
+    fn more(&mut self) -> std::io::Result<bool> {
+        self.fill()?;
+        Ok(self.pending.is_some() || self.over.peek().is_some())
+    }
+
+    /// The offset a later read goes on from: the waiting base record's, or the reader's.
+    fn resume_at(&self) -> u64 {
+        self.pending.as_ref().map_or(self.reader.at, |p| p.0)
+    }
+
+    /// The next record, `None` at the end.
+    pub(super) fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
+        let s = self.store;
+        match self.next()? {
+            None => Ok(None),
+            Some((_, Entry::Base(raw, _))) => Ok(Some(raw)),
+            Some((_, Entry::Over(d))) => Raw::of(
+                d,
+                &s.fields,
+                &s.cfg.id_field,
+                &s.cfg.version_field,
+                s.seed(),
+            )
+            .map(Some),
+        }
     }
 }
 
