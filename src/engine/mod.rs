@@ -73,6 +73,7 @@
 //!   with stale data; the run repeats (up to `max_rounds`) so that its groups are decided again.
 
 pub mod clean;
+mod derived;
 pub(crate) mod doc;
 mod error;
 pub mod group;

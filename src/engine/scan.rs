@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use serde_json::Value;
 
+use super::derived;
 use super::doc::{get_bool, get_i64, get_str, get_strings, has, key_hash};
 use super::guard;
 use super::near::{self, Join};
@@ -27,6 +28,8 @@ const HELD_PAGES: usize = 8;
 /// A page pass A has read, with what each of its documents needs.
 struct Held {
     page: crate::store::Page,
+    /// Beside each document, what an earlier run derived from it (see [`derived`]), decoded.
+    derived: Vec<Option<Derived>>,
     needs: Vec<Need>,
     /// Needs signing where the core does not store the text (`text_not_stored`).
     unsigned: Vec<bool>,
@@ -36,10 +39,39 @@ struct Held {
     texts_needed: usize,
 }
 
+/// A document's record, keys and exclusions as an earlier run derived them.
+type Derived = (Rec, [u64; 6], [Option<Exclusion>; Dimension::COUNT]);
+
 impl<S: Store> Round<'_, S> {
     /// What the documents of `page` need.
-    fn held(&self, page: crate::store::Page) -> Held {
-        let mut needs: Vec<Need> = page.docs.iter().map(|d| self.plan.need(d)).collect();
+    fn held(&self, mut page: crate::store::Page) -> Result<Held, EngineError> {
+        let derived = std::mem::take(&mut page.derived)
+            .into_iter()
+            .map(|d| {
+                d.map(|b| {
+                    derived::decode(&b).ok_or_else(|| {
+                        StoreError::io(
+                            "cannot read the change state",
+                            std::io::Error::new(
+                                std::io::ErrorKind::InvalidData,
+                                "a document's derived part is damaged",
+                            ),
+                        )
+                    })
+                })
+                .transpose()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut needs: Vec<Need> = page
+            .docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| match derived.get(i) {
+                // Derived from as it is: it needed nothing then, under these settings.
+                Some(Some(_)) => Need::Nothing,
+                _ => self.plan.need(d),
+            })
+            .collect();
         let mut unsigned = vec![false; needs.len()];
         if self.plan.cfg.text_not_stored {
             // Nothing to read the text from: counted, and the run stops before writing.
@@ -50,13 +82,14 @@ impl<S: Store> Round<'_, S> {
                 }
             }
         }
-        Held {
+        Ok(Held {
             needed: needs.iter().filter(|n| **n != Need::Nothing).count(),
             texts_needed: needs.iter().filter(|n| **n == Need::Text).count(),
             page,
+            derived,
             needs,
             unsigned,
-        }
+        })
     }
 
     /// Reads every document's light fields, signs what needs it, and returns the records with what
@@ -81,6 +114,13 @@ impl<S: Store> Round<'_, S> {
         let mut join = Join::new(self.spill.clone());
         let mut keys = Keys::new(&self.spill, &self.plan);
         let count_reads = report.rounds == 1;
+        // What the run before derived from the documents that did not change, and what this one
+        // derives, for the next (a store that keeps no copy of the index drops it).
+        let tag = (!self.plan.full).then(|| derived::tag(&self.plan));
+        if let Some(tag) = tag {
+            self.store
+                .serve_derived(tag, std::slice::from_ref(&self.plan.cfg.fields.url));
+        }
         // Documents read with their content, and how many of them have the text field at all.
         let (mut with_content, mut with_text) = (0u64, 0u64);
         // Pages that need signing where the core does not store the text (`text_not_stored`).
@@ -90,7 +130,7 @@ impl<S: Store> Round<'_, S> {
             .await?
         {
             let was_inline = inline;
-            let mut held = vec![self.held(first)];
+            let mut held = vec![self.held(first)?];
             // Pages whose texts come by real-time get (an `/export` page or one from the change
             // state: their cursor cannot go on as a `cursorMark` read, and the light scan costs
             // Solr almost nothing) are gathered until they need a get's worth, so that a few
@@ -107,7 +147,7 @@ impl<S: Store> Round<'_, S> {
                 let Some(page) = pages.next(self.store, &light).await? else {
                     break;
                 };
-                held.push(self.held(page));
+                held.push(self.held(page)?);
             }
             if held.iter().any(|h| h.needed > 0) && !self.guarded.replace(true) {
                 // Before the first signature: is the index signed as this run would sign it?
@@ -159,11 +199,14 @@ impl<S: Store> Round<'_, S> {
             }
             for Held {
                 page,
+                derived,
                 needs,
                 unsigned,
                 ..
             } in held
             {
+                let keeps = tag.is_some() && page.via == Via::State;
+                let mut kept: Vec<(String, i64, Vec<u8>)> = Vec::new();
                 let content: Vec<Option<&Doc>> = page
                     .docs
                     .iter()
@@ -197,6 +240,10 @@ impl<S: Store> Round<'_, S> {
                     .with_min_len(32)
                     .map(|i| {
                         let doc = &page.docs[i];
+                        if let Some(Some((rec, keys, excluded))) = derived.get(i) {
+                            let signed = Signed::as_derived(rec.read_version);
+                            return Some((signed, *rec, *keys, *excluded, Vec::new(), None));
+                        }
                         let signed = sign_one(plan, doc, needs[i], content[i])?;
                         let id = plan.id_of(doc)?;
                         let (mut rec, keys, excluded, near_keys) =
@@ -210,7 +257,9 @@ impl<S: Store> Round<'_, S> {
                         Some((signed, rec, keys, excluded, near_keys, entry))
                     })
                     .collect::<Vec<_>>();
-                for ((doc, outcome), unsigned) in page.docs.iter().zip(signed).zip(unsigned) {
+                for (((doc, outcome), unsigned), need) in
+                    page.docs.iter().zip(signed).zip(unsigned).zip(&needs)
+                {
                     let Some(id) = self.plan.id_of(doc) else {
                         continue;
                     };
@@ -257,6 +306,17 @@ impl<S: Store> Round<'_, S> {
                     // write) as a run's pending ones.
                     rec.pending = set.is_some()
                         || (self.plan.mode == Mode::Check && outcome.update.is_some());
+                    if keeps
+                        && *need == Need::Nothing
+                        && !unsigned
+                        && !outcome.computed
+                        && outcome.update.is_none()
+                        && near_keys.is_empty()
+                    {
+                        // Nothing read, nothing to write: the next run derives the same from it.
+                        let bytes = derived::encode(&rec, &keys, &excluded);
+                        kept.push((id.clone().into_owned(), rec.read_version, bytes));
+                    }
                     entries.push((
                         id,
                         rec,
@@ -265,6 +325,9 @@ impl<S: Store> Round<'_, S> {
                         set,
                         near_keys,
                     ));
+                }
+                if !kept.is_empty() {
+                    self.store.keep_derived(tag.unwrap_or(0), kept);
                 }
                 for (id, rec, rec_keys, url, set, near_keys) in entries {
                     keys.push(&rec_keys)
@@ -659,6 +722,22 @@ pub(super) struct Signed {
     pub(super) version: i64,
     /// The signature fields that differ from the stored ones.
     pub(super) update: Option<Vec<(String, Value)>>,
+}
+
+impl Signed {
+    /// A document whose record an earlier run derived ([`derived`]): it needed nothing, and
+    /// nothing is written to it.
+    fn as_derived(version: i64) -> Self {
+        Signed {
+            sigs: Sigs::default(),
+            near: NearState::Stored(false),
+            blank: false,
+            words: None,
+            computed: false,
+            version,
+            update: None,
+        }
+    }
 }
 
 /// Signs one document from `content`, what `need` read of it (`None`: it vanished), or, needing

@@ -355,6 +355,17 @@ impl ChromeSet {
         self.hosts.get(site_key(host))
     }
 
+    /// Every site with its model version, sorted by site: which chrome a run strips, in short.
+    pub fn versions(&self) -> Vec<(&str, &str)> {
+        let mut v: Vec<(&str, &str)> = self
+            .hosts
+            .iter()
+            .map(|(site, set)| (site.as_str(), set.version.as_str()))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
     /// Sites with chrome.
     pub fn len(&self) -> usize {
         self.hosts.len()

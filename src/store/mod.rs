@@ -57,6 +57,10 @@ pub struct Page {
     pub next: Option<String>,
     /// How the store read it (what it cost the store).
     pub via: Via,
+    /// Beside each document, what the reader derived from it in an earlier run and gave back with
+    /// [`Store::keep_derived`], when the store kept it and the document did not change since (see
+    /// [`Store::serve_derived`]); empty when none has any.
+    pub derived: Vec<Option<Box<[u8]>>>,
 }
 
 /// How a store read a page: Solr's costs per document differ by an order of magnitude between them.
@@ -372,6 +376,20 @@ pub trait Store: Send + Sync {
         0
     }
 
+    /// Asks that the pages of the light read ([`Store::keep_derived`]) come with what the reader
+    /// derived from their documents under `tag` in an earlier run ([`Page::derived`]), each such
+    /// document with only `fields` (and the id): a store that keeps its own copy of the index
+    /// between runs (the change state) then neither decodes nor hands over what the reader would
+    /// only derive the same again from. By default nothing is kept, and nothing comes.
+    fn serve_derived(&self, _tag: u64, _fields: &[String]) {}
+
+    /// What the reader derived under `tag` from documents of the light read it was just given
+    /// (`(id, version, bytes)`, in the read's order): a store that keeps its copy of the index
+    /// for the next run may keep it beside each document that stays as it was read, and serve it
+    /// back ([`Store::serve_derived`]). `tag` names everything the bytes depend on besides the
+    /// document. By default it is dropped.
+    fn keep_derived(&self, _tag: u64, _derived: Vec<(String, i64, Vec<u8>)>) {}
+
     /// How many values one read's [`Filter::AnyOf`] lookups may hold in all: Solr counts each as a
     /// boolean clause against `maxBooleanClauses` (1024 by default). The engine splits longer lookups
     /// into several reads. 0 (the default) means lookups cost no less than reading everything, as
@@ -520,6 +538,12 @@ macro_rules! forward_store {
             }
             fn deleted_since(&self) -> u64 {
                 (**self).deleted_since()
+            }
+            fn serve_derived(&self, tag: u64, fields: &[String]) {
+                (**self).serve_derived(tag, fields)
+            }
+            fn keep_derived(&self, tag: u64, derived: Vec<(String, i64, Vec<u8>)>) {
+                (**self).keep_derived(tag, derived)
             }
             fn max_lookup_values(&self) -> usize {
                 (**self).max_lookup_values()

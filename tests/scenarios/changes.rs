@@ -143,6 +143,52 @@ solr_test!(
     }
 );
 
+solr_test!(
+    what_a_run_derived_from_unchanged_pages_serves_the_next_run,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |extra: &[&str]| run_from_versions(t, dir.path(), extra);
+        let docs = corpus(300, 77);
+        t.load(&docs);
+        run(&[]);
+        let text = |i: usize| docs[i]["text_t"].as_str().unwrap_or("").to_owned();
+        // The first run wrote every page: the state it kept holds nothing derived.
+        t.load(&[
+            recrawled(&docs[5], "A page about lighthouses, re-crawled."),
+            recrawled(&docs[6], &text(7)),
+        ]);
+        let a = run(&[]);
+        assert_eq!(a["changes"]["source"], "versions", "{a}");
+        assert_eq!(n(&a["changes"], "served_derived"), 0, "{a}");
+        assert_settled(t, dir.path());
+        // The pages the run before neither wrote nor saw change come with what it derived.
+        t.load(&[
+            recrawled(&docs[15], "A page about ferries, re-crawled."),
+            recrawled(&docs[16], &text(17)),
+            recrawled(&docs[7], "Its double is gone."),
+        ]);
+        let b = run(&[]);
+        assert_eq!(b["changes"]["source"], "versions", "{b}");
+        let (served, derived) = (
+            n(&b["changes"], "served"),
+            n(&b["changes"], "served_derived"),
+        );
+        let before = n(&a["documents"], "written");
+        assert!(
+            derived + before + 3 >= 300 && derived + 3 <= served,
+            "{derived} of {served} served derived, {before} written before: {b}"
+        );
+        assert_settled(t, dir.path());
+        // Deleted pages, and pages whose groups the deletions open, the same.
+        t.delete(&[t.short(docs[17]["id"].as_str().unwrap())]);
+        t.commit();
+        let c = run(&[]);
+        assert_eq!(c["changes"]["source"], "versions", "{c}");
+        assert!(n(&c["changes"], "served_derived") > 200, "{c}");
+        assert_settled(t, dir.path());
+    }
+);
+
 /// A page re-indexed while a run goes (after the run's mark, before its first write): the run does
 /// not see it, and the next run finds it from its version.
 #[test]

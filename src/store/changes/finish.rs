@@ -99,6 +99,13 @@ impl ChangeStore {
                 return Ok(false);
             }
         };
+        // What the reader derived from the documents it was served, when the read was the view.
+        let sink = std::mem::take(&mut *self.sink.lock().expect("sink"));
+        let tag = sink.tag;
+        let mut derived = match &reader {
+            Records::View(_) => sink.finish().map_err(err)?,
+            Records::File(_) => None,
+        };
         let (mut patches, bytes) = {
             let mut j = self.journal.lock().expect("journal");
             if !j.complete {
@@ -132,8 +139,16 @@ impl ChangeStore {
                 .filter(|p| p.1 > raw.version)
                 .map(|p| (p.1, p.2))
                 .collect();
+            let kept = match derived.as_mut() {
+                Some(d) => d.take(h, raw.version, newer.is_empty()).map_err(err)?,
+                None => None,
+            };
             let raw = if newer.is_empty() {
-                raw
+                writer
+                    .push_parts(h, raw.version, kept.as_deref(), raw.fields_body())
+                    .map_err(err)?;
+                pairs.push((raw.hash, raw.version));
+                continue;
             } else {
                 let mut doc = raw.doc(&self.fields).map_err(err)?;
                 let id = doc
@@ -249,6 +264,10 @@ impl ChangeStore {
             docs: docs_name,
             ids: ids_name,
             dimensions,
+            derived: match derived {
+                Some(d) if d.attached > 0 => tag,
+                _ => 0,
+            },
         };
         self.dir.commit(&meta).map_err(err)?;
         Ok(true)

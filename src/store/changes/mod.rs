@@ -32,6 +32,7 @@
 //! wrote it ended with every group as it decided) with no change since and the same deciding
 //! settings needs no run at all.
 
+mod derived;
 mod finish;
 mod prepare;
 pub(crate) mod state;
@@ -129,6 +130,9 @@ pub struct ChangesSummary {
     pub changed_read: u64,
     /// Documents the run's light reads were served from the state.
     pub served: u64,
+    /// Of `served`, documents served with what the run before derived from them (their grouping
+    /// keys and record), their fields not decoded again.
+    pub served_derived: u64,
     /// Requests to find the changes (and, at the end, to move the mark).
     pub requests: u64,
     /// Documents read light by a `/select` page: the one with the highest version, for the mark.
@@ -185,6 +189,11 @@ pub struct ChangeStore {
     view: Mutex<Option<Arc<View>>>,
     capture: Mutex<Capture>,
     journal: Mutex<Journal>,
+    /// What the reader asked to be served beside the light read: its tag and the fields that then
+    /// come with a document ([`Store::serve_derived`]).
+    derived_wanted: Mutex<Option<(u64, Vec<String>)>>,
+    /// What the reader derived from the last light read, for the next state.
+    sink: Mutex<derived::Sink>,
     summary: Mutex<ChangesSummary>,
     /// The highest version when the run began.
     mark0: Mutex<Option<i64>>,
@@ -240,6 +249,8 @@ impl ChangeStore {
             view: Mutex::new(None),
             capture: Mutex::new(Capture::default()),
             journal: Mutex::new(journal),
+            derived_wanted: Mutex::new(None),
+            sink: Mutex::new(derived::Sink::default()),
             summary: Mutex::new(ChangesSummary::default()),
             mark0: Mutex::new(None),
             meta: Mutex::new(None),
@@ -281,7 +292,10 @@ impl Store for ChangeStore {
             let page = self
                 .serve(&view, query, cursor)
                 .map_err(|e| StoreError::io("cannot read the change state", e))?;
-            self.summary.lock().expect("summary").served += page.docs.len() as u64;
+            let mut summary = self.summary.lock().expect("summary");
+            summary.served += page.docs.len() as u64;
+            summary.served_derived += page.derived.iter().flatten().count() as u64;
+            drop(summary);
             if light {
                 self.capture_view(cursor.is_none(), &view, page.next.is_none());
             }
@@ -343,6 +357,16 @@ impl Store for ChangeStore {
     fn deleted_since(&self) -> u64 {
         let view = self.view.lock().expect("view");
         view.as_ref().map_or(0, |v| v.deleted.len() as u64)
+    }
+
+    fn serve_derived(&self, tag: u64, fields: &[String]) {
+        *self.derived_wanted.lock().expect("derived") = Some((tag, fields.to_vec()));
+    }
+
+    fn keep_derived(&self, tag: u64, derived: Vec<(String, i64, Vec<u8>)>) {
+        let seed = self.seed();
+        let mut sink = self.sink.lock().expect("sink");
+        sink.push(&self.area, tag, derived, |id| state::hash(seed, id));
     }
 
     fn max_lookup_values(&self) -> usize {

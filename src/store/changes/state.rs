@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::{codec, Doc};
 
-/// The format of the files; another one is not read.
-pub(crate) const FORMAT: u32 = 4;
+/// The format of the files; another one is not read. (5: a record may begin with what the run
+/// derived from it, [`Raw::derived`].)
+pub(crate) const FORMAT: u32 = 5;
 
 /// What `meta.json` holds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -54,6 +55,10 @@ pub(crate) struct Meta {
     /// The report's dimensions of the run that wrote it, as a settled run repeats them.
     #[serde(default)]
     pub(crate) dimensions: serde_json::Value,
+    /// What the records' derived parts ([`Raw::derived`]) were derived under, as the reader that
+    /// gave them named it (0: no record has one).
+    #[serde(default)]
+    pub(crate) derived: u64,
 }
 
 /// The folder of one index's state.
@@ -176,19 +181,46 @@ impl Raw {
     pub(crate) fn doc_with(&self, fields: &[String], wanted: &[bool]) -> std::io::Result<Doc> {
         decode(&self.body, fields, Some(wanted))
     }
+
+    /// What a reader derived from this document in the run that kept it (see
+    /// [`crate::store::Store::keep_derived`]), when it did.
+    pub(crate) fn derived(&self) -> Option<&[u8]> {
+        derived_len(&self.body).map(|n| &self.body[3..3 + n])
+    }
+
+    /// The fields alone, without the derived part.
+    pub(crate) fn fields_body(&self) -> &[u8] {
+        match derived_len(&self.body) {
+            Some(n) => &self.body[3 + n..],
+            None => &self.body,
+        }
+    }
 }
 
-// The record's body: for each field, `[u8 place in the state's fields]` (or `[255][u16 length]
-// [name]` for a field not in the list or past its 255th place), then its value
+/// The length of the derived part `body` begins with, if it begins with one.
+fn derived_len(body: &[u8]) -> Option<usize> {
+    match body {
+        [DERIVED, a, b, ..] => {
+            let n = u16::from_le_bytes([*a, *b]) as usize;
+            (body.len() >= 3 + n).then_some(n)
+        }
+        _ => None,
+    }
+}
+
+// The record's body: first, when the run derived something from the document, `[254][u16
+// length][bytes]`; then for each field, `[u8 place in the state's fields]` (or `[255][u16 length]
+// [name]` for a field not in the list or past its 254th place), then its value
 // ([`crate::store::codec`]).
 const NAMED: u8 = 255;
+const DERIVED: u8 = 254;
 
 /// `doc` in the state's encoding, its field names as places in `fields` (sorted).
 pub(crate) fn encode(doc: &Doc, fields: &[String]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(64 + doc.len() * 12);
     for (name, value) in doc {
         match fields.binary_search(name) {
-            Ok(i) if i < NAMED as usize => out.push(i as u8),
+            Ok(i) if i < DERIVED as usize => out.push(i as u8),
             _ => {
                 let n = u16::try_from(name.len())
                     .map_err(|_| std::io::Error::other("a field name too long"))?;
@@ -210,6 +242,10 @@ pub(crate) fn decode(
     wanted: Option<&[bool]>,
 ) -> std::io::Result<Doc> {
     let mut doc = Doc::new();
+    let body = match derived_len(body) {
+        Some(n) => &body[3 + n..],
+        None => body,
+    };
     let mut r = codec::Reader(body);
     while !r.is_empty() {
         let index = r.u8()?;
@@ -252,12 +288,36 @@ impl RecordWriter {
     }
 
     pub(crate) fn push(&mut self, raw: &Raw) -> std::io::Result<()> {
-        let len =
-            u32::try_from(raw.body.len()).map_err(|_| std::io::Error::other("record of 4 GiB"))?;
+        self.push_parts(raw.hash, raw.version, None, &raw.body)
+    }
+
+    /// A record of `fields` (a body without a derived part) with `derived` before them.
+    pub(crate) fn push_parts(
+        &mut self,
+        hash: u64,
+        version: i64,
+        derived: Option<&[u8]>,
+        fields: &[u8],
+    ) -> std::io::Result<()> {
+        let head = match derived {
+            Some(d) => {
+                let n = u16::try_from(d.len())
+                    .map_err(|_| std::io::Error::other("a derived part of 64 KiB"))?;
+                3 + n as usize
+            }
+            None => 0,
+        };
+        let len = u32::try_from(head + fields.len())
+            .map_err(|_| std::io::Error::other("record of 4 GiB"))?;
         self.out.write_all(&len.to_le_bytes())?;
-        self.out.write_all(&raw.hash.to_le_bytes())?;
-        self.out.write_all(&raw.version.to_le_bytes())?;
-        self.out.write_all(&raw.body)?;
+        self.out.write_all(&hash.to_le_bytes())?;
+        self.out.write_all(&version.to_le_bytes())?;
+        if let Some(d) = derived {
+            self.out.write_all(&[DERIVED])?;
+            self.out.write_all(&(d.len() as u16).to_le_bytes())?;
+            self.out.write_all(d)?;
+        }
+        self.out.write_all(fields)?;
         self.written += 1;
         Ok(())
     }

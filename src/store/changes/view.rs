@@ -57,6 +57,28 @@ impl ChangeStore {
             .map(|f| *f == c.id_field || query.fields.contains(f))
             .collect();
         let mut merged = Merged::at(self, view, offset, last.as_deref(), wanted)?;
+        // A document the reader derived something from in the run before, under what it derives
+        // under now, comes with that and the fields it asked for beside it.
+        if self.is_light_read(query) {
+            let tag = self
+                .meta
+                .lock()
+                .expect("meta")
+                .as_ref()
+                .map_or(0, |m| m.derived);
+            if let Some((t, fields)) = self.derived_wanted.lock().expect("derived").as_ref() {
+                if *t == tag && tag != 0 {
+                    merged.lean = Some(
+                        self.fields
+                            .iter()
+                            .map(|f| *f == c.id_field || fields.contains(f))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        let lean = merged.lean.is_some();
+        let mut derived = Vec::new();
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows);
         let mut last_id = last.unwrap_or_default();
@@ -64,12 +86,19 @@ impl ChangeStore {
             let Some((id, entry)) = merged.next()? else {
                 break;
             };
-            docs.push(match entry {
-                // Decoded with the query's fields only.
-                Entry::Base(_, doc) => doc,
-                Entry::Over(d) => project(d.clone(), &query.fields, &c.id_field),
-            });
+            let (doc, d) = match entry {
+                // Decoded with the query's fields only (or the lean ones beside what was derived).
+                Entry::Base(raw, doc) => (doc, raw.derived().filter(|_| lean).map(Box::from)),
+                Entry::Over(d) => (project(d.clone(), &query.fields, &c.id_field), None),
+            };
+            if lean {
+                derived.push(d);
+            }
+            docs.push(doc);
             last_id = id;
+        }
+        if derived.iter().all(Option::is_none) {
+            derived.clear();
         }
         let next = if docs.len() == rows && merged.more()? {
             Some(format!("{}:{last_id}", merged.resume_at()))
@@ -80,6 +109,7 @@ impl ChangeStore {
             docs,
             next,
             via: Via::State,
+            derived,
         })
     }
 
@@ -93,6 +123,7 @@ impl ChangeStore {
                 view: Some(view.clone()),
                 ..Capture::default()
             };
+            *self.sink.lock().expect("sink") = super::derived::Sink::new(true);
         }
         if cap.view.is_none() {
             // A read that began from Solr: not the view's.
@@ -116,6 +147,7 @@ impl ChangeStore {
                 sorted: true,
                 ..Capture::default()
             };
+            *self.sink.lock().expect("sink") = super::derived::Sink::new(false);
             match self.area.file() {
                 Ok(f) => cap.writer = Some(RecordWriter::new(f)),
                 Err(e) => {
@@ -179,6 +211,8 @@ pub(super) struct Merged<'v> {
     pending: Option<(u64, String, Raw, Doc)>,
     /// The places among the state's fields of those decoded (the id always).
     wanted: Vec<bool>,
+    /// The places decoded of a record with a derived part, when they are fewer.
+    pub(super) lean: Option<Vec<bool>>,
     /// The last base record's id: the state is in id order.
     last_base: Option<String>,
     /// Base records read: at the end of a whole read, the state's count.
@@ -222,6 +256,7 @@ impl<'v> Merged<'v> {
                 .peekable(),
             pending: None,
             wanted,
+            lean: None,
             last_base: None,
             base_read: 0,
             base_done: false,
@@ -238,7 +273,11 @@ impl<'v> Merged<'v> {
                 break;
             };
             self.base_read += 1;
-            let doc = raw.doc_with(&self.store.fields, &self.wanted)?;
+            let wanted = match (&self.lean, raw.derived()) {
+                (Some(lean), Some(_)) => lean,
+                _ => &self.wanted,
+            };
+            let doc = raw.doc_with(&self.store.fields, wanted)?;
             let id = doc
                 .get(&c.id_field)
                 .and_then(Value::as_str)
