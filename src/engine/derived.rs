@@ -134,6 +134,57 @@ mod tests {
     use super::*;
     use crate::engine::RankPrefix;
 
+    fn tag_of(cfg: &crate::engine::EngineConfig) -> u64 {
+        tag(&Plan::new(cfg, crate::engine::Mode::Run, false))
+    }
+
+    #[test]
+    fn the_tag_changes_with_what_a_record_is_derived_from() {
+        use crate::engine::{DecidedUnder, EngineConfig, Scope};
+        let base = || {
+            let mut cfg = EngineConfig::default();
+            cfg.decided_under = DecidedUnder::of(&cfg);
+            cfg
+        };
+        let t = tag_of(&base());
+        assert_ne!(t, 0);
+        assert_eq!(tag_of(&base()), t, "the same settings, the same tag");
+        let mut other: Vec<(&str, EngineConfig)> = Vec::new();
+        let mut c = base();
+        c.preference.prefer_https = false;
+        other.push(("preference", c));
+        let mut c = base();
+        c.decided_under = DecidedUnder::Unknown;
+        other.push(("decided under", c));
+        let mut c = base();
+        c.fuzzy_min_words += 1;
+        other.push(("fuzzy floor", c));
+        let mut c = base();
+        c.dimensions.pop();
+        other.push(("dimensions", c));
+        let mut c = base();
+        c.scope = Scope::Host;
+        other.push(("scope", c));
+        let mut c = base();
+        c.fields.url = "url_s".into();
+        other.push(("fields", c));
+        let mut c = base();
+        c.url_rules = Some(std::sync::Arc::new(crate::urlrules::Rules::default()));
+        other.push(("rules", c));
+        let mut c = base();
+        c.near.shingle += 1;
+        other.push(("near parameters", c));
+        for (what, cfg) in other {
+            assert_ne!(tag_of(&cfg), t, "{what}");
+        }
+        // What a record does not depend on leaves it.
+        let mut c = base();
+        c.batch_size = 7;
+        c.memory /= 2;
+        c.dry_run = true;
+        assert_eq!(tag_of(&c), t);
+    }
+
     #[test]
     fn a_record_comes_back_as_it_went() {
         let mut rec = Rec::new(7, 1 << 40, RankPrefix::from_bytes(&[3; 12]));

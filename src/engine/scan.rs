@@ -257,8 +257,13 @@ impl<S: Store> Round<'_, S> {
                         Some((signed, rec, keys, excluded, near_keys, entry))
                     })
                     .collect::<Vec<_>>();
-                for (((doc, outcome), unsigned), need) in
-                    page.docs.iter().zip(signed).zip(unsigned).zip(&needs)
+                for (i, (((doc, outcome), unsigned), need)) in page
+                    .docs
+                    .iter()
+                    .zip(signed)
+                    .zip(unsigned)
+                    .zip(&needs)
+                    .enumerate()
                 {
                     let Some(id) = self.plan.id_of(doc) else {
                         continue;
@@ -306,7 +311,10 @@ impl<S: Store> Round<'_, S> {
                     // write) as a run's pending ones.
                     rec.pending = set.is_some()
                         || (self.plan.mode == Mode::Check && outcome.update.is_some());
+                    // Served with what the run before derived: the store keeps that.
+                    let served_derived = matches!(derived.get(i), Some(Some(_)));
                     if keeps
+                        && !served_derived
                         && *need == Need::Nothing
                         && !unsigned
                         && !outcome.computed

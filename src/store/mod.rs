@@ -387,7 +387,8 @@ pub trait Store: Send + Sync {
     /// (`(id, version, bytes)`, in the read's order): a store that keeps its copy of the index
     /// for the next run may keep it beside each document that stays as it was read, and serve it
     /// back ([`Store::serve_derived`]). `tag` names everything the bytes depend on besides the
-    /// document. By default it is dropped.
+    /// document, so a document served with bytes under the `tag` asked for keeps them without
+    /// being given them again. By default it is dropped.
     fn keep_derived(&self, _tag: u64, _derived: Vec<(String, i64, Vec<u8>)>) {}
 
     /// How many values one read's [`Filter::AnyOf`] lookups may hold in all: Solr counts each as a

@@ -8,7 +8,9 @@
 //! run's light read hands them back with the id and URL alone instead of decoding every field
 //! ([`super::view`]). The bytes stay only with a record that is exactly what the reader was served:
 //! a document the run wrote (its flags changed) or that changed since loses them, and a later
-//! round's read from Solr keeps none.
+//! round's read from Solr keeps none. A record served with its bytes under the tag the run derives
+//! under keeps them without the reader giving them again: only what is new to the state passes
+//! through the sink.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -84,18 +86,21 @@ impl Sink {
         Ok(())
     }
 
-    /// The bytes kept, to be read back in order: `None` when none were, or not all.
+    /// The bytes kept, to be read back in order: `None` when the read was not the view's, or
+    /// not all of them could be kept.
     pub(super) fn finish(self) -> std::io::Result<Option<SinkReader>> {
-        let (true, Some(w)) = (self.ok, self.writer) else {
+        if !self.ok {
             return Ok(None);
+        }
+        let input = match self.writer {
+            Some(w) => {
+                let mut f = w.into_inner().map_err(|e| e.into_error())?;
+                f.seek(SeekFrom::Start(0))?;
+                Some(BufReader::with_capacity(1 << 20, f))
+            }
+            None => None,
         };
-        let mut f = w.into_inner().map_err(|e| e.into_error())?;
-        f.seek(SeekFrom::Start(0))?;
-        let mut r = SinkReader {
-            input: BufReader::with_capacity(1 << 20, f),
-            next: None,
-            attached: 0,
-        };
+        let mut r = SinkReader { input, next: None };
         r.advance()?;
         Ok(Some(r))
     }
@@ -103,23 +108,24 @@ impl Sink {
 
 /// The kept bytes, read back in the read's order.
 pub(super) struct SinkReader {
-    input: BufReader<File>,
+    input: Option<BufReader<File>>,
     next: Option<(u64, i64, Vec<u8>)>,
-    /// Entries given to records.
-    pub(super) attached: u64,
 }
 
 impl SinkReader {
     fn advance(&mut self) -> std::io::Result<()> {
-        if self.input.fill_buf()?.is_empty() {
-            self.next = None;
+        self.next = None;
+        let Some(input) = self.input.as_mut() else {
+            return Ok(());
+        };
+        if input.fill_buf()?.is_empty() {
             return Ok(());
         }
         let mut head = [0u8; 18];
-        self.input.read_exact(&mut head)?;
+        input.read_exact(&mut head)?;
         let n = u16::from_le_bytes([head[16], head[17]]) as usize;
         let mut bytes = vec![0u8; n];
-        self.input.read_exact(&mut bytes)?;
+        input.read_exact(&mut bytes)?;
         self.next = Some((
             u64::from_le_bytes(head[..8].try_into().expect("8")),
             i64::from_le_bytes(head[8..16].try_into().expect("8")),
@@ -144,7 +150,6 @@ impl SinkReader {
         let (_, v, bytes) = self.next.take().expect("peeked");
         self.advance()?;
         if unchanged && v == version {
-            self.attached += 1;
             Ok(Some(bytes))
         } else {
             Ok(None)

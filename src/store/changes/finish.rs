@@ -101,11 +101,21 @@ impl ChangeStore {
         };
         // What the reader derived from the documents it was served, when the read was the view.
         let sink = std::mem::take(&mut *self.sink.lock().expect("sink"));
-        let tag = sink.tag;
+        // The tag the run derives under; the state's parts under it stay with the records that
+        // stay as they were.
+        let tag = self
+            .derived_wanted
+            .lock()
+            .expect("derived")
+            .as_ref()
+            .map_or(0, |w| w.0);
+        let reused =
+            tag != 0 && self.meta.lock().expect("meta").as_ref().map(|m| m.derived) == Some(tag);
         let mut derived = match &reader {
-            Records::View(_) => sink.finish().map_err(err)?,
-            Records::File(_) => None,
+            Records::View(_) if sink.tag == 0 || sink.tag == tag => sink.finish().map_err(err)?,
+            _ => None,
         };
+        let mut with_derived = 0u64;
         let (mut patches, bytes) = {
             let mut j = self.journal.lock().expect("journal");
             if !j.complete {
@@ -144,8 +154,15 @@ impl ChangeStore {
                 None => None,
             };
             let raw = if newer.is_empty() {
+                let part = match (&kept, &derived) {
+                    (Some(k), _) => Some(k.as_slice()),
+                    // Served with its part, as it still is.
+                    (None, Some(_)) if reused => raw.derived(),
+                    _ => None,
+                };
+                with_derived += u64::from(part.is_some());
                 writer
-                    .push_parts(h, raw.version, kept.as_deref(), raw.fields_body())
+                    .push_parts(h, raw.version, part, raw.fields_body())
                     .map_err(err)?;
                 pairs.push((raw.hash, raw.version));
                 continue;
@@ -264,10 +281,7 @@ impl ChangeStore {
             docs: docs_name,
             ids: ids_name,
             dimensions,
-            derived: match derived {
-                Some(d) if d.attached > 0 => tag,
-                _ => 0,
-            },
+            derived: if with_derived > 0 { tag } else { 0 },
         };
         self.dir.commit(&meta).map_err(err)?;
         Ok(true)
