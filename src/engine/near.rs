@@ -403,7 +403,8 @@ impl<S: Store> Round<'_, S> {
             }
         }
         if stored_members > 0 {
-            self.near_streamed(report, recs, by_hash, &mut join).await?;
+            self.near_streamed(report, recs, by_hash, &mut join, keep)
+                .await?;
         }
         debug!(pairs = join.len(), "near: joining");
         join.groups(recs.len(), self.spill.share(Join::SHARE))
@@ -411,14 +412,27 @@ impl<S: Store> Round<'_, S> {
     }
 
     /// Reads every stored document's keys into the join: the path that is always right, for the
-    /// file store, host scope, a large change, or past the lookup budget.
+    /// file store, host scope, a large change, or past the lookup budget. A stored document that
+    /// shares a key with a document signed in this round has its id kept: it may leave the
+    /// place it had (alone, as a run leaves a document alone, and so not kept by pass A), and
+    /// passes B and C find it by id instead of reading everything again.
     async fn near_streamed(
         &self,
         report: &mut Report,
         recs: &Recs,
         by_hash: &SortedPairs,
         join: &mut Join,
+        keep: &mut Keep,
     ) -> Result<(), EngineError> {
+        let signed = if keep.everything {
+            None
+        } else {
+            // Up to a 64th of the budget at 8 bytes a key.
+            let limit = usize::try_from(self.plan.cfg.memory / 512).unwrap_or(usize::MAX);
+            join.distinct_keys(limit.max(LOOKUP_KEYS))
+                .map_err(join_error)?
+                .map(SignedKeys::new)
+        };
         let f = &self.plan.cfg.fields;
         let mut fields = vec![f.id.clone(), f.version.clone(), f.near_keys.clone()];
         if self.plan.cfg.scope != Scope::Global {
@@ -442,8 +456,16 @@ impl<S: Store> Round<'_, S> {
                 } else {
                     None
                 };
-                join.add(idx as u32, self.near_keys_of(doc, host))
-                    .map_err(join_error)?;
+                let keys = self.near_keys_of(doc, host);
+                if signed
+                    .as_ref()
+                    .is_some_and(|s| keys.iter().any(|&k| s.holds(k)))
+                {
+                    if let Some(id) = self.plan.id_of(doc) {
+                        keep.note_id(idx, &id);
+                    }
+                }
+                join.add(idx as u32, keys).map_err(join_error)?;
             }
         }
         Ok(())
@@ -669,6 +691,35 @@ impl<S: Store> Round<'_, S> {
             Some(v) => v.as_i64().map(|k| join_key(k, host)).into_iter().collect(),
             None => Vec::new(),
         }
+    }
+}
+
+/// The keys of the documents signed in a round, to tell a stored document that shares one: a
+/// bitmap of their low bits first (keys are hashes), then the sorted keys.
+struct SignedKeys {
+    bits: FixedBitSet,
+    keys: Vec<u64>,
+}
+
+impl SignedKeys {
+    const BITS: u32 = 22;
+
+    fn new(mut keys: Vec<u64>) -> Self {
+        keys.sort_unstable();
+        keys.dedup();
+        let mut bits = FixedBitSet::with_capacity(1 << Self::BITS);
+        for &k in &keys {
+            bits.insert(Self::slot(k));
+        }
+        SignedKeys { bits, keys }
+    }
+
+    fn slot(k: u64) -> usize {
+        (k & ((1 << Self::BITS) - 1)) as usize
+    }
+
+    fn holds(&self, k: u64) -> bool {
+        self.bits[Self::slot(k)] && self.keys.binary_search(&k).is_ok()
     }
 }
 

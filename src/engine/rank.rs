@@ -117,6 +117,24 @@ impl<S: Store> Round<'_, S> {
             }
         }
         let missed = lookups.then(|| open.docs.difference_count(&seen));
+        if missed.is_some_and(|m| m > 0) && tracing::enabled!(tracing::Level::DEBUG) {
+            for idx in open.docs.difference(&seen).take(5) {
+                let rec = recs.get(idx);
+                let sizes: Vec<(&str, u32)> = Dimension::ALL
+                    .into_iter()
+                    .filter_map(|d| {
+                        let g = groups[d.index()].as_ref()?;
+                        let gi = g.group_of(idx);
+                        (gi != Groups::ALONE).then(|| (d.name(), g.sizes[gi as usize]))
+                    })
+                    .collect();
+                tracing::debug!(
+                    ?rec,
+                    ?sizes,
+                    "a document to decide the lookups did not find"
+                );
+            }
+        }
         Ok(Ranked {
             best,
             missed,

@@ -189,6 +189,41 @@ solr_test!(
     }
 );
 
+solr_test!(
+    a_page_that_becomes_a_near_double_of_a_changed_one_is_looked_up_not_read_whole,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |extra: &[&str]| run_from_versions(t, dir.path(), extra);
+        let docs = corpus(1000, 78);
+        t.load(&docs);
+        run(&[]);
+        // Eighty pages re-crawled with texts of their own (more changes than the near step looks
+        // up one by one: it reads every stored key), one of them a near copy of a page that was
+        // alone: that page leaves its place, and passes B and C must find it.
+        let words = |i: usize| -> String {
+            (0..60)
+                .map(|w| format!("w{i}x{w}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let alone = "A page alone until now: ".to_owned() + &words(1000);
+        t.load(&[json!({"id": "alone-1", "sku": "https://alone.example/a", "text_t": alone})]);
+        t.commit();
+        run(&[]);
+        let mut again: Vec<Value> = (100..180)
+            .map(|i| recrawled(&docs[i], &format!("Re-crawled page {i}: {}", words(i))))
+            .collect();
+        again[0] = recrawled(&docs[100], &alone.replace("w1000x59", "changed"));
+        t.load(&again);
+        let after = run(&[]);
+        assert_eq!(after["changes"]["source"], "versions", "{after}");
+        assert!(n(&after["dimensions"]["near"], "doubles") >= 1, "{after}");
+        // Looked up: not the whole index again for passes B and C.
+        assert!(n(&after["documents"], "reread") < 1001, "{after}");
+        assert_settled(t, dir.path());
+    }
+);
+
 /// A page re-indexed while a run goes (after the run's mark, before its first write): the run does
 /// not see it, and the next run finds it from its version.
 #[test]
