@@ -89,6 +89,7 @@ mod records;
 pub mod report;
 mod scan;
 pub mod schema_fit;
+mod sign;
 pub mod url_key;
 mod work;
 mod write;
