@@ -19,20 +19,29 @@ use crate::spill::Fixed;
 /// The layout of the bytes: a new one changes every [`tag`].
 const LAYOUT: u8 = 1;
 
+/// How a record is derived: bump it with any change to what [`Plan::record`], [`Plan::need`] or
+/// signing a document that needs nothing compute from a document (URL parsing and keys, rank
+/// prefixes, exclusions), so that parts derived by an older build are not served to this one. The
+/// release version enters the tag too.
+const DERIVATION: u32 = 1;
+
 /// `[u8 LAYOUT][Rec][u64 key × 6][u8 exclusion × dimensions]`.
 const LEN: usize = 1 + Rec::SIZE + 6 * 8 + Dimension::COUNT;
 
-/// What a document's record is derived from besides the document, as one number (never 0): the
-/// field names, the dimensions, the scope, the preference order and URL rules, the order the flags
-/// were decided under, the fuzzy floor, the near-duplicate version and chrome, and the empty
-/// text's signatures.
+/// What a document's record is derived from besides the document, as one number (never 0): how
+/// this build derives it ([`DERIVATION`], the release), the field names, the dimensions, the scope,
+/// the preference order and URL rules, the order the flags were decided under, the fuzzy floor,
+/// the near-duplicate version and chrome, the empty text's signatures and whether the core stores
+/// its text.
 pub(super) fn tag(plan: &Plan<'_>) -> u64 {
     let cfg = plan.cfg;
+    // Rules that do not serialise (they always do) tag as their debug text.
     let rules = |r: Option<&crate::urlrules::Rules>| {
-        r.map(|r| serde_json::to_string(r).unwrap_or_default())
+        r.map(|r| serde_json::to_string(r).unwrap_or_else(|_| format!("{r:?}")))
     };
     let mut text = format!(
-        "{LAYOUT}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{}\n{} {}\n{}\n",
+        "{LAYOUT} {DERIVATION} {}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{}\n{} {}\n{}\n",
+        env!("CARGO_PKG_VERSION"),
         cfg.fields,
         plan.enabled,
         cfg.scope,

@@ -413,9 +413,10 @@ impl<S: Store> Round<'_, S> {
 
     /// Reads every stored document's keys into the join: the path that is always right, for the
     /// file store, host scope, a large change, or past the lookup budget. A stored document that
-    /// shares a key with a document signed in this round has its id kept: it may leave the
-    /// place it had (alone, as a run leaves a document alone, and so not kept by pass A), and
-    /// passes B and C find it by id instead of reading everything again.
+    /// shares a key with a document signed in this round has its id kept (up to [`Keep::CAP`]
+    /// of them, while the round's keys fit a 64th of the budget): it may leave the place it had
+    /// (alone, as a run leaves a document alone, and so not kept by pass A), and passes B and C
+    /// find it by id instead of reading everything again.
     async fn near_streamed(
         &self,
         report: &mut Report,
@@ -445,6 +446,9 @@ impl<S: Store> Round<'_, S> {
         };
         let mut find = Finder::new(recs, by_hash);
         let mut pages = Pages::new(self.progress);
+        // Past as many as lookups carry, none more are kept: the documents pass B does not find
+        // then make it read everything, as before.
+        let mut noted = 0usize;
         while let Some(page) = pages.next(self.store, &query).await? {
             report.work.light(page.via, page.docs.len());
             for doc in &page.docs {
@@ -457,12 +461,13 @@ impl<S: Store> Round<'_, S> {
                     None
                 };
                 let keys = self.near_keys_of(doc, host);
-                if signed
+                let shares = signed
                     .as_ref()
-                    .is_some_and(|s| keys.iter().any(|&k| s.holds(k)))
-                {
+                    .is_some_and(|s| keys.iter().any(|&k| s.holds(k)));
+                if shares && noted < Keep::CAP {
                     if let Some(id) = self.plan.id_of(doc) {
                         keep.note_id(idx, &id);
+                        noted += 1;
                     }
                 }
                 join.add(idx as u32, keys).map_err(join_error)?;

@@ -39,6 +39,14 @@ struct Held {
     texts_needed: usize,
 }
 
+/// The error of a change state whose derived parts cannot be used.
+fn damaged(what: &str) -> StoreError {
+    StoreError::io(
+        "cannot read the change state",
+        std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned()),
+    )
+}
+
 /// A document's record, keys and exclusions as an earlier run derived them.
 type Derived = (Rec, [u64; 6], [Option<Exclusion>; Dimension::COUNT]);
 
@@ -48,20 +56,20 @@ impl<S: Store> Round<'_, S> {
         let derived = std::mem::take(&mut page.derived)
             .into_iter()
             .map(|d| {
-                d.map(|b| {
-                    derived::decode(&b).ok_or_else(|| {
-                        StoreError::io(
-                            "cannot read the change state",
-                            std::io::Error::new(
-                                std::io::ErrorKind::InvalidData,
-                                "a document's derived part is damaged",
-                            ),
-                        )
-                    })
-                })
-                .transpose()
+                d.map(|b| derived::decode(&b).ok_or_else(|| damaged("a derived part is damaged")))
+                    .transpose()
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // Each part must be the page's own: beside it, derived from its id.
+        let misplaced = (!derived.is_empty() && derived.len() != page.docs.len())
+            || derived.iter().zip(&page.docs).any(|(d, doc)| {
+                d.as_ref().is_some_and(|(rec, _, _)| {
+                    self.plan.id_of(doc).map(|id| id_hash(&id)) != Some(rec.id_hash)
+                })
+            });
+        if misplaced {
+            return Err(damaged("a derived part is not its document's").into());
+        }
         let mut needs: Vec<Need> = page
             .docs
             .iter()

@@ -376,7 +376,7 @@ pub trait Store: Send + Sync {
         0
     }
 
-    /// Asks that the pages of the light read ([`Store::keep_derived`]) come with what the reader
+    /// Asks that the pages of the run's light read (every document's light fields) come with what the reader
     /// derived from their documents under `tag` in an earlier run ([`Page::derived`]), each such
     /// document with only `fields` (and the id): a store that keeps its own copy of the index
     /// between runs (the change state) then neither decodes nor hands over what the reader would

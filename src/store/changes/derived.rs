@@ -27,7 +27,6 @@ pub(super) struct Sink {
     ok: bool,
     writer: Option<BufWriter<File>>,
     last: Option<String>,
-    pub(super) count: u64,
 }
 
 impl Sink {
@@ -56,7 +55,7 @@ impl Sink {
         }
         self.tag = tag;
         if let Err(e) = self.write(area, derived, hash) {
-            tracing::debug!("what the run derived is not kept: {e}");
+            tracing::warn!("what the run derived is not kept for the next run: {e}");
             self.ok = false;
         }
     }
@@ -81,7 +80,6 @@ impl Sink {
             w.write_all(&n.to_le_bytes())?;
             w.write_all(&bytes)?;
             self.last = Some(id);
-            self.count += 1;
         }
         Ok(())
     }
