@@ -59,7 +59,8 @@ const HOST: &str = " host";
 /// shingles out.
 const CHROME: &str = " chrome:";
 
-/// The most new keys looked up in the store; beyond, the stored keys are streamed.
+/// The fewest new keys looked up in the store whatever the budget ([`Round::key_limit`]); beyond
+/// the limit, the stored keys are streamed.
 const LOOKUP_KEYS: usize = 100_000;
 
 /// `(key, record)` pairs, partitioned by key, in bounded memory.
@@ -428,9 +429,7 @@ impl<S: Store> Round<'_, S> {
         let signed = if keep.everything {
             None
         } else {
-            // Up to a 64th of the budget at 8 bytes a key.
-            let limit = usize::try_from(self.plan.cfg.memory / 512).unwrap_or(usize::MAX);
-            join.distinct_keys(limit.max(LOOKUP_KEYS))
+            join.distinct_keys(self.key_limit())
                 .map_err(join_error)?
                 .map(SignedKeys::new)
         };
@@ -474,6 +473,14 @@ impl<S: Store> Round<'_, S> {
             }
         }
         Ok(())
+    }
+
+    /// The most distinct keys of this round's signed documents held to look up or to test stored
+    /// keys against: a 64th of the budget at 8 bytes a key, at least [`LOOKUP_KEYS`].
+    fn key_limit(&self) -> usize {
+        usize::try_from(self.plan.cfg.memory / 512)
+            .unwrap_or(usize::MAX)
+            .max(LOOKUP_KEYS)
     }
 
     /// The clusters when only what changed is looked up (see [`Local`]); `seeds` are the documents
@@ -521,19 +528,26 @@ impl<S: Store> Round<'_, S> {
             rows: 1,
         });
         // Passes B and C may look up two documents per change; the near step, whose key lookups
-        // reach near-duplicates and their clusters, only a few, so that a run's lookups stay
-        // within three per changed page (the changed pages' own light read is one). A deleted
-        // page opens up to two seeds here, each looked up by id and again by its keys: four
-        // lookups (six with passes B and C).
+        // reach near-duplicates and their clusters, as many, so that a page re-indexed into or
+        // out of a small cluster is looked up instead of every stored key being read again. A
+        // deleted page opens up to two seeds here, each looked up by id and again by its keys:
+        // four lookups (six with passes B and C).
         let deleted = usize::try_from(self.store.deleted_since()).unwrap_or(usize::MAX);
-        let bound = LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE.saturating_mul(deleted));
+        let dirty = keep.dirty_noted();
+        let bound =
+            LOCAL_ABOVE.max(LOOKUPS_PER_CHANGE.saturating_mul(deleted.saturating_add(dirty)));
         if local && seeds > bound {
-            debug!(seeds, "near: reading every key from the store's copy");
+            debug!(
+                seeds,
+                bound, "near: reading every key from the store's copy"
+            );
             return Ok(Local::NotHere);
         }
         let budget = if local {
             // A deleted page's cluster members are looked up by id and again by their keys.
-            LOCAL_ABOVE.max(2 * LOOKUPS_PER_CHANGE.saturating_mul(deleted))
+            LOCAL_ABOVE.max(
+                LOOKUPS_PER_CHANGE.saturating_mul(deleted.saturating_mul(2).saturating_add(dirty)),
+            )
         } else {
             LOOKUP_FLOOR.max((LOOKUP_PER_SEED * seeds).min(n / 8))
         };
@@ -543,7 +557,8 @@ impl<S: Store> Round<'_, S> {
             self.plan.cfg.batch_size.max(1)
         };
         // What this round signed: its keys are in the join.
-        let Some(mut frontier) = join.distinct_keys(LOOKUP_KEYS).map_err(join_error)? else {
+        let Some(mut frontier) = join.distinct_keys(self.key_limit()).map_err(join_error)? else {
+            debug!("near: the round's keys are past a 64th of the budget; reading every key");
             return Ok(Local::NotHere);
         };
         let mut pairs: Vec<(u64, u32)> = Vec::new();

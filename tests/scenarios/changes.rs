@@ -197,9 +197,9 @@ solr_test!(
         let docs = corpus(1000, 78);
         t.load(&docs);
         run(&[]);
-        // Eighty pages re-crawled with texts of their own (more changes than the near step looks
-        // up one by one: it reads every stored key), one of them a near copy of a page that was
-        // alone: that page leaves its place, and passes B and C must find it.
+        // Eighty pages re-crawled with texts of their own, one of them a near copy of a page that
+        // was alone: that page leaves its place, and passes B and C must find it. The near step
+        // looks up the changed pages' keys instead of reading every stored key again.
         let words = |i: usize| -> String {
             (0..60)
                 .map(|w| format!("w{i}x{w}"))
@@ -218,8 +218,46 @@ solr_test!(
         let after = run(&[]);
         assert_eq!(after["changes"]["source"], "versions", "{after}");
         assert!(n(&after["dimensions"]["near"], "doubles") >= 1, "{after}");
-        // Looked up: not the whole index again for passes B and C.
+        // Looked up: not the whole index again for passes B and C, nor for the near step (pass
+        // A's read of the state is the only one).
         assert!(n(&after["documents"], "reread") < 1001, "{after}");
+        assert!(n(&after["changes"], "served") <= 1001, "{after}");
+        assert_settled(t, dir.path());
+
+        // A change that reaches a cluster of a hundred near copies: more than the near step
+        // looks up for two changed pages, so it reads every stored key from the state (and
+        // passes B and C, deciding the hundred, read the state too); a page alone until now
+        // becomes a near copy of the other changed page. Both end where `--full` does.
+        let shop = "A shop page, the same on every one of its pages: ".to_owned() + &words(2000);
+        let copies: Vec<Value> = (0..100)
+            .map(|i| {
+                json!({"id": format!("shop-{i}"), "sku": format!("https://shop.example/{i}"),
+                            "text_t": shop.clone()})
+            })
+            .collect();
+        let alone = "Another page alone until now: ".to_owned() + &words(3000);
+        t.load(&copies);
+        t.load(&[json!({"id": "alone-2", "sku": "https://alone.example/b", "text_t": alone})]);
+        t.commit();
+        let loaded = run(&[]);
+        assert!(
+            n(&loaded["dimensions"]["near"], "doubles") >= 100,
+            "{loaded}"
+        );
+        assert_settled(t, dir.path());
+        t.load(&[
+            json!({"id": "shop-7", "sku": "https://shop.example/7",
+                   "text_t": "A shop page re-crawled with a text of its own: ".to_owned()
+                       + &words(4000)}),
+            recrawled(&docs[300], &alone.replace("w3000x59", "changed")),
+        ]);
+        let streamed = run(&[]);
+        assert_eq!(streamed["changes"]["source"], "versions", "{streamed}");
+        assert!(n(&streamed["changes"], "served") > 1102, "{streamed}");
+        assert!(
+            n(&streamed["dimensions"]["near"], "doubles") >= 101,
+            "{streamed}"
+        );
         assert_settled(t, dir.path());
     }
 );
