@@ -37,23 +37,39 @@ impl<'p> Pages<'p> {
             return Err(EngineError::Cancelled(Box::default()));
         }
         let page = store.read_page(query, self.cursor.as_deref()).await?;
+        Ok(Some(self.take(page)))
+    }
+
+    /// Takes `page` as the walk's next: its progress and its cursor.
+    fn take(&mut self, page: Page) -> Page {
         self.progress.advance(page.docs.len() as u64);
         match &page.next {
             Some(next) => self.cursor = Some(next.clone()),
             None => self.done = true,
         }
-        Ok(Some(page))
+        page
+    }
+
+    /// Whether no page of the read has been asked for yet.
+    fn fresh(&self) -> bool {
+        self.cursor.is_none() && !self.done
     }
 }
 
 /// Walks the reads of passes B and C one after the other (the user's filter alone, or its lookups),
 /// counting the documents read again.
+///
+/// Lookups are asked for two at a time: the first page of the next lookup goes out with the
+/// current one's, so that Solr answers one while the worker takes the other in (a lookup is
+/// mostly Solr's time: reading the stored fields of the documents it finds).
 pub(super) struct Rereads<'p> {
     pub(super) queries: Vec<ReadQuery>,
     pub(super) at: usize,
     pub(super) pages: Pages<'p>,
     /// The reads are lookups, not the user's filter alone.
     pub(super) lookups: bool,
+    /// The first page of the read after `at`, asked for with `at`'s.
+    ahead: Option<Page>,
 }
 
 impl<'p> Rereads<'p> {
@@ -76,6 +92,7 @@ impl<'p> Rereads<'p> {
             at: 0,
             pages: Pages::new(progress),
             lookups,
+            ahead: None,
         }
     }
 
@@ -85,7 +102,24 @@ impl<'p> Rereads<'p> {
         report: &mut Report,
     ) -> Result<Option<Page>, EngineError> {
         while let Some(query) = self.queries.get(self.at) {
-            if let Some(page) = self.pages.next(store, query).await? {
+            let fresh = self.pages.fresh();
+            // `ahead` waits while the current read has pages to go.
+            let ahead = if fresh { self.ahead.take() } else { None };
+            let page = match (ahead, self.queries.get(self.at + 1)) {
+                (Some(page), _) => Some(self.pages.take(page)),
+                (None, Some(after)) if self.lookups && fresh => {
+                    if self.pages.progress.cancelled() {
+                        return Err(EngineError::Cancelled(Box::default()));
+                    }
+                    let (page, ahead) =
+                        tokio::join!(store.read_page(query, None), store.read_page(after, None));
+                    let (page, ahead) = (page?, ahead?);
+                    self.ahead = Some(ahead);
+                    Some(self.pages.take(page))
+                }
+                _ => self.pages.next(store, query).await?,
+            };
+            if let Some(page) = page {
                 report.documents.reread += page.docs.len() as u64;
                 if self.lookups {
                     report.work.lookup(page.via, page.docs.len());
@@ -96,6 +130,7 @@ impl<'p> Rereads<'p> {
             }
             self.at += 1;
             self.pages = Pages::new(self.pages.progress);
+            // `ahead`, when there is one, is the first page of the new `at`.
         }
         Ok(None)
     }

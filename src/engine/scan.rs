@@ -19,7 +19,7 @@ use super::{
     Dimension, EngineError, Exclusion, Keys, Mode, Plan, RankPrefix, Rec, Recs, Report, Round,
     Scanned, Scope, Sigs, UrlKeys,
 };
-use crate::store::{id_hash, Doc, Store, StoreError, Via};
+use crate::store::{id_hash, Doc, ReadQuery, Store, StoreError, Via};
 
 /// The most pages pass A holds while it gathers the texts to get (see [`Round::pass_a`]): a few
 /// MB of light documents, and a get for every eighth page at most when pages need a few texts each.
@@ -100,6 +100,42 @@ impl<S: Store> Round<'_, S> {
         })
     }
 
+    /// The next pages pass A takes together (`None` at the end): one page read with the texts
+    /// (`inline`), or light pages whose texts come by real-time get (an `/export` page or one
+    /// from the change state: their cursor cannot go on as a `cursorMark` read, and the light scan
+    /// costs Solr almost nothing), gathered until they need a get's worth, so that a few changed
+    /// pages among many settled ones cost a request per batch, not per page. The texts held at
+    /// once stay under two batches' worth (under one before the last page read).
+    async fn gather(
+        &self,
+        pages: &mut Pages<'_>,
+        inline: bool,
+        light: &ReadQuery,
+        wide: &ReadQuery,
+    ) -> Result<Option<Vec<Held>>, EngineError> {
+        let Some(first) = pages
+            .next(self.store, if inline { wide } else { light })
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut held = vec![self.held(first)?];
+        while !inline
+            && !pages.done
+            && held
+                .iter()
+                .all(|h| matches!(h.page.via, Via::Export | Via::State))
+            && held.iter().map(|h| h.needed).sum::<usize>() < self.plan.cfg.batch_size
+            && held.len() < HELD_PAGES
+        {
+            let Some(page) = pages.next(self.store, light).await? else {
+                break;
+            };
+            held.push(self.held(page)?);
+        }
+        Ok(Some(held))
+    }
+
     /// Reads every document's light fields, signs what needs it, and returns the records with what
     /// the rest of the round needs from this pass.
     pub(super) async fn pass_a(&self, report: &mut Report) -> Result<Scanned, EngineError> {
@@ -133,30 +169,16 @@ impl<S: Store> Round<'_, S> {
         let (mut with_content, mut with_text) = (0u64, 0u64);
         // Pages that need signing where the core does not store the text (`text_not_stored`).
         let mut unsignable = 0u64;
-        while let Some(first) = pages
-            .next(self.store, if inline { &wide } else { &light })
-            .await?
-        {
-            let was_inline = inline;
-            let mut held = vec![self.held(first)?];
-            // Pages whose texts come by real-time get (an `/export` page or one from the change
-            // state: their cursor cannot go on as a `cursorMark` read, and the light scan costs
-            // Solr almost nothing) are gathered until they need a get's worth, so that a few
-            // changed pages among many settled ones cost a request per batch, not per page. The texts
-            // held at once stay under two batches' worth (under one before the last page read).
-            while !was_inline
-                && !pages.done
-                && held
-                    .iter()
-                    .all(|h| matches!(h.page.via, Via::Export | Via::State))
-                && held.iter().map(|h| h.needed).sum::<usize>() < self.plan.cfg.batch_size
-                && held.len() < HELD_PAGES
-            {
-                let Some(page) = pages.next(self.store, &light).await? else {
-                    break;
-                };
-                held.push(self.held(page)?);
-            }
+        // The next pages, gathered while the texts of the pages before them come (see below).
+        let mut ahead: Option<(Vec<Held>, bool)> = None;
+        loop {
+            let (held, was_inline) = match ahead.take() {
+                Some(next) => next,
+                None => match self.gather(&mut pages, inline, &light, &wide).await? {
+                    Some(held) => (held, inline),
+                    None => break,
+                },
+            };
             if held.iter().any(|h| h.needed > 0) && !self.guarded.replace(true) {
                 // Before the first signature: is the index signed as this run would sign it?
                 let sampled = guard::check_scheme(self.store, self.plan.cfg).await?;
@@ -170,15 +192,15 @@ impl<S: Store> Round<'_, S> {
                 }
             }
             let last = held.last().expect("a page");
+            let last_via = last.page.via;
             // Inline texts when most of the last page needed them; never after an `/export` page
             // or one from the change state (see above).
             inline = last.texts_needed * 2 > last.page.docs.len()
                 && !matches!(last.page.via, Via::Export | Via::State);
-            // The text to sign each document from: the document itself when it was read inline,
-            // else its real-time copy (`None`: deleted since the page was read).
-            let mut fetched: HashMap<String, Doc> = HashMap::new();
+            // The texts, and apart the titles and descriptions of pages that need nothing else,
+            // by real-time get.
+            let mut gets: Vec<(Need, Vec<String>, Vec<String>)> = Vec::new();
             if !was_inline && held.iter().any(|h| h.needed > 0) {
-                // The texts, and apart the titles and descriptions of pages that need nothing else.
                 for (kind, fields) in [
                     (Need::Text, self.plan.content_fields()),
                     (Need::Titles, self.plan.title_fields()),
@@ -189,19 +211,47 @@ impl<S: Store> Round<'_, S> {
                         .filter(|(_, n)| **n == kind)
                         .filter_map(|(d, _)| self.plan.id_of(d).map(Cow::into_owned))
                         .collect();
-                    if ids.is_empty() {
-                        continue;
+                    if !ids.is_empty() {
+                        gets.push((kind, ids, fields));
                     }
-                    let docs = self.store.get(&ids, &fields).await?;
-                    match kind {
-                        Need::Text => report.work.text_docs += docs.len() as u64,
-                        _ => report.work.lookup(last.page.via, docs.len()),
+                }
+            }
+            let fetch = async {
+                let mut got = Vec::with_capacity(gets.len());
+                for (kind, ids, fields) in &gets {
+                    got.push((*kind, self.store.get(ids, fields).await?));
+                }
+                Ok::<_, EngineError>(got)
+            };
+            // While Solr reads the texts, the next pages are read (from the change state, the
+            // worker's own work): pass A waits for the slower of the two, not for both.
+            let (got, next) = if gets.is_empty() {
+                (Ok(Vec::new()), Ok(None))
+            } else {
+                let next_inline = inline;
+                let gather = async {
+                    if pages.done {
+                        return Ok(None);
                     }
-                    for doc in docs {
-                        if let Some(id) = self.plan.id_of(&doc) {
-                            let id = id.into_owned();
-                            fetched.insert(id, doc);
-                        }
+                    self.gather(&mut pages, next_inline, &light, &wide)
+                        .await
+                        .map(|g| g.map(|held| (held, next_inline)))
+                };
+                tokio::join!(fetch, gather)
+            };
+            ahead = next?;
+            // The text to sign each document from: the document itself when it was read inline,
+            // else its real-time copy (`None`: deleted since the page was read).
+            let mut fetched: HashMap<String, Doc> = HashMap::new();
+            for (kind, docs) in got? {
+                match kind {
+                    Need::Text => report.work.text_docs += docs.len() as u64,
+                    _ => report.work.lookup(last_via, docs.len()),
+                }
+                for doc in docs {
+                    if let Some(id) = self.plan.id_of(&doc) {
+                        let id = id.into_owned();
+                        fetched.insert(id, doc);
                     }
                 }
             }
