@@ -33,7 +33,7 @@ use crate::browse::{biggest_groups, explain, lookup, on_host, Found, GroupView};
 use crate::config::{JobConfig, ServeConfig, Source};
 use crate::engine::{Dimension, EngineError, Order, Progress};
 use crate::server::listen::{self, Limits};
-use crate::server::predictions::{self, LoadError, Loader, Predictions};
+use crate::server::predictions::{self, LoadError, Loader, Predictions, Reload};
 use crate::server::runs::{Ended, RunOptions, Runs, State};
 use crate::server::schedule;
 use crate::server::{AppState, Backend, BackendError, Metrics, Settings};
@@ -513,20 +513,63 @@ async fn prediction_index(
 fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
     let job = job.clone();
     let rules = rules.to_path_buf();
-    Box::new(move || {
+    Box::new(move |current| {
         let rules = load_rules(&rules).map_err(|f| LoadError(f.error.into()))?;
         // The change state the last run kept holds every document's id, URL and exact flags as
         // the run left them: no read of the index. (Runs that write nothing keep none: a state
         // there would be an older run's.)
         let f = &job.engine.fields;
         let needed = crate::learn::urls::index_fields(f, true);
-        let kept = match job.engine.dry_run || !job.changes {
-            true => None,
-            false => changes::kept_docs(&job.index, job.state_dir.as_deref(), &needed),
+        let use_state = !job.engine.dry_run && job.changes;
+        // The index in use reflects the state before the last run's, under the same rules: the
+        // pages that run changed are removed and added again, and nothing else is touched.
+        let delta = match (&current.from_state, use_state) {
+            (Some(from), true) if *current.index.rules() == rules => {
+                changes::kept_delta(&job.index, job.state_dir.as_deref(), &needed, from)
+            }
+            _ => None,
         };
         // Only while the index is as the state has it: nothing newer, nothing deleted.
+        let delta = delta.filter(|k| rt.block_on(unchanged_since(&job, k.mark, k.count)));
+        if let Some(delta) = delta {
+            let docs = delta.docs.clone();
+            let mut index = current.index.clone();
+            let (mut removed, mut added) = (0u64, 0u64);
+            let applied: std::io::Result<()> = delta.into_iter().try_for_each(|entry| {
+                match entry? {
+                    (true, doc) => {
+                        crate::learn::urls::remove_doc(&mut index, &doc, f, true);
+                        removed += 1;
+                    }
+                    (false, doc) => {
+                        crate::learn::urls::add_doc(&mut index, &doc, f, true);
+                        added += 1;
+                    }
+                }
+                Ok(())
+            });
+            match applied {
+                Ok(()) => {
+                    info!(
+                        pages = index.len(),
+                        removed, added, "prediction index updated from the change"
+                    );
+                    return Ok(Reload {
+                        index,
+                        from_state: Some(docs),
+                        loaded_from: "delta",
+                    });
+                }
+                Err(e) => warn!("the change state's delta cannot be read ({e}); building again"),
+            }
+        }
+        let kept = match use_state {
+            false => None,
+            true => changes::kept_docs(&job.index, job.state_dir.as_deref(), &needed),
+        };
         let kept = kept.filter(|k| rt.block_on(unchanged_since(&job, k.mark, k.count)));
         if let Some(docs) = kept {
+            let name = docs.docs.clone();
             let mut index = crate::urlrules::predict::Index::new(rules.clone());
             let built: std::io::Result<()> = docs.into_iter().try_for_each(|doc| {
                 crate::learn::urls::add_doc(&mut index, &doc?, f, true);
@@ -538,12 +581,17 @@ fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
                         pages = index.len(),
                         "prediction index built from the change state"
                     );
-                    return Ok(index);
+                    return Ok(Reload {
+                        index,
+                        from_state: Some(name),
+                        loaded_from: "state",
+                    });
                 }
                 Err(e) => warn!("the change state cannot be read ({e}); reading the index"),
             }
         }
         rt.block_on(prediction_index(&job, rules))
+            .map(Reload::from)
             .map_err(|f| LoadError(f.error.into()))
     })
 }

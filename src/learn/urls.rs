@@ -231,7 +231,20 @@ pub fn add_doc(index: &mut Index, doc: &crate::store::Doc, fields: &FieldNames, 
     let (Some(id), Some(url)) = (get_str(doc, &fields.id), get_str(doc, &fields.url)) else {
         return;
     };
-    let group = if exact {
+    let _ = index.add_page(id, url, exact_group(doc, fields, exact));
+}
+
+/// Removes a page [`add_doc`] added from `doc` (the same document, as it was then).
+pub fn remove_doc(index: &mut Index, doc: &crate::store::Doc, fields: &FieldNames, exact: bool) {
+    let (Some(id), Some(url)) = (get_str(doc, &fields.id), get_str(doc, &fields.url)) else {
+        return;
+    };
+    index.remove_page(id, url, exact_group(doc, fields, exact));
+}
+
+/// What `doc` holds about its exact group (nothing without `exact`).
+fn exact_group(doc: &crate::store::Doc, fields: &FieldNames, exact: bool) -> ExactGroup {
+    if exact {
         ExactGroup {
             signature: get_i64(doc, &fields.exact_signature),
             unique: get_bool(doc, fields.unique(Dimension::Exact)),
@@ -242,8 +255,7 @@ pub fn add_doc(index: &mut Index, doc: &crate::store::Doc, fields: &FieldNames, 
         }
     } else {
         ExactGroup::default()
-    };
-    let _ = index.add_page(id, url, group);
+    }
 }
 
 /// Loads the canonical forms of the indexed URLs under `rules`: one light read of ids and URLs, and

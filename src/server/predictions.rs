@@ -26,7 +26,29 @@ use super::runs::{Runs, State};
 use crate::urlrules::predict::Index;
 
 /// Builds the prediction index anew (blocking: it reads every indexed URL).
-pub type Loader = Box<dyn Fn() -> Result<Index, LoadError> + Send + Sync>;
+pub type Loader = Box<dyn Fn(&Loaded) -> Result<Reload, LoadError> + Send + Sync>;
+
+/// What a [`Loader`] gives: the new index and where it came from.
+pub struct Reload {
+    /// The index of canonical forms.
+    pub index: Index,
+    /// The change state's documents file it reflects, when it was built or updated from one: the
+    /// next reload may update it from that state's delta.
+    pub from_state: Option<String>,
+    /// How it was made: `index` (read from the index), `state` (from the change state's
+    /// documents), `delta` (the index before, updated with the documents a run changed).
+    pub loaded_from: &'static str,
+}
+
+impl From<Index> for Reload {
+    fn from(index: Index) -> Self {
+        Reload {
+            index,
+            from_state: None,
+            loaded_from: "index",
+        }
+    }
+}
 
 /// Why the prediction index could not be built (the rules file, the index's read, or the loader
 /// stopping on an internal error); `/api/status` shows it as `reload_error`, with its causes.
@@ -47,6 +69,10 @@ pub struct Loaded {
     pub index: Index,
     /// When it was loaded, in seconds since the epoch (Unix time).
     pub loaded_at: f64,
+    /// See [`Reload::from_state`].
+    pub from_state: Option<String>,
+    /// See [`Reload::loaded_from`].
+    pub loaded_from: &'static str,
 }
 
 /// The prediction index in use, and how to build it again.
@@ -78,6 +104,10 @@ pub struct IndexStatus {
     /// Why the last rebuild failed, when it did (the index loaded before answers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reload_error: Option<String>,
+    /// How the index in use was made: `index` (a read of the index), `state` (the change state
+    /// the last run kept), `delta` (the index before it, updated with the pages the last run
+    /// changed).
+    pub loaded_from: String,
 }
 
 /// Now, in seconds since the epoch, to the millisecond.
@@ -94,6 +124,8 @@ impl Predictions {
             current: RwLock::new(Arc::new(Loaded {
                 index,
                 loaded_at: now(),
+                from_state: None,
+                loaded_from: "index",
             })),
             loader,
             reloading: AtomicBool::new(false),
@@ -140,14 +172,17 @@ impl Predictions {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            loaded_from: loaded.loaded_from.to_owned(),
         }
     }
 
-    /// Swaps `index` in.
-    fn swap(&self, index: Index) {
+    /// Swaps `reload`'s index in.
+    fn swap(&self, reload: Reload) {
         let loaded = Arc::new(Loaded {
-            index,
+            index: reload.index,
             loaded_at: now(),
+            from_state: reload.from_state,
+            loaded_from: reload.loaded_from,
         });
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = loaded;
     }
@@ -178,13 +213,22 @@ impl Predictions {
         };
         loop {
             self.again.store(false, Ordering::SeqCst);
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(loader))
-                .unwrap_or_else(|_| Err(LoadError::msg("the loader stopped on an internal error")));
+            let current = self.get();
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loader(&current)))
+                    .unwrap_or_else(|_| {
+                        Err(LoadError::msg("the loader stopped on an internal error"))
+                    });
+            drop(current);
             let mut last_error = self.last_error.lock().unwrap_or_else(|e| e.into_inner());
             match outcome {
-                Ok(index) => {
-                    info!(urls = index.len(), "prediction index reloaded");
-                    self.swap(index);
+                Ok(reload) => {
+                    info!(
+                        urls = reload.index.len(),
+                        from = reload.loaded_from,
+                        "prediction index reloaded"
+                    );
+                    self.swap(reload);
                     *last_error = None;
                     *self.waiting.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 }
@@ -266,8 +310,8 @@ mod tests {
     fn a_reload_swaps_in_the_new_index_and_a_failed_one_keeps_the_old() {
         let calls = Arc::new(AtomicU32::new(0));
         let c = calls.clone();
-        let loader: Loader = Box::new(move || match c.fetch_add(1, Ordering::SeqCst) {
-            0 => Ok(index_of(&["http://a.example/1", "http://a.example/2"])),
+        let loader: Loader = Box::new(move |_| match c.fetch_add(1, Ordering::SeqCst) {
+            0 => Ok(index_of(&["http://a.example/1", "http://a.example/2"]).into()),
             _ => Err(LoadError::msg("Solr is down")),
         });
         let p = Arc::new(Predictions::new(
@@ -294,9 +338,9 @@ mod tests {
     fn a_waiting_index_answers_once_a_rebuild_succeeds() {
         let calls = Arc::new(AtomicU32::new(0));
         let c = calls.clone();
-        let loader: Loader = Box::new(move || match c.fetch_add(1, Ordering::SeqCst) {
+        let loader: Loader = Box::new(move |_| match c.fetch_add(1, Ordering::SeqCst) {
             0 => Err(LoadError::msg("cannot read the rules rules.json")),
-            _ => Ok(index_of(&["http://a.example/1"])),
+            _ => Ok(index_of(&["http://a.example/1"]).into()),
         });
         let p = Arc::new(Predictions::waiting(loader, "no rules yet".to_owned()));
         assert_eq!(p.waiting_for().as_deref(), Some("no rules yet"));

@@ -52,6 +52,47 @@ pub struct ExactGroup {
     pub copies: Option<u64>,
 }
 
+/// The order of the pages of one form: the first is named ([`Page::rank`]).
+type Rank<'p> = (
+    f64,
+    std::cmp::Reverse<usize>,
+    std::cmp::Reverse<&'p str>,
+    std::cmp::Reverse<&'p str>,
+);
+
+trait CmpRank {
+    fn cmp_by(&self, other: &Self) -> std::cmp::Ordering;
+}
+
+impl CmpRank for Rank<'_> {
+    fn cmp_by(&self, other: &Self) -> std::cmp::Ordering {
+        self.partial_cmp(other).unwrap_or(std::cmp::Ordering::Equal)
+    }
+}
+
+impl Page {
+    /// The page whose own rewriting the evidence trusts most; then the shorter URL, then the
+    /// smaller URL, then the smaller id.
+    fn rank(&self) -> Rank<'_> {
+        (
+            self.keeps,
+            std::cmp::Reverse(self.url.len()),
+            std::cmp::Reverse(&*self.url),
+            std::cmp::Reverse(&*self.id),
+        )
+    }
+
+    /// What a place of the index holds when its form has no page any more.
+    fn gone() -> Self {
+        Page {
+            id: "".into(),
+            url: "".into(),
+            keeps: 0.0,
+            double_of: None,
+        }
+    }
+}
+
 /// The representative of an exact group of two or more.
 #[derive(Debug, Clone)]
 struct Representative {
@@ -60,11 +101,16 @@ struct Representative {
 }
 
 /// The indexed pages by canonical form, under one set of rules.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Index {
     rules: Rules,
     forms: FxHashMap<u64, u32>,
     pages: Vec<Page>,
+    /// Beside the page named for a form (at the same place of `pages`), the other pages of that
+    /// form: one of them is named when that page leaves ([`Index::remove_page`]).
+    others: FxHashMap<u32, Vec<Page>>,
+    /// Places of `pages` whose form has no page any more, to be used again.
+    free: Vec<u32>,
     /// By exact signature: the representative of each exact group of two or more.
     representatives: FxHashMap<i64, Representative>,
     added: u64,
@@ -108,6 +154,8 @@ impl Index {
             rules,
             forms: FxHashMap::default(),
             pages: Vec::new(),
+            others: FxHashMap::default(),
+            free: Vec::new(),
             representatives: FxHashMap::default(),
             added: 0,
             bad_urls: 0,
@@ -155,31 +203,77 @@ impl Index {
             keeps: c.keeps,
             double_of: exact.signature.filter(|_| exact.unique == Some(false)),
         };
-        let next = self.pages.len() as u32;
         match self.forms.entry(xxh3_64(c.url.as_bytes())) {
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(next);
-                self.pages.push(page);
-            }
-            std::collections::hash_map::Entry::Occupied(o) => {
-                let old = &mut self.pages[*o.get() as usize];
-                let better = (
-                    page.keeps,
-                    std::cmp::Reverse(page.url.len()),
-                    std::cmp::Reverse(&page.url),
-                    std::cmp::Reverse(&page.id),
-                ) > (
-                    old.keeps,
-                    std::cmp::Reverse(old.url.len()),
-                    std::cmp::Reverse(&old.url),
-                    std::cmp::Reverse(&old.id),
-                );
-                if better {
-                    *old = page;
+            std::collections::hash_map::Entry::Vacant(v) => match self.free.pop() {
+                Some(at) => {
+                    v.insert(at);
+                    self.pages[at as usize] = page;
                 }
+                None => {
+                    v.insert(self.pages.len() as u32);
+                    self.pages.push(page);
+                }
+            },
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let at = *o.get();
+                let old = &mut self.pages[at as usize];
+                let other = if page.rank() > old.rank() {
+                    std::mem::replace(old, page)
+                } else {
+                    page
+                };
+                self.others.entry(at).or_default().push(other);
             }
         }
         Ok(())
+    }
+
+    /// Removes an indexed page added with [`Index::add_page`] (`url` and `exact` as it was added):
+    /// a page deleted, re-indexed (added again with its new URL and flags) or whose flags a run
+    /// changed. The form's next page by the same order takes its place; a representative it was
+    /// is forgotten (the run names the new one, which is added again).
+    pub fn remove_page(&mut self, id: &str, url: &str, exact: ExactGroup) {
+        let Ok(c) = canonical(url, &self.rules) else {
+            self.bad_urls = self.bad_urls.saturating_sub(1);
+            return;
+        };
+        if let Some(signature) = exact.signature {
+            if self
+                .representatives
+                .get(&signature)
+                .is_some_and(|r| *r.id == *id)
+            {
+                self.representatives.remove(&signature);
+            }
+        }
+        let form = xxh3_64(c.url.as_bytes());
+        let Some(&at) = self.forms.get(&form) else {
+            return;
+        };
+        let others = self.others.get_mut(&at);
+        if *self.pages[at as usize].id == *id {
+            self.added = self.added.saturating_sub(1);
+            let next = others.and_then(|o| {
+                let best = (0..o.len()).max_by(|&a, &b| o[a].rank().cmp_by(&o[b].rank()))?;
+                Some(o.swap_remove(best))
+            });
+            match next {
+                Some(page) => self.pages[at as usize] = page,
+                None => {
+                    self.forms.remove(&form);
+                    self.pages[at as usize] = Page::gone();
+                    self.free.push(at);
+                }
+            }
+        } else if let Some(o) = others {
+            if let Some(i) = o.iter().position(|p| *p.id == *id) {
+                o.swap_remove(i);
+                self.added = self.added.saturating_sub(1);
+            }
+        }
+        if self.others.get(&at).is_some_and(Vec::is_empty) {
+            self.others.remove(&at);
+        }
     }
 
     /// Pages added (with a canonical form).
@@ -341,6 +435,81 @@ mod tests {
             ix.predict("mailto:a@b"),
             Err(UrlError::NotHttp(_))
         ));
+    }
+
+    /// Pages written out by hand: URLs of one form (sid, www), an exact group whose
+    /// representative changes, a bad URL.
+    fn pages(step: usize) -> Vec<(&'static str, &'static str, ExactGroup)> {
+        let g = |signature, unique, copies| ExactGroup {
+            signature: Some(signature),
+            unique: Some(unique),
+            copies: Some(copies),
+        };
+        let mut v = vec![
+            ("a", "https://f.example/t?id=1&sid=aa", g(1, true, 2)),
+            ("b", "https://f.example/t?id=1", g(1, false, 2)),
+            ("c", "https://www.f.example/t?id=1&sid=b", g(7, true, 1)),
+            ("d", "https://f.example/u", g(8, true, 1)),
+            ("e", "ftp://f.example/", ExactGroup::default()),
+        ];
+        if step == 1 {
+            // b leaves (deleted), a is flagged again alone, c re-indexed at another URL, f new in
+            // a's form and the representative of d's group.
+            v.remove(1);
+            v[0].2 = g(1, true, 1);
+            v[1].1 = "https://f.example/v";
+            v[2].2 = g(8, false, 2);
+            v.push(("f", "https://f.example/t?sid=zz&id=1", g(8, true, 2)));
+        }
+        v
+    }
+
+    fn built(step: usize) -> Index {
+        let mut ix = Index::new(rules());
+        for (id, url, exact) in pages(step) {
+            let _ = ix.add_page(id, url, exact);
+        }
+        ix
+    }
+
+    #[test]
+    fn removing_and_adding_the_changed_pages_answers_as_a_new_index_does() {
+        let (before, after) = (pages(0), pages(1));
+        let mut ix = built(0);
+        for (id, url, exact) in &before {
+            if !after.contains(&(*id, *url, *exact)) {
+                ix.remove_page(id, url, *exact);
+            }
+        }
+        for (id, url, exact) in &after {
+            if !before.contains(&(*id, *url, *exact)) {
+                let _ = ix.add_page(id, url, *exact);
+            }
+        }
+        let fresh = built(1);
+        assert_eq!((ix.len(), ix.bad_urls()), (fresh.len(), fresh.bad_urls()));
+        let asked = [
+            "https://f.example/t?id=1",
+            "https://www.f.example/t?id=1&sid=q",
+            "https://f.example/u",
+            "https://f.example/v",
+            "https://f.example/w",
+        ];
+        for url in asked {
+            assert_eq!(ix.predict(url), fresh.predict(url), "{url}");
+        }
+        // Every page of a form gone: the form is gone, and its place is used again.
+        let mut ix = built(0);
+        ix.remove_page("a", "https://f.example/t?id=1&sid=aa", pages(0)[0].2);
+        ix.remove_page("b", "https://f.example/t?id=1", pages(0)[1].2);
+        ix.remove_page("c", "https://www.f.example/t?id=1&sid=b", pages(0)[2].2);
+        assert_eq!(
+            ix.predict("https://f.example/t?id=1").unwrap().duplicate_of,
+            None
+        );
+        let _ = ix.add_page("g", "https://f.example/x", ExactGroup::default());
+        assert_eq!(ix.pages.len(), 2);
+        assert_eq!(ix.len(), 2);
     }
 
     #[test]

@@ -76,6 +76,12 @@ solr_test!(
         let run = server.start_run(json!({}));
         assert_eq!(server.wait_run(run, LONG)["state"], "succeeded");
         rebuilt_after(&server, loaded, with_urls);
+        // Built from the change state the run kept, not from a read of the index.
+        let status = server.json("/api/status");
+        assert_eq!(
+            status["prediction_index"]["loaded_from"], "state",
+            "{status}"
+        );
 
         // Every indexed URL with www. toggled: a variant a crawler meets.
         let variants: Vec<String> = docs
@@ -131,6 +137,24 @@ solr_test!(
         let run = server.start_run(json!({}));
         assert_eq!(server.wait_run(run, LONG)["state"], "succeeded");
         rebuilt_after(&server, loaded, with_urls - 1);
+        // Updated from the pages the run changed; its answers are those of an index read anew
+        // (a second server, which reads the index when it starts).
+        let status = server.json("/api/status");
+        assert_eq!(
+            status["prediction_index"]["loaded_from"], "delta",
+            "{status}"
+        );
+        let other = tempfile::tempdir().unwrap();
+        let mut cmd = t.command(&["serve", "--rules", rules.to_str().unwrap()]);
+        cmd.arg("--state-dir").arg(other.path().join("state"));
+        let fresh = Served::spawn(cmd);
+        let (status, anew) = fresh.post("/api/urls/predict", &json!({ "urls": &variants }), &[]);
+        assert_eq!(status, 200, "{anew}");
+        assert_eq!(
+            predict(&variants),
+            anew["answers"].as_array().unwrap().clone()
+        );
+        drop(fresh);
         let answer = predict(std::slice::from_ref(&asked)).remove(0);
         let now = t
             .short(answer["duplicate_of"]["id"].as_str().unwrap())

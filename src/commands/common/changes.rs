@@ -63,6 +63,27 @@ pub(crate) fn kept_docs(
     )
 }
 
+/// The documents the run that kept the change state of `index` changed against the state whose
+/// documents file was `from` (serve's prediction index after a run; see
+/// [`crate::store::changes::kept_delta`]).
+pub(crate) fn kept_delta(
+    index: &IndexConfig,
+    state_dir: Option<&Path>,
+    needed: &[String],
+    from: &str,
+) -> Option<crate::store::changes::KeptDelta> {
+    let (Source::Solr(solr), Some(dir)) = (&index.source, state_dir) else {
+        return None;
+    };
+    crate::store::changes::kept_delta(
+        &dir_of(&solr.url, index.filter.as_deref(), dir),
+        &target_of(&solr.url),
+        index.filter.as_deref(),
+        needed,
+        from,
+    )
+}
+
 /// Removes the change state of `index` (`clean`): the next run reads every document.
 pub(crate) fn forget(index: &IndexConfig, state_dir: Option<&Path>) -> std::io::Result<()> {
     let (Source::Solr(solr), Some(dir)) = (&index.source, state_dir) else {

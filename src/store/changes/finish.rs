@@ -20,11 +20,82 @@ enum Records<'v> {
 }
 
 impl Records<'_> {
-    fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
+    /// The next record, and whether it is a changed document's rather than the old state's.
+    fn next_raw(&mut self) -> std::io::Result<Option<(Raw, bool)>> {
         match self {
-            Records::File(r) => r.next_raw(),
-            Records::View(m) => m.next_raw(),
+            Records::File(r) => Ok(r.next_raw()?.map(|raw| (raw, false))),
+            Records::View(m) => m.next_raw_from(),
         }
+    }
+}
+
+/// The documents a run changed against the state before it, written as the next state is (see
+/// [`state::DeltaMeta`]): the old copies to the delta file, the new ones to a file beside it,
+/// appended at the end. Given up past [`Delta::MAX`] documents.
+struct Delta {
+    path: std::path::PathBuf,
+    old: std::io::BufWriter<std::fs::File>,
+    new_path: std::path::PathBuf,
+    new: std::io::BufWriter<std::fs::File>,
+    docs: usize,
+}
+
+impl Delta {
+    /// The most documents a delta holds (old and new copies): past them, serve builds its
+    /// prediction index again, which then costs less than applying the change.
+    const MAX: usize = 200_000;
+
+    fn new(path: std::path::PathBuf) -> std::io::Result<Self> {
+        let new_path = path.with_extension("new");
+        Ok(Delta {
+            old: std::io::BufWriter::new(std::fs::File::create(&path)?),
+            // Read back at the end.
+            new: std::io::BufWriter::new(
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&new_path)?,
+            ),
+            path,
+            new_path,
+            docs: 0,
+        })
+    }
+
+    fn push(&mut self, old: bool, doc: &Doc) -> std::io::Result<()> {
+        use std::io::Write;
+        self.docs += 1;
+        let (key, out) = match old {
+            true => ("old", &mut self.old),
+            false => ("new", &mut self.new),
+        };
+        serde_json::to_writer(&mut *out, &serde_json::json!({ key: doc }))?;
+        out.write_all(b"\n")
+    }
+
+    /// The old copies, then the new ones, in one file; on an error, neither.
+    fn finish(self) -> std::io::Result<()> {
+        use std::io::Seek;
+        let joined = (|| {
+            let mut new = self.new.into_inner().map_err(|e| e.into_error())?;
+            let mut old = self.old.into_inner().map_err(|e| e.into_error())?;
+            new.rewind()?;
+            std::io::copy(&mut new, &mut old)?;
+            old.sync_all()
+        })();
+        let _ = std::fs::remove_file(&self.new_path);
+        if joined.is_err() {
+            let _ = std::fs::remove_file(&self.path);
+        }
+        joined
+    }
+
+    /// Removes its files: no delta.
+    fn discard(self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(&self.new_path);
     }
 }
 
@@ -90,7 +161,9 @@ impl ChangeStore {
             }
             (None, Some(view), true, false, true) => {
                 merged_view = view;
-                Records::View(Box::new(Merged::new(self, &merged_view).map_err(err)?))
+                let mut merged = Merged::new(self, &merged_view).map_err(err)?;
+                merged.dropped = Some(Vec::new());
+                Records::View(Box::new(merged))
             }
             _ => {
                 if !cap.sorted {
@@ -140,7 +213,30 @@ impl ChangeStore {
         let out = std::fs::File::create(&docs_path).map_err(err)?;
         let mut writer = RecordWriter::new(out);
         let mut pairs: Vec<(u64, i64)> = Vec::new();
-        while let Some(raw) = reader.next_raw().map_err(err)? {
+        // What changed, when the old state is what the run read: its delta.
+        let delta_file = format!("delta-{token}.jsonl");
+        let mut delta = match reader {
+            Records::View(_) => Delta::new(self.dir.path.join(&delta_file))
+                .inspect_err(|e| debug!("the state's delta is not kept: {e}"))
+                .ok(),
+            Records::File(_) => None,
+        };
+        let delta_push = |delta: &mut Option<Delta>, old: bool, doc: &Doc| {
+            let Some(d) = delta else {
+                return;
+            };
+            if d.docs >= Delta::MAX || d.push(old, doc).is_err() {
+                if let Some(d) = delta.take() {
+                    d.discard();
+                }
+            }
+        };
+        while let Some((raw, changed)) = reader.next_raw().map_err(err)? {
+            if let Records::View(m) = &mut reader {
+                for doc in m.dropped.as_mut().map(std::mem::take).unwrap_or_default() {
+                    delta_push(&mut delta, true, &doc);
+                }
+            }
             let h = raw.hash;
             let from = patches.partition_point(|p| p.0 < h);
             let newer: Vec<(i64, u64)> = patches[from..]
@@ -161,6 +257,9 @@ impl ChangeStore {
                     _ => None,
                 };
                 with_derived += u64::from(part.is_some());
+                if delta.is_some() && changed {
+                    delta_push(&mut delta, false, &raw.doc(&self.fields).map_err(err)?);
+                }
                 writer
                     .push_parts(h, raw.version, part, raw.fields_body())
                     .map_err(err)?;
@@ -168,6 +267,10 @@ impl ChangeStore {
                 continue;
             } else {
                 let mut doc = raw.doc(&self.fields).map_err(err)?;
+                if !changed {
+                    // Written by the run: the old state's copy goes.
+                    delta_push(&mut delta, true, &doc);
+                }
                 let id = doc
                     .get(&c.id_field)
                     .and_then(Value::as_str)
@@ -192,6 +295,7 @@ impl ChangeStore {
                     }
                     doc.insert(c.version_field.clone(), Value::from(pv));
                 }
+                delta_push(&mut delta, false, &doc);
                 Raw::of(
                     &doc,
                     &self.fields,
@@ -217,6 +321,35 @@ impl ChangeStore {
         }
         let out = writer.finish().map_err(err)?;
         out.sync_all().map_err(err)?;
+        // The delta against the state the run began from, unless it grew too large.
+        if let Records::View(m) = &mut reader {
+            for doc in m.dropped.as_mut().map(std::mem::take).unwrap_or_default() {
+                delta_push(&mut delta, true, &doc);
+            }
+        }
+        let from = self
+            .meta
+            .lock()
+            .expect("meta")
+            .as_ref()
+            .map(|m| m.docs.clone());
+        let delta = match (delta, from) {
+            (Some(d), Some(from)) => match d.finish() {
+                Ok(()) => Some(state::DeltaMeta {
+                    file: delta_file,
+                    from,
+                }),
+                Err(e) => {
+                    warn!("the state's delta is not kept: {e}");
+                    None
+                }
+            },
+            (Some(d), None) => {
+                d.discard();
+                None
+            }
+            (None, _) => None,
+        };
         pairs.sort_unstable();
         if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
             // Two ids with one hash: the state could not tell them apart.
@@ -282,6 +415,7 @@ impl ChangeStore {
             ids: ids_name,
             dimensions,
             derived: if with_derived > 0 { tag } else { 0 },
+            delta,
         };
         self.dir.commit(&meta).map_err(err)?;
         Ok(true)
@@ -313,7 +447,69 @@ pub fn kept_docs(
         mark: meta.mark,
         count: meta.count,
         fields: meta.fields,
+        docs: meta.docs,
     })
+}
+
+/// The documents the run that kept the state in `dir` changed against the state whose documents
+/// file was `from` (see [`kept_docs`]'s `docs`), when that run wrote its delta: first the old
+/// copies (`true`), then the new ones. `None`: another state, or no delta.
+pub fn kept_delta(
+    dir: &std::path::Path,
+    target: &str,
+    filter: Option<&str>,
+    needed: &[String],
+    from: &str,
+) -> Option<KeptDelta> {
+    let d = Dir {
+        path: dir.to_path_buf(),
+    };
+    let meta = d.load().ok().flatten()?;
+    let fits = meta.target == target
+        && meta.filter.as_deref() == filter
+        && needed.iter().all(|f| meta.fields.binary_search(f).is_ok());
+    let delta = meta.delta.filter(|d| fits && d.from == from)?;
+    let file = std::fs::File::open(dir.join(&delta.file)).ok()?;
+    Some(KeptDelta {
+        lines: std::io::BufRead::lines(std::io::BufReader::new(file)),
+        mark: meta.mark,
+        count: meta.count,
+        docs: meta.docs,
+    })
+}
+
+/// A kept state's delta ([`kept_delta`]).
+pub struct KeptDelta {
+    lines: std::io::Lines<std::io::BufReader<std::fs::File>>,
+    /// As [`KeptDocs::mark`].
+    pub mark: i64,
+    /// As [`KeptDocs::count`].
+    pub count: u64,
+    /// As [`KeptDocs::docs`].
+    pub docs: String,
+}
+
+impl Iterator for KeptDelta {
+    /// A document, and whether it is an old copy (else a new one).
+    type Item = std::io::Result<(bool, Doc)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let line = match self.lines.next()? {
+            Ok(line) => line,
+            Err(e) => return Some(Err(e)),
+        };
+        let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "a damaged delta line");
+        let entry: serde_json::Map<String, Value> = match serde_json::from_str(&line) {
+            Ok(e) => e,
+            Err(_) => return Some(Err(bad())),
+        };
+        Some(match entry.into_iter().next() {
+            Some((key, Value::Object(doc))) if key == "old" || key == "new" => {
+                Ok((key == "old", doc))
+            }
+            _ => Err(bad()),
+        })
+    }
 }
 
 /// The documents of a kept change state ([`kept_docs`]), in id order.
@@ -326,6 +522,8 @@ pub struct KeptDocs {
     pub count: u64,
     /// The fields its records hold.
     fields: Vec<String>,
+    /// Its documents file's name: what a later state's delta goes from ([`kept_delta`]).
+    pub docs: String,
 }
 
 impl Iterator for KeptDocs {

@@ -40,7 +40,7 @@ mod view;
 
 use view::project;
 
-pub use finish::{kept_docs, KeptDocs};
+pub use finish::{kept_delta, kept_docs, KeptDelta, KeptDocs};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;

@@ -59,6 +59,22 @@ pub(crate) struct Meta {
     /// gave them named it (0: no record has one).
     #[serde(default)]
     pub(crate) derived: u64,
+    /// The documents the run that wrote it changed, against the state before it (`None`: not
+    /// written, e.g. after a run that read everything): serve updates its prediction index
+    /// from them instead of building it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) delta: Option<DeltaMeta>,
+}
+
+/// A state's delta file ([`Meta::delta`]): JSON Lines, first `{"old": doc}` for every document
+/// of the state before that is deleted, replaced or written, then `{"new": doc}` for every one
+/// the new state holds in their place; every light field the state keeps.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct DeltaMeta {
+    /// The file's name.
+    pub(crate) file: String,
+    /// The documents file of the state it goes from.
+    pub(crate) from: String,
 }
 
 /// The folder of one index's state.
@@ -110,8 +126,13 @@ impl Dir {
         if let Ok(entries) = std::fs::read_dir(&self.path) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let ours = name == meta.docs || name == meta.ids || name == "meta.json";
-                let stale = name.starts_with("docs-") || name.starts_with("ids-");
+                let ours = name == meta.docs
+                    || name == meta.ids
+                    || name == "meta.json"
+                    || meta.delta.as_ref().is_some_and(|d| d.file == name);
+                let stale = name.starts_with("docs-")
+                    || name.starts_with("ids-")
+                    || name.starts_with("delta-");
                 // Files younger than ten minutes may be another process's, being written or
                 // served (a run holds its files open; these are left for a later commit).
                 let young = e

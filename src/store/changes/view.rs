@@ -218,6 +218,9 @@ pub(super) struct Merged<'v> {
     /// Base records read: at the end of a whole read, the state's count.
     pub(super) base_read: u64,
     base_done: bool,
+    /// When kept: the base records left out (deleted, or replaced by their changed copy),
+    /// decoded whole, for the state's delta (see [`super::state::DeltaMeta`]).
+    pub(super) dropped: Option<Vec<Doc>>,
 }
 
 impl<'v> Merged<'v> {
@@ -260,6 +263,7 @@ impl<'v> Merged<'v> {
             last_base: None,
             base_read: 0,
             base_done: false,
+            dropped: None,
         })
     }
 
@@ -290,11 +294,13 @@ impl<'v> Merged<'v> {
                 ));
             }
             self.last_base = Some(id.clone());
-            if self.view.deleted.contains(&raw.hash) {
-                continue;
-            }
-            // Replaced by its changed copy (the hash only says where to look).
-            if self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(&id) {
+            let left_out = self.view.deleted.contains(&raw.hash)
+                // Replaced by its changed copy (the hash only says where to look).
+                || (self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(&id));
+            if left_out {
+                if let Some(dropped) = &mut self.dropped {
+                    dropped.push(raw.doc(&self.store.fields)?);
+                }
                 continue;
             }
             self.pending = Some((at, id, raw, doc));
@@ -331,11 +337,17 @@ impl<'v> Merged<'v> {
     }
 
     /// The next record, `None` at the end.
+    #[cfg(test)]
     pub(super) fn next_raw(&mut self) -> std::io::Result<Option<Raw>> {
+        Ok(self.next_raw_from()?.map(|(raw, _)| raw))
+    }
+
+    /// The next record and whether it is a changed document's (not the base state's).
+    pub(super) fn next_raw_from(&mut self) -> std::io::Result<Option<(Raw, bool)>> {
         let s = self.store;
         match self.next()? {
             None => Ok(None),
-            Some((_, Entry::Base(raw, _))) => Ok(Some(raw)),
+            Some((_, Entry::Base(raw, _))) => Ok(Some((raw, false))),
             Some((_, Entry::Over(d))) => Raw::of(
                 d,
                 &s.fields,
@@ -343,7 +355,7 @@ impl<'v> Merged<'v> {
                 &s.cfg.version_field,
                 s.seed(),
             )
-            .map(Some),
+            .map(|raw| Some((raw, true))),
         }
     }
 }
