@@ -21,8 +21,9 @@ use super::{
 };
 use crate::store::{id_hash, Doc, ReadQuery, Store, StoreError, Via};
 
-/// The most pages pass A holds while it gathers the texts to get (see [`Round::pass_a`]): a few
-/// MB of light documents, and a get for every eighth page at most when pages need a few texts each.
+/// The most pages pass A gathers for one real-time get (see [`Round::gather`]): a get for every
+/// eighth page at most when pages need a few texts each. Pass A gathers the next pages while the
+/// get of the ones before is answered, so it holds twice that at most: a few MB of light documents.
 const HELD_PAGES: usize = 8;
 
 /// A page pass A has read, with what each of its documents needs.

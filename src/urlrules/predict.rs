@@ -1,9 +1,10 @@
 //! Prediction: the canonical forms of the indexed URLs, and for a URL not fetched yet the indexed
 //! page with the same canonical form.
 //!
-//! [`Index`] keeps a 64-bit hash of each indexed URL's canonical form, and the id and URL of one
-//! page per form (the one whose own rewriting the evidence trusts most; then the shorter URL, then the
-//! smaller id, so the same index always names the same page). A hit is confirmed by computing the
+//! [`Index`] keeps a 64-bit hash of each indexed URL's canonical form, and the id and URL of every
+//! page of a form; it names one of them (the one whose own rewriting the evidence trusts most; then
+//! the shorter URL, then the smaller id, so the same index always names the same page), and names
+//! the next when that page is removed ([`Index::remove_page`]). A hit is confirmed by computing the
 //! named page's canonical form again, so a hash collision can never name a wrong page.
 //!
 //! A page the index flags as an exact double (`exact_signature_unique_b: false`) is not the one a
@@ -31,7 +32,7 @@ use super::{canonical, Canonical, Rules, UrlError};
 
 type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
-/// One indexed page per canonical form.
+/// An indexed page of a canonical form: the one named for it, or one beside it.
 #[derive(Debug, Clone)]
 struct Page {
     id: Box<str>,

@@ -41,9 +41,10 @@ struct Delta {
 }
 
 impl Delta {
-    /// The most documents a delta holds (old and new copies): past them, serve builds its
-    /// prediction index again, which then costs less than applying the change.
-    const MAX: usize = 200_000;
+    /// The most documents a delta holds (old and new copies, so about 100,000 changed pages):
+    /// past them, serve builds its prediction index again, which then costs less than applying
+    /// the change.
+    const MAX: usize = Merged::DROPPED_MAX;
 
     fn new(path: std::path::PathBuf) -> std::io::Result<Self> {
         let new_path = path.with_extension("new");
@@ -217,7 +218,7 @@ impl ChangeStore {
         let delta_file = format!("delta-{token}.jsonl");
         let mut delta = match reader {
             Records::View(_) => Delta::new(self.dir.path.join(&delta_file))
-                .inspect_err(|e| debug!("the state's delta is not kept: {e}"))
+                .inspect_err(|e| warn!("the state's delta is not kept: {e}"))
                 .ok(),
             Records::File(_) => None,
         };
@@ -235,6 +236,10 @@ impl ChangeStore {
             if let Records::View(m) = &mut reader {
                 for doc in m.dropped.as_mut().map(std::mem::take).unwrap_or_default() {
                     delta_push(&mut delta, true, &doc);
+                }
+                if delta.is_none() {
+                    // No delta (any more): the left-out records need not be decoded.
+                    m.dropped = None;
                 }
             }
             let h = raw.hash;
@@ -320,11 +325,18 @@ impl ChangeStore {
             }
         }
         let out = writer.finish().map_err(err)?;
-        out.sync_all().map_err(err)?;
+        // On disk before the state is committed; meanwhile the delta is finished and the mark
+        // moved (a read of Solr).
+        let docs_synced = tokio::task::spawn_blocking(move || out.sync_all());
         // The delta against the state the run began from, unless it grew too large.
         if let Records::View(m) = &mut reader {
             for doc in m.dropped.as_mut().map(std::mem::take).unwrap_or_default() {
                 delta_push(&mut delta, true, &doc);
+            }
+            if m.dropped_lost {
+                if let Some(d) = delta.take() {
+                    d.discard();
+                }
             }
         }
         let from = self
@@ -417,6 +429,10 @@ impl ChangeStore {
             derived: if with_derived > 0 { tag } else { 0 },
             delta,
         };
+        docs_synced
+            .await
+            .map_err(|e| format!("syncing the state's documents: {e}"))?
+            .map_err(err)?;
         self.dir.commit(&meta).map_err(err)?;
         Ok(true)
     }

@@ -142,17 +142,41 @@ impl ChangeStore {
         // Every run compares the counts per version range with the state's (one request), so
         // that changes that cancel out in the totals (a restore, a page with an old version and a
         // deletion) are found too; the ranges short of documents are read when pages were deleted.
-        let mut gone = match self
-            .find_deleted(
+        // The ranges short of documents, and meanwhile the changed documents, light, by id (two
+        // requests in flight: Solr reads the stored fields of one while the other comes in).
+        let max = self.inner.max_lookup_values().max(1);
+        let chunks: Vec<&[String]> = changed.chunks(max).collect();
+        let overlay_read = async {
+            let mut overlay = BTreeMap::new();
+            let mut changed_read = 0u64;
+            for pair in chunks.chunks(2) {
+                let (a, b) = tokio::join!(self.read_changed(pair[0]), async {
+                    match pair.get(1) {
+                        Some(chunk) => self.read_changed(chunk).await,
+                        None => Ok(Vec::new()),
+                    }
+                });
+                for doc in a?.into_iter().chain(b?) {
+                    changed_read += 1;
+                    if let Some(id) = doc.get(&c.id_field).and_then(Value::as_str) {
+                        overlay.insert(id.to_owned(), doc);
+                    }
+                }
+            }
+            Ok::<_, StoreError>((overlay, changed_read))
+        };
+        let (found, over) = tokio::join!(
+            self.find_deleted(
                 &meta,
                 &ids,
                 &moved,
                 &now_versions,
                 deleted as u64,
                 &mut read,
-            )
-            .await?
-        {
+            ),
+            overlay_read
+        );
+        let mut gone = match found? {
             Ok(found) => found,
             Err(why) => {
                 self.summary.lock().expect("summary").versions_read += read;
@@ -160,35 +184,7 @@ impl ChangeStore {
             }
         };
         self.summary.lock().expect("summary").versions_read += read;
-
-        // The changed documents, light, by id.
-        let mut overlay = BTreeMap::new();
-        let max = self.inner.max_lookup_values().max(1);
-        let mut changed_read = 0u64;
-        for chunk in changed.chunks(max) {
-            let query = ReadQuery {
-                filter: c
-                    .filter
-                    .clone()
-                    .and(Filter::any_of(c.id_field.clone(), chunk.to_vec())),
-                fields: self.fields.clone(),
-                rows: c.batch.max(1),
-            };
-            let mut cursor: Option<String> = None;
-            loop {
-                let page = self.inner.read_page(&query, cursor.as_deref()).await?;
-                changed_read += page.docs.len() as u64;
-                for doc in page.docs {
-                    if let Some(id) = doc.get(&c.id_field).and_then(Value::as_str) {
-                        overlay.insert(id.to_owned(), doc);
-                    }
-                }
-                match page.next {
-                    Some(n) => cursor = Some(n),
-                    None => break,
-                }
-            }
-        }
+        let (overlay, changed_read) = over?;
         // Re-indexed and then deleted before this read.
         for id in &changed {
             let h = self.hash(id);
@@ -234,6 +230,29 @@ impl ChangeStore {
             });
         }
         Ok(Prepared::Run)
+    }
+
+    /// The light fields of the documents of `ids` (of the run's filter) that are there.
+    async fn read_changed(&self, ids: &[String]) -> Result<Vec<crate::store::Doc>, StoreError> {
+        let c = &self.cfg;
+        let query = ReadQuery {
+            filter: c
+                .filter
+                .clone()
+                .and(Filter::any_of(c.id_field.clone(), ids.to_vec())),
+            fields: self.fields.clone(),
+            rows: c.batch.max(1),
+        };
+        let mut docs = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.inner.read_page(&query, cursor.as_deref()).await?;
+            docs.extend(page.docs);
+            match page.next {
+                Some(n) => cursor = Some(n),
+                None => return Ok(docs),
+            }
+        }
     }
 
     /// Calls `each` with the `(id, version)` of every document of `filter`, read light, page by

@@ -219,11 +219,17 @@ pub(super) struct Merged<'v> {
     pub(super) base_read: u64,
     base_done: bool,
     /// When kept: the base records left out (deleted, or replaced by their changed copy),
-    /// decoded whole, for the state's delta (see [`super::state::DeltaMeta`]).
+    /// decoded whole, for the state's delta (see [`super::state::DeltaMeta`]); taken as they come,
+    /// and given up (`None`, [`Merged::dropped_lost`]) past [`Merged::DROPPED_MAX`] at once.
     pub(super) dropped: Option<Vec<Doc>>,
+    /// Whether [`Merged::dropped`] was given up: the delta would miss old copies.
+    pub(super) dropped_lost: bool,
 }
 
 impl<'v> Merged<'v> {
+    /// The most left-out records held at once for the delta (a delta holds no more).
+    pub(super) const DROPPED_MAX: usize = 200_000;
+
     /// The whole view, decoding the id alone.
     pub(super) fn new(store: &'v ChangeStore, view: &'v View) -> std::io::Result<Self> {
         let id_only = store
@@ -264,6 +270,7 @@ impl<'v> Merged<'v> {
             base_read: 0,
             base_done: false,
             dropped: None,
+            dropped_lost: false,
         })
     }
 
@@ -287,19 +294,31 @@ impl<'v> Merged<'v> {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned();
-            if self.last_base.as_deref().is_some_and(|l| l >= id.as_str()) {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    "the state's documents are not in id order",
-                ));
+            match &mut self.last_base {
+                Some(l) if l.as_str() >= id.as_str() => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "the state's documents are not in id order",
+                    ));
+                }
+                // The same buffer each time.
+                Some(l) => {
+                    l.clear();
+                    l.push_str(&id);
+                }
+                None => self.last_base = Some(id.clone()),
             }
-            self.last_base = Some(id.clone());
             let left_out = self.view.deleted.contains(&raw.hash)
                 // Replaced by its changed copy (the hash only says where to look).
                 || (self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(&id));
             if left_out {
                 if let Some(dropped) = &mut self.dropped {
-                    dropped.push(raw.doc(&self.store.fields)?);
+                    if dropped.len() < Self::DROPPED_MAX {
+                        dropped.push(raw.doc(&self.store.fields)?);
+                    } else {
+                        self.dropped = None;
+                        self.dropped_lost = true;
+                    }
                 }
                 continue;
             }
