@@ -514,6 +514,56 @@ mod tests {
     }
 
     #[test]
+    fn when_the_representative_leaves_the_updated_index_names_the_next_one() {
+        let flags = |unique, copies| ExactGroup {
+            signature: Some(-7),
+            unique: Some(unique),
+            copies: Some(copies),
+        };
+        // Before: r represents the group of r, d1 and d2. After: r deleted, d1 represents it.
+        let mut ix = Index::new(rules());
+        ix.add_page("r", "https://f.example/mirror/1", flags(true, 3))
+            .unwrap();
+        ix.add_page("d1", "https://f.example/a", flags(false, 3))
+            .unwrap();
+        ix.add_page("d2", "https://f.example/t?id=1&sid=aa", flags(false, 3))
+            .unwrap();
+        ix.remove_page("r", "https://f.example/mirror/1", flags(true, 3));
+        ix.remove_page("d1", "https://f.example/a", flags(false, 3));
+        ix.add_page("d1", "https://f.example/a", flags(true, 2))
+            .unwrap();
+        ix.remove_page("d2", "https://f.example/t?id=1&sid=aa", flags(false, 3));
+        ix.add_page("d2", "https://f.example/t?id=1&sid=aa", flags(false, 2))
+            .unwrap();
+        let mut fresh = Index::new(rules());
+        fresh
+            .add_page("d2", "https://f.example/t?id=1&sid=aa", flags(false, 2))
+            .unwrap();
+        fresh
+            .add_page("d1", "https://f.example/a", flags(true, 2))
+            .unwrap();
+        for url in [
+            "https://www.f.example/t?id=1",
+            "https://f.example/a",
+            "https://f.example/mirror/1",
+        ] {
+            assert_eq!(ix.predict(url), fresh.predict(url), "{url}");
+        }
+        let p = ix.predict("https://www.f.example/t?id=1").unwrap();
+        assert_eq!(
+            (p.duplicate_of.map(|d| d.id), p.matched.map(|m| m.id)),
+            (Some("d1"), Some("d2"))
+        );
+        assert_eq!(
+            ix.predict("https://f.example/mirror/1")
+                .unwrap()
+                .duplicate_of,
+            None
+        );
+        assert_eq!(ix.len(), 2);
+    }
+
+    #[test]
     fn a_hidden_double_is_answered_with_its_groups_representative() {
         let mut ix = Index::new(rules());
         let double = ExactGroup {
