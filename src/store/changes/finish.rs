@@ -44,7 +44,7 @@ impl Delta {
     /// The most documents a delta holds (old and new copies, so about 100,000 changed pages):
     /// past them, serve builds its prediction index again, which then costs less than applying
     /// the change.
-    const MAX: usize = Merged::DROPPED_MAX;
+    const MAX: usize = 200_000;
 
     fn new(path: std::path::PathBuf) -> std::io::Result<Self> {
         let new_path = path.with_extension("new");
@@ -236,6 +236,12 @@ impl ChangeStore {
             if let Records::View(m) = &mut reader {
                 for doc in m.dropped.as_mut().map(std::mem::take).unwrap_or_default() {
                     delta_push(&mut delta, true, &doc);
+                }
+                if m.dropped_lost {
+                    // Old copies missed: no delta.
+                    if let Some(d) = delta.take() {
+                        d.discard();
+                    }
                 }
                 if delta.is_none() {
                     // No delta (any more): the left-out records need not be decoded.

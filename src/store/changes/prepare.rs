@@ -142,8 +142,8 @@ impl ChangeStore {
         // Every run compares the counts per version range with the state's (one request), so
         // that changes that cancel out in the totals (a restore, a page with an old version and a
         // deletion) are found too; the ranges short of documents are read when pages were deleted.
-        // The ranges short of documents, and meanwhile the changed documents, light, by id (two
-        // requests in flight: Solr reads the stored fields of one while the other comes in).
+        // Meanwhile the changed documents are read, light, by id (two requests in flight: Solr
+        // reads the stored fields of one while the other comes in).
         let max = self.inner.max_lookup_values().max(1);
         let chunks: Vec<&[String]> = changed.chunks(max).collect();
         let overlay_read = async {
@@ -165,26 +165,38 @@ impl ChangeStore {
             }
             Ok::<_, StoreError>((overlay, changed_read))
         };
-        let (found, over) = tokio::join!(
-            self.find_deleted(
-                &meta,
-                &ids,
-                &moved,
-                &now_versions,
-                deleted as u64,
-                &mut read,
-            ),
-            overlay_read
-        );
-        let mut gone = match found? {
-            Ok(found) => found,
-            Err(why) => {
-                self.summary.lock().expect("summary").versions_read += read;
-                return Ok(self.full_scan(why));
+        // Either side that ends the run's use of the state stops the other (`try_join!`): a
+        // full scan needs neither the changed documents nor the rest of the deletions.
+        enum Stop {
+            Full(String),
+            Store(StoreError),
+        }
+        let deleted_read = async {
+            match self
+                .find_deleted(
+                    &meta,
+                    &ids,
+                    &moved,
+                    &now_versions,
+                    deleted as u64,
+                    &mut read,
+                )
+                .await
+            {
+                Ok(Ok(found)) => Ok(found),
+                Ok(Err(why)) => Err(Stop::Full(why)),
+                Err(e) => Err(Stop::Store(e)),
             }
         };
+        let joined = tokio::try_join!(deleted_read, async {
+            overlay_read.await.map_err(Stop::Store)
+        });
         self.summary.lock().expect("summary").versions_read += read;
-        let (overlay, changed_read) = over?;
+        let (mut gone, (overlay, changed_read)) = match joined {
+            Ok(both) => both,
+            Err(Stop::Full(why)) => return Ok(self.full_scan(why)),
+            Err(Stop::Store(e)) => return Err(e),
+        };
         // Re-indexed and then deleted before this read.
         for id in &changed {
             let h = self.hash(id);

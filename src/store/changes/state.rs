@@ -307,6 +307,8 @@ struct Behind {
     buf: Vec<u8>,
     to: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
     thread: Option<std::thread::JoinHandle<std::io::Result<File>>>,
+    /// Why there is no thread, when it could not be started.
+    unstarted: Option<std::io::Error>,
 }
 
 impl Behind {
@@ -328,12 +330,14 @@ impl Behind {
                 buf: Vec::with_capacity(Self::BUF),
                 to: Some(to),
                 thread: Some(thread),
+                unstarted: None,
             },
-            // No thread: an error at the first buffer.
-            Err(_) => Behind {
+            // No thread: its error at the first buffer.
+            Err(e) => Behind {
                 buf: Vec::new(),
                 to: None,
                 thread: None,
+                unstarted: Some(e),
             },
         }
     }
@@ -341,6 +345,9 @@ impl Behind {
     /// The writer's error, once it stopped.
     fn stopped(&mut self) -> std::io::Error {
         self.to = None;
+        if let Some(e) = self.unstarted.take() {
+            return std::io::Error::new(e.kind(), format!("cannot start the state's writer: {e}"));
+        }
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(Err(e))) => e,
             _ => std::io::Error::other("the state's writer thread stopped"),
@@ -368,6 +375,9 @@ impl Behind {
     fn into_inner(mut self) -> std::io::Result<File> {
         if !self.buf.is_empty() {
             self.send()?;
+        }
+        if self.thread.is_none() {
+            return Err(self.stopped());
         }
         self.to = None;
         match self.thread.take().map(|t| t.join()) {
@@ -664,6 +674,50 @@ mod tests {
     }
 
     #[test]
+    fn records_past_the_writers_buffers_come_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("docs");
+        let mut w = RecordWriter::new(File::create(&p).unwrap());
+        // 30,000 records of 200 bytes: six buffers and a part.
+        for i in 0..30_000u64 {
+            let body = vec![(i % 251) as u8; 200];
+            w.push_parts(i, i as i64 * 2, None, &body).unwrap();
+        }
+        assert_eq!(w.written, 30_000);
+        let file = w.finish().unwrap();
+        assert_eq!(file.metadata().unwrap().len(), 30_000 * 220);
+        let mut r = RecordReader::new(File::open(&p).unwrap(), 0).unwrap();
+        for i in 0..30_000u64 {
+            let raw = r.next_raw().unwrap().expect("a record");
+            assert_eq!((raw.hash, raw.version), (i, i as i64 * 2));
+            assert_eq!(raw.body, vec![(i % 251) as u8; 200]);
+        }
+        assert!(r.next_raw().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_write_the_writers_thread_cannot_make_comes_back_as_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("docs");
+        File::create(&p).unwrap();
+        // Opened for reading only: every write fails.
+        let mut w = RecordWriter::new(File::open(&p).unwrap());
+        let body = vec![1u8; 1000];
+        let mut failed = None;
+        for i in 0..5_000u64 {
+            if let Err(e) = w.push_parts(i, 0, None, &body) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let e = match failed {
+            Some(e) => e,
+            None => w.finish().expect_err("a read-only file"),
+        };
+        assert_ne!(e.to_string(), "the state's writer thread stopped", "{e}");
+    }
+
+    #[test]
     fn ids_are_found_by_hash() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("ids");
@@ -673,8 +727,8 @@ mod tests {
         assert_eq!(ids.find(700).unwrap(), Some(300));
         assert_eq!(ids.find(701).unwrap(), None);
         assert_eq!(ids.all().unwrap().len(), 1000);
-        // Every pair, below the first, past the last, and at the edges of the blocks (1000 pairs:
-        // three whole blocks and one of 232).
+        // Every pair, past the last, and at the edges of the blocks (1000 pairs: three whole
+        // blocks and one of 232); below the first in the one-pair file.
         for (h, v) in &pairs {
             assert_eq!(ids.find(*h).unwrap(), Some(*v), "hash {h}");
             assert_eq!(ids.find(h + 1).unwrap(), None, "hash {}", h + 1);

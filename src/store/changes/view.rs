@@ -220,15 +220,17 @@ pub(super) struct Merged<'v> {
     base_done: bool,
     /// When kept: the base records left out (deleted, or replaced by their changed copy),
     /// decoded whole, for the state's delta (see [`super::state::DeltaMeta`]); taken as they come,
-    /// and given up (`None`, [`Merged::dropped_lost`]) past [`Merged::DROPPED_MAX`] at once.
+    /// and given up (`None`, [`Merged::dropped_lost`]) past [`Merged::DROPPED_MAX`] in a row.
     pub(super) dropped: Option<Vec<Doc>>,
     /// Whether [`Merged::dropped`] was given up: the delta would miss old copies.
     pub(super) dropped_lost: bool,
 }
 
 impl<'v> Merged<'v> {
-    /// The most left-out records held at once for the delta (a delta holds no more).
-    pub(super) const DROPPED_MAX: usize = 200_000;
+    /// The most left-out records held at once for the delta: the ones that follow each other in
+    /// id order (the pages of a host deleted together), decoded whole (some tens of MB). Past them the
+    /// delta is given up and serve builds its prediction index again.
+    pub(super) const DROPPED_MAX: usize = 20_000;
 
     /// The whole view, decoding the id alone.
     pub(super) fn new(store: &'v ChangeStore, view: &'v View) -> std::io::Result<Self> {
