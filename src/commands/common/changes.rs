@@ -11,7 +11,7 @@ use super::decided::target_of;
 use super::settings::Deciding;
 use crate::config::{IndexConfig, JobConfig, Source};
 use crate::engine::{DimensionReport, EngineConfig, Name};
-use crate::store::changes::{ChangeStore, ChangesConfig};
+use crate::store::changes::{ChangeStore, ChangesConfig, DeltaFields};
 use crate::store::{CommitMode, Store};
 
 /// The most changed documents a run reads into memory: a 16th of `--memory` at about 1 KiB each,
@@ -129,8 +129,22 @@ pub(crate) fn store_for(
         full: engine.full,
         temp_dir: engine.temp_dir.clone(),
         memory: engine.memory,
+        delta: Some(delta_fields(&engine.fields)),
     };
     Some(Arc::new(ChangeStore::new(inner, cfg)))
+}
+
+/// What the state's delta keeps: what serve's prediction index reads of a page (see
+/// [`crate::learn::urls::index_fields`]), the exact copy count only as "has a double or not".
+fn delta_fields(fields: &crate::engine::FieldNames) -> DeltaFields {
+    DeltaFields {
+        fields: crate::learn::urls::index_fields(fields, true),
+        above_one: fields
+            .count(crate::engine::Dimension::Exact)
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+    }
 }
 
 /// The dimensions a settled state's run reported, as a run that finds nothing changed repeats

@@ -33,6 +33,8 @@ impl Records<'_> {
 /// [`state::DeltaMeta`]): the old copies to the delta file, the new ones to a file beside it,
 /// appended at the end. Given up past [`Delta::MAX`] documents.
 struct Delta {
+    /// What it keeps of each page (`None`: every field).
+    keeps: Option<super::DeltaFields>,
     path: std::path::PathBuf,
     old: std::io::BufWriter<std::fs::File>,
     new_path: std::path::PathBuf,
@@ -46,9 +48,10 @@ impl Delta {
     /// the change.
     const MAX: usize = 200_000;
 
-    fn new(path: std::path::PathBuf) -> std::io::Result<Self> {
+    fn new(path: std::path::PathBuf, keeps: Option<super::DeltaFields>) -> std::io::Result<Self> {
         let new_path = path.with_extension("new");
         Ok(Delta {
+            keeps,
             old: std::io::BufWriter::new(std::fs::File::create(&path)?),
             // Read back at the end.
             new: std::io::BufWriter::new(
@@ -72,7 +75,12 @@ impl Delta {
             true => ("old", &mut self.old),
             false => ("new", &mut self.new),
         };
-        serde_json::to_writer(&mut *out, &serde_json::json!({ key: doc }))?;
+        match &self.keeps {
+            Some(k) => {
+                serde_json::to_writer(&mut *out, &serde_json::json!({ key: k.project(doc) }))?
+            }
+            None => serde_json::to_writer(&mut *out, &serde_json::json!({ key: doc }))?,
+        }
         out.write_all(b"\n")
     }
 
@@ -217,7 +225,7 @@ impl ChangeStore {
         // What changed, when the old state is what the run read: its delta.
         let delta_file = format!("delta-{token}.jsonl");
         let mut delta = match reader {
-            Records::View(_) => Delta::new(self.dir.path.join(&delta_file))
+            Records::View(_) => Delta::new(self.dir.path.join(&delta_file), self.cfg.delta.clone())
                 .inspect_err(|e| warn!("the state's delta is not kept: {e}"))
                 .ok(),
             Records::File(_) => None,
@@ -278,10 +286,12 @@ impl ChangeStore {
                 continue;
             } else {
                 let mut doc = raw.doc(&self.fields).map_err(err)?;
-                if !changed {
-                    // Written by the run: the old state's copy goes.
-                    delta_push(&mut delta, true, &doc);
-                }
+                // Written by the run: the old state's copy (a page changed since came with the
+                // ones left out, and goes with them).
+                let before = (!changed && delta.is_some()).then(|| match &self.cfg.delta {
+                    Some(k) => k.project(&doc),
+                    None => doc.clone(),
+                });
                 let id = doc
                     .get(&c.id_field)
                     .and_then(Value::as_str)
@@ -306,7 +316,16 @@ impl ChangeStore {
                     }
                     doc.insert(c.version_field.clone(), Value::from(pv));
                 }
-                delta_push(&mut delta, false, &doc);
+                match (&before, &self.cfg.delta) {
+                    // A write its reader does not see (a count of a group that stays a group):
+                    // neither copy.
+                    (Some(b), Some(k)) if k.alike(b, &doc) => {}
+                    (Some(b), _) => {
+                        delta_push(&mut delta, true, b);
+                        delta_push(&mut delta, false, &doc);
+                    }
+                    (None, _) => delta_push(&mut delta, false, &doc),
+                }
                 Raw::of(
                     &doc,
                     &self.fields,
@@ -356,6 +375,11 @@ impl ChangeStore {
                 Ok(()) => Some(state::DeltaMeta {
                     file: delta_file,
                     from,
+                    fields: self.cfg.delta.as_ref().map(|k| {
+                        let mut f = k.fields.clone();
+                        f.sort();
+                        f
+                    }),
                 }),
                 Err(e) => {
                     warn!("the state's delta is not kept: {e}");
@@ -490,7 +514,12 @@ pub fn kept_delta(
     let fits = meta.target == target
         && meta.filter.as_deref() == filter
         && needed.iter().all(|f| meta.fields.binary_search(f).is_ok());
-    let delta = meta.delta.filter(|d| fits && d.from == from)?;
+    let delta = meta.delta.filter(|d| {
+        fits && d.from == from
+            && d.fields
+                .as_ref()
+                .is_none_or(|kept| needed.iter().all(|f| kept.binary_search(f).is_ok()))
+    })?;
     let file = std::fs::File::open(dir.join(&delta.file)).ok()?;
     Some(KeptDelta {
         lines: std::io::BufRead::lines(std::io::BufReader::new(file)),

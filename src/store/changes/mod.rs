@@ -102,6 +102,42 @@ pub struct ChangesConfig {
     pub temp_dir: Option<PathBuf>,
     /// `--memory`.
     pub memory: u64,
+    /// What the state's delta holds (`None`: every light field of every page the run changed).
+    pub delta: Option<DeltaFields>,
+}
+
+/// What the state's delta holds for its reader (serve's prediction index): these fields of each
+/// page, and a page the run wrote only when one of them changed. Of the copy counts in
+/// `above_one`, only whether a page has a double counts (a group of 11,000 that loses a member
+/// changes no page's entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeltaFields {
+    /// The fields kept (the unique key among them).
+    pub fields: Vec<String>,
+    /// Those of them read only as "more than one".
+    pub above_one: Vec<String>,
+}
+
+impl DeltaFields {
+    /// `doc` as the delta keeps it.
+    fn project(&self, doc: &Doc) -> Doc {
+        self.fields
+            .iter()
+            .filter_map(|f| doc.get(f).map(|v| (f.clone(), v.clone())))
+            .collect()
+    }
+
+    /// Whether the delta's reader sees `a` and `b` (one page before and after a write) alike.
+    fn alike(&self, a: &Doc, b: &Doc) -> bool {
+        self.fields.iter().all(|f| {
+            if self.above_one.contains(f) {
+                let many = |d: &Doc| d.get(f).and_then(Value::as_i64).is_some_and(|n| n > 1);
+                many(a) == many(b)
+            } else {
+                a.get(f) == b.get(f)
+            }
+        })
+    }
 }
 
 /// How a run found what changed: the report's `changes`.
@@ -475,5 +511,60 @@ impl Store for ChangeStore {
 
     fn cost_model(&self) -> CostModel {
         self.inner.cost_model()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::{DeltaFields, Doc};
+
+    fn doc(v: Value) -> Doc {
+        match v {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    /// A write the prediction index does not see (a count of a group that stays a group, a field
+    /// it does not read) leaves a page out of the delta; a flag, a URL, or a group that becomes
+    /// or stops being one does not.
+    #[test]
+    fn the_delta_sees_what_its_reader_reads() {
+        let keeps = DeltaFields {
+            fields: ["id", "url_s", "unique_b", "count_i"]
+                .map(String::from)
+                .to_vec(),
+            above_one: vec!["count_i".into()],
+        };
+        let before = doc(json!({"id": "a", "url_s": "http://x/", "unique_b": false,
+                                "count_i": 11000, "title_count_i": 5}));
+        let alike = |after: Value| keeps.alike(&before, &doc(after));
+        assert!(alike(
+            json!({"id": "a", "url_s": "http://x/", "unique_b": false,
+                             "count_i": 10999, "title_count_i": 4})
+        ));
+        assert!(!alike(
+            json!({"id": "a", "url_s": "http://x/", "unique_b": true,
+                              "count_i": 10999})
+        ));
+        assert!(!alike(
+            json!({"id": "a", "url_s": "http://y/", "unique_b": false,
+                              "count_i": 11000})
+        ));
+        assert!(!alike(
+            json!({"id": "a", "url_s": "http://x/", "unique_b": false,
+                              "count_i": 1})
+        ));
+        assert!(!alike(
+            json!({"id": "a", "url_s": "http://x/", "unique_b": false})
+        ));
+        let lone = doc(json!({"id": "b", "count_i": 1}));
+        assert!(keeps.alike(&lone, &doc(json!({"id": "b"}))));
+        assert_eq!(
+            Value::Object(keeps.project(&before)),
+            json!({"id": "a", "url_s": "http://x/", "unique_b": false, "count_i": 11000})
+        );
     }
 }

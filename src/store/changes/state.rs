@@ -68,13 +68,19 @@ pub(crate) struct Meta {
 
 /// A state's delta file ([`Meta::delta`]): JSON Lines, first `{"old": doc}` for every document
 /// of the state before that is deleted, replaced or written, then `{"new": doc}` for every one
-/// the new state holds in their place; every light field the state keeps.
+/// the new state holds in their place; every light field the state keeps, or the fields its reader
+/// asked for ([`DeltaMeta::fields`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct DeltaMeta {
     /// The file's name.
     pub(crate) file: String,
     /// The documents file of the state it goes from.
     pub(crate) from: String,
+    /// The fields its documents hold, in order (`None`: every light field the state keeps). A
+    /// page the run wrote is in it only when one of them changed (see
+    /// [`super::DeltaFields`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) fields: Option<Vec<String>>,
 }
 
 /// The folder of one index's state.

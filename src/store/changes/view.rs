@@ -441,6 +441,7 @@ mod tests {
                 full: false,
                 temp_dir: None,
                 memory: 1 << 24,
+                delta: None,
             },
         );
         let base: Vec<Doc> = ["a", "b", "c", "d", "e", "f", "g"]
