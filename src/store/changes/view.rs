@@ -403,16 +403,13 @@ mod tests {
         }
     }
 
-    /// The merged next state and a read of every field through `serve`, page by page, both give
-    /// the state's documents less the deleted ones, with the changed ones in their places.
-    #[test]
-    fn the_merged_state_is_what_serve_reads() {
-        let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("in.jsonl");
+    /// A change store over an empty file, its state in `dir`.
+    fn store_in(dir: &std::path::Path) -> ChangeStore {
+        let input = dir.join("in.jsonl");
         std::fs::write(&input, "").unwrap();
         let inner = FileStore::open(
             &input,
-            Output::File(dir.path().join("out.jsonl")),
+            Output::File(dir.join("out.jsonl")),
             OutputFormat::Updates,
             "id",
             "_version_",
@@ -421,10 +418,10 @@ mod tests {
         let light: Vec<String> = ["id", "_version_", "url_s", "n_i"]
             .map(String::from)
             .to_vec();
-        let store = ChangeStore::new(
+        ChangeStore::new(
             Arc::new(inner),
             ChangesConfig {
-                dir: dir.path().join("state"),
+                dir: dir.join("state"),
                 target: "test".into(),
                 filter_text: None,
                 filter: Filter::All,
@@ -443,18 +440,31 @@ mod tests {
                 memory: 1 << 24,
                 delta: None,
             },
-        );
+        )
+    }
+
+    /// A state file of `docs`.
+    fn records(store: &ChangeStore, docs: &[Doc]) -> std::fs::File {
+        let mut w = RecordWriter::new(tempfile::tempfile().unwrap());
+        for d in docs {
+            w.push(&Raw::of(d, &store.fields, "id", "_version_", store.seed()).unwrap())
+                .unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    /// The merged next state and a read of every field through `serve`, page by page, both give
+    /// the state's documents less the deleted ones, with the changed ones in their places.
+    #[test]
+    fn the_merged_state_is_what_serve_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
         let base: Vec<Doc> = ["a", "b", "c", "d", "e", "f", "g"]
             .iter()
             .enumerate()
             .map(|(i, id)| doc(id, 10 + i as i64, i as i64))
             .collect();
-        let mut w = RecordWriter::new(tempfile::tempfile().unwrap());
-        for d in &base {
-            w.push(&Raw::of(d, &store.fields, "id", "_version_", store.seed()).unwrap())
-                .unwrap();
-        }
-        let docs = w.finish().unwrap();
+        let docs = records(&store, &base);
         // "c" re-indexed, "cc", "0" and "z" new, "e" deleted.
         let overlay: BTreeMap<String, Doc> = [
             doc("0", 30, 100),
@@ -517,5 +527,55 @@ mod tests {
             Value::Array(page.docs.into_iter().map(Value::Object).collect()),
             json!([{"id": "0", "n_i": 100}, {"id": "a", "n_i": 0}])
         );
+    }
+
+    /// The left-out records the delta needs are held while they follow each other: up to
+    /// `DROPPED_MAX` in a row the delta keeps them all, one more and it is given up (and the
+    /// merged state is the same either way).
+    #[test]
+    fn the_delta_gives_up_past_its_left_out_records_in_a_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        let max = Merged::DROPPED_MAX;
+        // Ids in order: "k0", then max + 1 deleted ones, then "z0", "z1".
+        let mut base = vec![doc("k0", 1, 0)];
+        base.extend((0..=max).map(|i| doc(&format!("m{i:06}"), 2, i as i64)));
+        base.push(doc("z0", 3, -1));
+        base.push(doc("z1", 3, -2));
+        for (gone, lost) in [(max, false), (max + 1, true)] {
+            let deleted: HashSet<u64> = (0..gone)
+                .map(|i| store.hash(&format!("m{i:06}")))
+                .chain((gone <= max).then(|| store.hash("z0")))
+                .collect();
+            let view = View {
+                docs: records(&store, &base),
+                overlay: BTreeMap::new(),
+                replaced: HashSet::new(),
+                deleted,
+            };
+            let mut merged = Merged::new(&store, &view).unwrap();
+            merged.dropped = Some(Vec::new());
+            let (mut kept, mut dropped) = (Vec::new(), 0);
+            while let Some(raw) = merged.next_raw().unwrap() {
+                kept.push(raw.doc(&store.fields).unwrap()["id"].clone());
+                // As the next state's merge takes them, record by record.
+                dropped += merged
+                    .dropped
+                    .as_mut()
+                    .map_or(0, |d| std::mem::take(d).len());
+            }
+            dropped += merged.dropped.as_ref().map_or(0, Vec::len);
+            assert_eq!(merged.dropped_lost, lost, "{gone} in a row");
+            let expected: Vec<Value> = if gone <= max {
+                // "z0" deleted too: one more left out, but not in the same row as the others.
+                vec![json!("k0"), json!(format!("m{max:06}")), json!("z1")]
+            } else {
+                vec![json!("k0"), json!("z0"), json!("z1")]
+            };
+            assert_eq!(kept, expected, "{gone} in a row");
+            if !lost {
+                assert_eq!(dropped, gone + 1);
+            }
+        }
     }
 }
