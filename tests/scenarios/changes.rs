@@ -425,3 +425,70 @@ fn with_the_default_window_a_rerun_reads_the_recent_versions_and_is_settled() {
         0
     );
 }
+
+/// Without a filter a run's change state is the whole index: after a run that wrote, the mark moves
+/// past its writes by Solr's index fingerprint (one request, none of the written versions read
+/// again), and the runs after it still find a re-indexed page and a deleted one and end where
+/// `--full` does. On the fake alone: the real core is shared by the tests, each under a filter of
+/// its own (Solr's answer, recorded from 9.10.1, is what the fake gives: `fake_solr/search.rs`).
+#[test]
+fn the_mark_moves_by_the_index_fingerprint_when_the_state_is_the_whole_index() {
+    let t = Target::fake("fingerprint");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let runs = std::cell::Cell::new(0);
+    let run = |extra: &[&str]| -> Value {
+        runs.set(runs.get() + 1);
+        let report = dir.path().join(format!("report-{}.json", runs.get()));
+        let out = crate::support::cmd::solr_dedup()
+            .args([
+                "run",
+                "--solr",
+                &t.core_url,
+                "--change-window",
+                "0",
+                "--quiet",
+            ])
+            .arg("--state-dir")
+            .arg(&state)
+            .arg("--report")
+            .arg(&report)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::support::cmd::stderr(&out)
+        );
+        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+    };
+    let docs = corpus(200, 5);
+    t.load(&docs);
+    let first = run(&[]);
+    assert!(n(&first["documents"], "written") > 0, "{first}");
+    assert_eq!(first["changes"]["fingerprint"], true, "{first}");
+    assert_eq!(n(&first["changes"], "versions_verified"), 0, "{first}");
+
+    let settled = run(&[]);
+    assert_eq!(settled["changes"]["source"], "settled", "{settled}");
+    assert!(light(&settled) <= 3, "{settled}");
+
+    let short = |d: &Value| t.short(d["id"].as_str().unwrap()).to_owned();
+    t.load(&[recrawled(
+        &docs[3],
+        "A new text about herons and their nests.",
+    )]);
+    t.delete(&[&short(&docs[7])]);
+    t.commit();
+    let after = run(&[]);
+    let c = &after["changes"];
+    assert_eq!(c["source"], "versions", "{after}");
+    assert_eq!((n(c, "reindexed"), n(c, "deleted")), (1, 1), "{after}");
+    assert_eq!(c["fingerprint"], true, "{after}");
+    let full = run(&["--full", "--dry-run"]);
+    assert_eq!(n(&full["documents"], "written"), 0, "{full}");
+    let again = run(&[]);
+    assert_eq!(again["changes"]["source"], "settled", "{again}");
+}

@@ -162,6 +162,10 @@ pub struct ChangesSummary {
     /// Of `versions_read`, the pairs read at the end to move the mark: the run's own writes (and
     /// what changed meanwhile), so they grow with the documents written, not with the index.
     pub versions_verified: u64,
+    /// The mark moved past the run's own writes by Solr's index fingerprint (one request: the
+    /// index holds exactly the new state's versions) instead of a read of their versions.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fingerprint: bool,
     /// Documents read light by id (the changed ones).
     pub changed_read: u64,
     /// Documents the run's light reads were served from the state.

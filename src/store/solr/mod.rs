@@ -51,8 +51,8 @@ use tokio::task::JoinHandle;
 use tracing::debug;
 
 use super::{
-    AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Page, ReadQuery, Store,
-    StoreError, StoreErrorKind, UpdateOutcome, Via,
+    AtomicUpdate, Bucket, CommitMode, CostModel, Doc, FacetQuery, Filter, Fingerprint, Page,
+    ReadQuery, Store, StoreError, StoreErrorKind, UpdateOutcome, Via,
 };
 use crate::solr_client::error::{parse_adds, TransportKind};
 use crate::solr_client::{Client, SolrError};
@@ -113,6 +113,9 @@ pub struct SolrStore {
     /// Writes to each shard's leader core (a SolrCloud collection with the `compositeId` router);
     /// `None`: through the core or collection URL.
     leaders: Option<leaders::Leaders>,
+    /// A SolrCloud collection ([`SolrStore::with_cloud`]): no index fingerprint (the collection
+    /// URL's answer is one replica's).
+    cloud: bool,
     /// A filter and how many documents it selected when the store was opened (`numFound`).
     count: Option<(Filter, u64)>,
     /// The health probe's client (tried once, with a short time limit) and that limit.
@@ -147,6 +150,7 @@ impl SolrStore {
             export_fields: None,
             shards: None,
             leaders: None,
+            cloud: false,
             count: None,
             quick: None,
         }
@@ -484,6 +488,31 @@ impl Store for SolrStore {
             .update(vec![(param.to_owned(), "true".to_owned())], b"[]".to_vec())
             .await?;
         Ok(())
+    }
+
+    async fn fingerprint(&self, max_version: i64) -> Result<Option<Fingerprint>, StoreError> {
+        if self.cloud {
+            return Ok(None);
+        }
+        let answer = self
+            .client
+            .realtime_get(vec![("getFingerprint".to_owned(), max_version.to_string())])
+            .await?;
+        let field = |k: &str| answer.pointer(&format!("/fingerprint/{k}"))?.as_i64();
+        Ok(
+            match (
+                field("numVersions"),
+                field("versionsHash"),
+                field("maxVersionEncountered"),
+            ) {
+                (Some(n), Some(hash), Some(max_seen)) if n >= 0 => Some(Fingerprint {
+                    versions: n as u64,
+                    hash,
+                    max_seen,
+                }),
+                _ => None,
+            },
+        )
     }
 
     async fn change_mark(&self, filter: &Filter) -> Result<String, StoreError> {

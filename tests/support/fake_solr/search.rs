@@ -569,6 +569,9 @@ fn run_select(core: &Core, sp: &SearchParams) -> Result<Map<String, Value>, Sele
 /// `/get`: real-time get by `id` (repeatable) and `ids` (comma lists).
 pub fn get(core: &Core, req: &Req) -> Resp {
     let p = Params(req.params.clone());
+    if let Some(max) = p.get("getFingerprint") {
+        return fingerprint(core, max);
+    }
     let id_params = p.all("id");
     let ids_params = p.all("ids");
     let mut ids: Vec<String> = id_params.clone();
@@ -617,6 +620,55 @@ pub fn get(core: &Core, req: &Req) -> Resp {
     json_resp(
         200,
         &json!({"response": {"numFound": docs.len(), "start": 0, "numFoundExact": true, "docs": docs}}),
+    )
+}
+
+/// `/get?getFingerprint=MAX`: Solr's `IndexFingerprint` (what replicas compare in PeerSync) over
+/// what searches see: of the documents with a version at or below `|MAX|`, `numVersions` and
+/// `versionsHash` (the wrapping sum of MurmurHash3's `fmix64` of each version), and
+/// `maxVersionEncountered` of all. Solr 9 answers it alone, without a `responseHeader` (recorded
+/// from Solr 9.10.1: `{"fingerprint":{"maxVersionSpecified":…,"maxVersionEncountered":…,
+/// "maxInHash":…,"versionsHash":…,"numVersions":…,"numDocs":…,"maxDoc":…}}`), and refuses a value
+/// that is not a long with a 400 and nothing else.
+fn fingerprint(core: &Core, max: &str) -> Resp {
+    let max = match super::index::parse_java_long(max) {
+        // Java's Math.abs.
+        Ok(v) => v.wrapping_abs(),
+        Err(e) => {
+            let e = SolrError::number_format(e);
+            return json_resp(e.code, &json!({ "error": e.error_object() }));
+        }
+    };
+    let fmix64 = |v: i64| {
+        let mut k = v as u64;
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        k ^= k >> 33;
+        k as i64
+    };
+    let committed = core.committed();
+    let (mut seen, mut in_hash, mut hash, mut n) = (0i64, 0i64, 0i64, 0u64);
+    for d in committed.values() {
+        seen = seen.max(d.version);
+        if d.version <= max {
+            in_hash = in_hash.max(d.version);
+            hash = hash.wrapping_add(fmix64(d.version));
+            n += 1;
+        }
+    }
+    json_resp(
+        200,
+        &json!({"fingerprint": {
+            "maxVersionSpecified": max,
+            "maxVersionEncountered": seen,
+            "maxInHash": in_hash,
+            "versionsHash": hash,
+            "numVersions": n,
+            "numDocs": committed.len(),
+            "maxDoc": committed.len(),
+        }}),
     )
 }
 
