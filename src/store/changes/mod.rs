@@ -131,7 +131,17 @@ impl DeltaFields {
     fn alike(&self, a: &Doc, b: &Doc) -> bool {
         self.fields.iter().all(|f| {
             if self.above_one.contains(f) {
-                let many = |d: &Doc| d.get(f).and_then(Value::as_i64).is_some_and(|n| n > 1);
+                // Read as the prediction index reads it: a number, a numeric string, or the
+                // first of an array.
+                let count = |v: &Value| match v {
+                    Value::Array(a) => a.first().and_then(|x| {
+                        x.as_i64()
+                            .or_else(|| x.as_str().and_then(|t| t.parse().ok()))
+                    }),
+                    Value::String(t) => t.parse().ok(),
+                    other => other.as_i64(),
+                };
+                let many = |d: &Doc| d.get(f).and_then(count).is_some_and(|n: i64| n > 1);
                 many(a) == many(b)
             } else {
                 a.get(f) == b.get(f)
@@ -563,6 +573,18 @@ mod tests {
         ));
         assert!(!alike(
             json!({"id": "a", "url_s": "http://x/", "unique_b": false})
+        ));
+        // A count held as a string or in an array is read as the index reads it.
+        assert!(!alike(
+            json!({"id": "a", "url_s": "http://x/", "unique_b": false,
+                              "count_i": "1"})
+        ));
+        let listed = doc(json!({"id": "a", "url_s": "http://x/", "unique_b": false,
+                                "count_i": ["2"]}));
+        assert!(!keeps.alike(
+            &listed,
+            &doc(json!({"id": "a", "url_s": "http://x/",
+                                                   "unique_b": false, "count_i": [1]}))
         ));
         let lone = doc(json!({"id": "b", "count_i": 1}));
         assert!(keeps.alike(&lone, &doc(json!({"id": "b"}))));
