@@ -311,6 +311,29 @@ impl Client {
         .await
     }
 
+    /// Solr's index fingerprint up to `max_version` (`/get?getFingerprint=`, over the core that
+    /// answers): `(numVersions, versionsHash, maxVersionEncountered)`, `None` when the answer
+    /// lacks one of them.
+    pub async fn fingerprint(
+        &self,
+        max_version: i64,
+    ) -> Result<Option<(u64, i64, i64)>, SolrError> {
+        let answer = self
+            .realtime_get(vec![("getFingerprint".to_owned(), max_version.to_string())])
+            .await?;
+        let field = |k: &str| answer.pointer(&format!("/fingerprint/{k}"))?.as_i64();
+        Ok(
+            match (
+                field("numVersions"),
+                field("versionsHash"),
+                field("maxVersionEncountered"),
+            ) {
+                (Some(n), Some(hash), Some(max)) if n >= 0 => Some((n as u64, hash, max)),
+                _ => None,
+            },
+        )
+    }
+
     /// `/update` with a JSON body (`params` go in the URL).
     pub async fn update(
         &self,

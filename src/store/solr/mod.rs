@@ -494,25 +494,12 @@ impl Store for SolrStore {
         if self.cloud {
             return Ok(None);
         }
-        let answer = self
-            .client
-            .realtime_get(vec![("getFingerprint".to_owned(), max_version.to_string())])
-            .await?;
-        let field = |k: &str| answer.pointer(&format!("/fingerprint/{k}"))?.as_i64();
-        Ok(
-            match (
-                field("numVersions"),
-                field("versionsHash"),
-                field("maxVersionEncountered"),
-            ) {
-                (Some(n), Some(hash), Some(max_seen)) if n >= 0 => Some(Fingerprint {
-                    versions: n as u64,
-                    hash,
-                    max_seen,
-                }),
-                _ => None,
-            },
-        )
+        let got = self.client.fingerprint(max_version).await?;
+        Ok(got.map(|(versions, hash, max_seen)| Fingerprint {
+            versions,
+            hash,
+            max_seen,
+        }))
     }
 
     async fn change_mark(&self, filter: &Filter) -> Result<String, StoreError> {
