@@ -75,12 +75,9 @@ impl Delta {
             true => ("old", &mut self.old),
             false => ("new", &mut self.new),
         };
-        match &self.keeps {
-            Some(k) => {
-                serde_json::to_writer(&mut *out, &serde_json::json!({ key: k.project(doc) }))?
-            }
-            None => serde_json::to_writer(&mut *out, &serde_json::json!({ key: doc }))?,
-        }
+        let kept = self.keeps.as_ref().map(|k| k.project(doc));
+        let doc = kept.as_ref().unwrap_or(doc);
+        serde_json::to_writer(&mut *out, &serde_json::json!({ key: doc }))?;
         out.write_all(b"\n")
     }
 
@@ -109,20 +106,21 @@ impl Delta {
 }
 
 impl ChangeStore {
-    /// Whether the index's versions are exactly `pairs`' (by Solr's index fingerprint: how many,
-    /// the sum of a hash of each, the highest); `false` when they differ or the store cannot say.
-    async fn fingerprinted(&self, pairs: &[(u64, i64)]) -> bool {
+    /// The highest of `pairs`' versions when the index's versions are exactly theirs (by Solr's
+    /// index fingerprint: how many, the sum of a hash of each, the highest); `None` when they
+    /// differ or the store cannot say.
+    async fn fingerprinted(&self, pairs: &[(u64, i64)]) -> Option<i64> {
         let ours = Fingerprint::of(pairs.iter().map(|p| p.1));
         match self.inner.fingerprint(i64::MAX).await {
-            Ok(Some(theirs)) if theirs == ours => true,
+            Ok(Some(theirs)) if theirs == ours => Some(ours.max_seen),
             Ok(Some(theirs)) => {
                 debug!(?theirs, ?ours, "the index's fingerprint is not the state's");
-                false
+                None
             }
-            Ok(None) => false,
+            Ok(None) => None,
             Err(e) => {
                 debug!("no index fingerprint: {e}");
-                false
+                None
             }
         }
     }
@@ -428,12 +426,12 @@ impl ChangeStore {
         // one request), nothing but the run's own writes is above the old mark: the mark moves
         // past them without reading them (a run that refreshes the counts of big groups writes
         // tens of thousands).
-        let whole = written > 0
-            && c.visible_after_commit
-            && c.filter == Filter::All
-            && self.fingerprinted(&pairs).await;
-        if whole {
-            mark = mark.max(pairs.iter().map(|p| p.1).max().unwrap_or(mark));
+        let whole = match written > 0 && c.visible_after_commit && c.filter == Filter::All {
+            true => self.fingerprinted(&pairs).await,
+            false => None,
+        };
+        if let Some(max) = whole {
+            mark = mark.max(max);
             self.summary.lock().expect("summary").fingerprint = true;
         } else if written > 0 && c.visible_after_commit {
             // Move the mark past the run's own writes when they are all that is above it.
