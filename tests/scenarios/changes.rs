@@ -33,15 +33,8 @@ fn run_from_versions(t: &Target, dir: &Path, extra: &[&str]) -> Value {
 /// Takes `less` documents off the count of the change state in `DIR/state`: the index then holds
 /// documents the state cannot account for, as after a restore.
 fn miscount_state(dir: &Path, less: u64) {
-    let meta_path = std::fs::read_dir(dir.join("state").join("changes"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("meta.json");
-    let mut meta: Value =
-        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    let meta_path = state_meta_path(dir);
+    let mut meta = state_meta(dir);
     meta["count"] = json!(n(&meta, "count") - less);
     std::fs::write(&meta_path, meta.to_string()).unwrap();
 }
@@ -426,6 +419,46 @@ fn with_the_default_window_a_rerun_reads_the_recent_versions_and_is_settled() {
     );
 }
 
+/// `solr-dedup run EXTRA…` on the whole index (no `--filter`, unlike the harness's runs: the test's
+/// fake holds nothing else) with the change state in `DIR/state`, to the end; its report.
+fn run_unfiltered(t: &Target, dir: &Path, extra: &[&str]) -> Value {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let report = dir.join(format!("report-{k}.json"));
+    let out = crate::support::cmd::solr_dedup()
+        .args(["run", "--solr", &t.core_url, "--quiet"])
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .arg("--report")
+        .arg(&report)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::support::cmd::stderr(&out)
+    );
+    serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+}
+
+/// The path of the change state's `meta.json` in `DIR/state`.
+fn state_meta_path(dir: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir.join("state").join("changes"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("meta.json")
+}
+
+/// The change state's `meta.json` in `DIR/state`.
+fn state_meta(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(state_meta_path(dir)).unwrap()).unwrap()
+}
+
 /// Without a filter a run's change state is the whole index: after a run that wrote, the mark moves
 /// past its writes by Solr's index fingerprint (one request, none of the written versions read
 /// again), and the runs after it still find a re-indexed page and a deleted one and end where
@@ -435,34 +468,10 @@ fn with_the_default_window_a_rerun_reads_the_recent_versions_and_is_settled() {
 fn the_mark_moves_by_the_index_fingerprint_when_the_state_is_the_whole_index() {
     let t = Target::fake("fingerprint");
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let runs = std::cell::Cell::new(0);
-    let run = |extra: &[&str]| -> Value {
-        runs.set(runs.get() + 1);
-        let report = dir.path().join(format!("report-{}.json", runs.get()));
-        let out = crate::support::cmd::solr_dedup()
-            .args([
-                "run",
-                "--solr",
-                &t.core_url,
-                "--change-window",
-                "0",
-                "--quiet",
-            ])
-            .arg("--state-dir")
-            .arg(&state)
-            .arg("--report")
-            .arg(&report)
-            .args(extra)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            crate::support::cmd::stderr(&out)
-        );
-        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--change-window", "0"];
+        args.extend_from_slice(extra);
+        run_unfiltered(&t, dir.path(), &args)
     };
     let docs = corpus(200, 5);
     t.load(&docs);
@@ -491,4 +500,55 @@ fn the_mark_moves_by_the_index_fingerprint_when_the_state_is_the_whole_index() {
     assert_eq!(n(&full["documents"], "written"), 0, "{full}");
     let again = run(&[]);
     assert_eq!(again["changes"]["source"], "settled", "{again}");
+}
+
+/// Without a filter, a run asks Solr's index fingerprint up to the state's mark beside its read of
+/// the versions above it: when it is the state's, the change window below the mark (where the last
+/// run's own writes are) is not read. A document whose version Solr took before the mark but
+/// applied after the state was kept (here one backdated on the fake) makes the fingerprint differ:
+/// the window is read and finds it.
+#[test]
+fn a_fingerprint_up_to_the_mark_spares_the_window_and_a_late_version_is_found() {
+    let t = Target::fake("fingerprint-window");
+    let dir = tempfile::tempdir().unwrap();
+    // The default change window (10 s of versions): every page the first run wrote is in it.
+    let run = |extra: &[&str]| run_unfiltered(&t, dir.path(), extra);
+    let docs = corpus(150, 6);
+    t.load(&docs);
+    let first = run(&[]);
+    assert_eq!(n(&first["documents"], "written"), 150, "{first}");
+
+    let settled = run(&[]);
+    let c = &settled["changes"];
+    assert_eq!(c["source"], "settled", "{settled}");
+    assert_eq!(c["unchanged_below_mark"], true, "{settled}");
+    assert_eq!(n(c, "versions_read"), 0, "{settled}");
+    assert!(light(&settled) <= 3, "{settled}");
+
+    // A new page whose version is just below the state's mark, unused by any other page.
+    let mark = state_meta(dir.path())["mark"].as_i64().unwrap();
+    let used: std::collections::HashSet<i64> = t
+        .fake_solr()
+        .docs()
+        .iter()
+        .filter_map(|d| d["_version_"].as_i64())
+        .collect();
+    let late = (1..).map(|k| mark - k).find(|v| !used.contains(v)).unwrap();
+    let page = json!({"id": "late-1", "sku": "https://late.example/1",
+                      "text_t": docs[4]["text_t"].clone()});
+    t.load(&[page]);
+    let id = t.id("late-1");
+    assert!(t.fake_solr().with_core(|core| core.backdate(&id, late)));
+
+    let after = run(&[]);
+    let c = &after["changes"];
+    assert_eq!(c["source"], "versions", "{after}");
+    assert_eq!(c.get("unchanged_below_mark"), None, "{after}");
+    assert_eq!(n(c, "new"), 1, "{after}");
+    assert!(n(c, "versions_read") >= 1, "{after}");
+    let full = run(&["--full", "--dry-run"]);
+    assert_eq!(n(&full["documents"], "written"), 0, "{full}");
+    let again = run(&[]);
+    assert_eq!(again["changes"]["source"], "settled", "{again}");
+    assert_eq!(again["changes"]["unchanged_below_mark"], true, "{again}");
 }

@@ -170,6 +170,10 @@ impl ChangeStore {
                 return Ok(true);
             }
             if let Some(m) = *self.mark0.lock().expect("mark") {
+                if m > meta.mark && meta.below_mark.is_some_and(|b| b.versions != meta.count) {
+                    // Versions of the state above the old mark would come below the new one.
+                    meta.below_mark = None;
+                }
                 meta.mark = meta.mark.max(m);
             }
             self.dir.commit(&meta).map_err(|e| e.to_string())?;
@@ -464,6 +468,7 @@ impl ChangeStore {
             summary.versions_read += read;
             summary.versions_verified += read;
         }
+        let below_mark = Some(state::BelowMark::of(&pairs, mark));
         // The ranges where deletions are looked for, from the versions in order.
         let count = pairs.len() as u64;
         pairs.sort_unstable_by_key(|p| p.1);
@@ -485,6 +490,7 @@ impl ChangeStore {
             dimensions,
             derived: if with_derived > 0 { tag } else { 0 },
             delta,
+            below_mark,
         };
         docs_synced
             .await

@@ -13,6 +13,8 @@
 //!
 //! ```text
 //! prepare:  max version, count ─▶ (id, version) above mark − window ─▶ new, re-indexed
+//!           (no filter, standalone: above mark, and the window only when Solr's fingerprint
+//!           up to the mark is not the state's)
 //!           deleted = state + new − now  ─▶ > 0: counts per version range (one json.facet)
 //!                                            ─▶ ranges short of documents: (id, version) read there
 //!           changed documents read light by id ─▶ overlay
@@ -176,6 +178,11 @@ pub struct ChangesSummary {
     /// index holds exactly the new state's versions) instead of a read of their versions.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fingerprint: bool,
+    /// Solr's index fingerprint up to the state's mark was the state's (one request): nothing at or
+    /// below the mark changed, so only the versions above it were read (not the change window
+    /// below it) and no version range was counted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unchanged_below_mark: bool,
     /// Documents read light by id (the changed ones).
     pub changed_read: u64,
     /// Documents the run's light reads were served from the state.

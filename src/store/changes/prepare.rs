@@ -1,7 +1,9 @@
 //! Before a run: what changed since the state, from versions and counts (see the module doc of
 //! [`super`]).
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
 
 use serde_json::Value;
 use tracing::{debug, info};
@@ -71,13 +73,16 @@ impl ChangeStore {
         // The state's hashes are of its seed; a state kept at the end is too.
         self.seed
             .store(meta.seed, std::sync::atomic::Ordering::Relaxed);
-        let ids = match Ids::open(&self.dir.path.join(&meta.ids)) {
-            Ok(ids) => ids,
-            Err(e) => return Ok(self.full_scan(format!("the state cannot be read ({e})"))),
-        };
+        // The id file is read when a version must be looked up in it (a settled index whose
+        // fingerprint agrees needs none).
+        let ids_path = self.dir.path.join(&meta.ids);
+        let ids_cell: OnceCell<Ids> = OnceCell::new();
         let io = |e: std::io::Error| StoreError::io("cannot read the change state", e);
 
-        // New and re-indexed: the versions above the mark, less the window.
+        // New and re-indexed: the versions above the mark, and those of the change window below
+        // it unless Solr's index fingerprint up to the mark (asked beside the read above it) is
+        // the state's: then nothing at or below the mark changed, neither a version applied late
+        // nor a deletion, and the window (where the last run's own writes are) is not read.
         let lo = meta.mark.saturating_sub(window_versions(c.window_ms));
         let mut changed: Vec<String> = Vec::new();
         // Re-indexed: id hash → the version the state holds.
@@ -85,13 +90,22 @@ impl ChangeStore {
         // The version each changed document has now.
         let mut now_versions: Vec<i64> = Vec::new();
         let mut new = 0u64;
-        let above = self.versions_within(lo, None);
         let mut read = 0u64;
         let mut stop: Option<String> = None;
         let mut failed: Option<std::io::Error> = None;
         let max_changed = c.max_changed;
-        self.for_versions(above, &mut read, |id, v| {
+        let mut each = |id: &str, v: i64| {
+            if stop.is_some() || failed.is_some() {
+                return false;
+            }
             let h = self.hash(id);
+            let ids = match lazy_ids(&ids_cell, &ids_path) {
+                Ok(ids) => ids,
+                Err(e) => {
+                    stop = Some(format!("the state cannot be read ({e})"));
+                    return false;
+                }
+            };
             match ids.find(h) {
                 Err(e) => {
                     failed = Some(e);
@@ -122,8 +136,38 @@ impl ChangeStore {
                 return false;
             }
             true
-        })
-        .await?;
+        };
+        let unchanged = match meta.below_mark.filter(|_| c.filter == Filter::All) {
+            Some(ours) => {
+                let above = self.versions_within(meta.mark.saturating_add(1), None);
+                let (print, looked) = tokio::join!(
+                    self.inner.fingerprint(meta.mark),
+                    self.for_versions(above, &mut read, &mut each)
+                );
+                looked?;
+                let unchanged = match print {
+                    Ok(Some(theirs)) => {
+                        theirs.versions == ours.versions && theirs.hash == ours.hash
+                    }
+                    Ok(None) => false,
+                    Err(e) => {
+                        debug!("no index fingerprint: {e}");
+                        false
+                    }
+                };
+                if !unchanged {
+                    debug!("the index's fingerprint up to the mark is not the state's");
+                    let window = self.versions_within(lo, Some(meta.mark));
+                    self.for_versions(window, &mut read, &mut each).await?;
+                }
+                unchanged
+            }
+            None => {
+                let above = self.versions_within(lo, None);
+                self.for_versions(above, &mut read, &mut each).await?;
+                false
+            }
+        };
         if let Some(e) = failed {
             return Err(io(e));
         }
@@ -172,15 +216,14 @@ impl ChangeStore {
             Store(StoreError),
         }
         let deleted_read = async {
+            if unchanged && deleted == 0 {
+                // Every document at or below the mark is there, and the totals agree above it.
+                return Ok(HashSet::new());
+            }
+            let ids = lazy_ids(&ids_cell, &ids_path)
+                .map_err(|e| Stop::Full(format!("the state cannot be read ({e})")))?;
             match self
-                .find_deleted(
-                    &meta,
-                    &ids,
-                    &moved,
-                    &now_versions,
-                    deleted as u64,
-                    &mut read,
-                )
+                .find_deleted(&meta, ids, &moved, &now_versions, deleted as u64, &mut read)
                 .await
             {
                 Ok(Ok(found)) => Ok(found),
@@ -212,6 +255,7 @@ impl ChangeStore {
             s.reindexed = reindexed;
             s.deleted = gone.len() as u64;
             s.changed_read = changed_read;
+            s.unchanged_below_mark = unchanged;
         }
         info!(
             new,
@@ -388,4 +432,13 @@ impl ChangeStore {
         }
         Ok(Ok(gone))
     }
+}
+
+/// The state's id file, opened (its block index read) on first use.
+fn lazy_ids<'a>(cell: &'a OnceCell<Ids>, path: &Path) -> std::io::Result<&'a Ids> {
+    if let Some(ids) = cell.get() {
+        return Ok(ids);
+    }
+    let ids = Ids::open(path)?;
+    Ok(cell.get_or_init(|| ids))
 }

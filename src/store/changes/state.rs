@@ -64,6 +64,30 @@ pub(crate) struct Meta {
     /// from them instead of building it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) delta: Option<DeltaMeta>,
+    /// Solr's index fingerprint of the state's versions at or below `mark`: an index whose
+    /// fingerprint up to `mark` is the same changed nothing at or below it (`None`: kept by an
+    /// older build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) below_mark: Option<BelowMark>,
+}
+
+/// How many of a state's versions are at or below its mark, and the wrapping sum of Solr's hash
+/// of each ([`crate::store::Fingerprint`]'s `versions` and `hash`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct BelowMark {
+    pub(crate) versions: u64,
+    pub(crate) hash: i64,
+}
+
+impl BelowMark {
+    /// Of the versions of `pairs` at or below `mark`.
+    pub(crate) fn of(pairs: &[(u64, i64)], mark: i64) -> Self {
+        let print = crate::store::Fingerprint::of(pairs.iter().map(|p| p.1).filter(|&v| v <= mark));
+        BelowMark {
+            versions: print.versions,
+            hash: print.hash,
+        }
+    }
 }
 
 /// A state's delta file ([`Meta::delta`]): JSON Lines, first `{"old": doc}` for every document

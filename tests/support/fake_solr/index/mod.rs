@@ -157,6 +157,27 @@ impl Core {
         self.live_doc(id).map(|d| d.version)
     }
 
+    /// Gives the document `id` (real-time and committed) `version`, as when Solr took the version
+    /// from its clock well before the update was applied (an update in flight across a commit);
+    /// for tests. False when there is no such document.
+    pub fn backdate(&mut self, id: &str, version: i64) -> bool {
+        let Some(&seq) = self.live_ids.get(id).and_then(|s| s.last()) else {
+            return false;
+        };
+        let Some(doc) = self.live.get(&seq) else {
+            return false;
+        };
+        let doc = Arc::new(Doc {
+            version,
+            ..(**doc).clone()
+        });
+        self.live.insert(seq, doc.clone());
+        if self.committed.contains_key(&seq) {
+            Arc::make_mut(&mut self.committed).insert(seq, doc);
+        }
+        true
+    }
+
     /// Makes every change visible to searches (a hard commit that opens a searcher).
     pub fn commit(&mut self) {
         self.committed = Arc::new(self.live.clone());
