@@ -525,7 +525,7 @@ fn reloader(job: &JobConfig, rules: &Path, rt: Handle) -> Loader {
         // pages that run changed are removed and added again, and nothing else is touched.
         let delta = match (&current.from_state, use_state) {
             (Some(from), true) if *current.index.rules() == rules => {
-                changes::kept_delta(&job.index, job.state_dir.as_deref(), &needed, from)
+                changes::kept_delta(&job.index, job.state_dir.as_deref(), f, from)
             }
             _ => None,
         };

@@ -69,7 +69,7 @@ pub(crate) fn kept_docs(
 pub(crate) fn kept_delta(
     index: &IndexConfig,
     state_dir: Option<&Path>,
-    needed: &[String],
+    fields: &crate::engine::FieldNames,
     from: &str,
 ) -> Option<crate::store::changes::KeptDelta> {
     let (Source::Solr(solr), Some(dir)) = (&index.source, state_dir) else {
@@ -79,7 +79,8 @@ pub(crate) fn kept_delta(
         &dir_of(&solr.url, index.filter.as_deref(), dir),
         &target_of(&solr.url),
         index.filter.as_deref(),
-        needed,
+        // What the runs keep in the delta is what the prediction index reads.
+        &delta_fields(fields),
         from,
     )
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::state::{self, Dir, Ids, Meta, Raw, RecordReader, RecordWriter};
 use super::view::Merged;
-use super::{window_versions, ChangeStore, View, BUCKETS};
+use super::{window_versions, ChangeStore, DeltaFields, View, BUCKETS};
 use crate::spill::Strings;
 use crate::store::{Doc, Filter, Fingerprint};
 
@@ -34,7 +34,7 @@ impl Records<'_> {
 /// appended at the end. Given up past [`Delta::MAX`] documents.
 struct Delta {
     /// What it keeps of each page (`None`: every field).
-    keeps: Option<super::DeltaFields>,
+    keeps: Option<DeltaFields>,
     path: std::path::PathBuf,
     old: std::io::BufWriter<std::fs::File>,
     new_path: std::path::PathBuf,
@@ -48,7 +48,7 @@ impl Delta {
     /// the change.
     const MAX: usize = 200_000;
 
-    fn new(path: std::path::PathBuf, keeps: Option<super::DeltaFields>) -> std::io::Result<Self> {
+    fn new(path: std::path::PathBuf, keeps: Option<DeltaFields>) -> std::io::Result<Self> {
         let new_path = path.with_extension("new");
         Ok(Delta {
             keeps,
@@ -395,11 +395,13 @@ impl ChangeStore {
                 Ok(()) => Some(state::DeltaMeta {
                     file: delta_file,
                     from,
-                    fields: self.cfg.delta.as_ref().map(|k| {
-                        let mut f = k.fields.clone();
-                        f.sort();
-                        f
-                    }),
+                    fields: self.cfg.delta.as_ref().map(|k| sorted(&k.fields)),
+                    above_one: self
+                        .cfg
+                        .delta
+                        .as_ref()
+                        .map(|k| sorted(&k.above_one))
+                        .unwrap_or_default(),
                 }),
                 Err(e) => {
                     warn!("the state's delta is not kept: {e}");
@@ -537,21 +539,27 @@ pub fn kept_delta(
     dir: &std::path::Path,
     target: &str,
     filter: Option<&str>,
-    needed: &[String],
+    needed: &DeltaFields,
     from: &str,
 ) -> Option<KeptDelta> {
     let d = Dir {
         path: dir.to_path_buf(),
     };
     let meta = d.load().ok().flatten()?;
+    let fields = &needed.fields;
     let fits = meta.target == target
         && meta.filter.as_deref() == filter
-        && needed.iter().all(|f| meta.fields.binary_search(f).is_ok());
+        && fields.iter().all(|f| meta.fields.binary_search(f).is_ok());
     let delta = meta.delta.filter(|d| {
         fits && d.from == from
             && d.fields
                 .as_ref()
-                .is_none_or(|kept| needed.iter().all(|f| kept.binary_search(f).is_ok()))
+                .is_none_or(|kept| fields.iter().all(|f| kept.binary_search(f).is_ok()))
+            // A field the run compared only as "more than one" is one the reader reads so.
+            && d
+                .above_one
+                .iter()
+                .all(|f| !fields.contains(f) || needed.above_one.contains(f))
     })?;
     let file = std::fs::File::open(dir.join(&delta.file)).ok()?;
     Some(KeptDelta {
@@ -619,4 +627,10 @@ impl Iterator for KeptDocs {
             .and_then(|r| r.map(|r| r.doc(&self.fields)).transpose())
             .transpose()
     }
+}
+
+fn sorted(names: &[String]) -> Vec<String> {
+    let mut names = names.to_vec();
+    names.sort();
+    names
 }

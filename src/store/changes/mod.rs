@@ -548,6 +548,68 @@ mod tests {
         }
     }
 
+    /// A delta whose counts were compared only as "more than one" serves a reader that reads them
+    /// so, or does not read them, and no reader that needs their value; a delta of an older build
+    /// (every field, nothing compared so) serves any reader.
+    #[test]
+    fn a_delta_serves_only_readers_of_what_it_compared() {
+        use super::state::{DeltaMeta, Dir, Meta, FORMAT};
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("delta-1.jsonl"), "").unwrap();
+        let commit = |delta: DeltaMeta| {
+            let meta = Meta {
+                format: FORMAT,
+                target: "http://solr/c".into(),
+                filter: None,
+                fields: names(&["count_i", "id", "title_s", "url_s"]),
+                digest: String::new(),
+                mark: 1,
+                count: 0,
+                settled: true,
+                buckets: Vec::new(),
+                docs: "docs-1".into(),
+                ids: "ids-1".into(),
+                seed: 1,
+                dimensions: Value::Null,
+                derived: 0,
+                delta: Some(delta),
+                below_mark: None,
+            };
+            Dir {
+                path: dir.path().to_path_buf(),
+            }
+            .commit(&meta)
+            .unwrap();
+        };
+        let serves = |fields: &[&str], above_one: &[&str]| {
+            let reader = DeltaFields {
+                fields: names(fields),
+                above_one: names(above_one),
+            };
+            super::kept_delta(dir.path(), "http://solr/c", None, &reader, "docs-0").is_some()
+        };
+        commit(DeltaMeta {
+            file: "delta-1.jsonl".into(),
+            from: "docs-0".into(),
+            fields: Some(names(&["count_i", "id", "url_s"])),
+            above_one: names(&["count_i"]),
+        });
+        assert!(serves(&["id", "url_s", "count_i"], &["count_i"]));
+        assert!(serves(&["id", "url_s"], &[]));
+        assert!(!serves(&["id", "url_s", "count_i"], &[]));
+        // A field the delta does not keep, though the state does.
+        assert!(!serves(&["id", "title_s"], &[]));
+        commit(DeltaMeta {
+            file: "delta-1.jsonl".into(),
+            from: "docs-0".into(),
+            fields: None,
+            above_one: Vec::new(),
+        });
+        assert!(serves(&["id", "url_s", "count_i"], &[]));
+        assert!(serves(&["id", "title_s"], &[]));
+    }
+
     /// A write the prediction index does not see (a count of a group that stays a group, a field
     /// it does not read) leaves a page out of the delta; a flag, a URL, or a group that becomes
     /// or stops being one does not.

@@ -105,6 +105,10 @@ pub(crate) struct DeltaMeta {
     /// [`super::DeltaFields`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) fields: Option<Vec<String>>,
+    /// Of `fields`, those compared only as "more than one" when the run chose which pages it
+    /// wrote to leave out (a copy count), sorted: a reader that needs their value cannot use it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) above_one: Vec<String>,
 }
 
 /// The folder of one index's state.
