@@ -552,3 +552,68 @@ fn a_fingerprint_up_to_the_mark_spares_the_window_and_a_late_version_is_found() 
     assert_eq!(again["changes"]["source"], "settled", "{again}");
     assert_eq!(again["changes"]["unchanged_below_mark"], true, "{again}");
 }
+
+/// A run that only refreshes the counts of a group that stays a group leaves those pages out of the
+/// delta it keeps for serve's prediction index (which reads a count only as "has a double"); the
+/// re-indexed pages, and a page whose flag changed or whose group stopped being one, are in it.
+#[test]
+fn the_delta_leaves_out_count_refreshes_of_a_group_that_stays_one() {
+    let t = Target::fake("delta-counts");
+    let dir = tempfile::tempdir().unwrap();
+    let run = || run_from_versions(&t, dir.path(), &[]);
+    let page = |id: String, text: &str| json!({"id": id.clone(), "sku": format!("https://{id}.example/"), "text_t": text});
+    let mut docs: Vec<Value> = (0..5)
+        .map(|i| {
+            page(
+                format!("heron{i}"),
+                "The same page about herons, word for word.",
+            )
+        })
+        .collect();
+    docs.extend((0..2).map(|i| page(format!("owl{i}"), "Two pages about owls that agree.")));
+    docs.extend(corpus(20, 9));
+    t.load(&docs);
+    run();
+    let before = t.docs();
+    // A heron leaves its group of five (the four others' counts go to four); an owl leaves its
+    // pair (the other owl's group stops being one).
+    t.load(&[
+        recrawled(&docs[4], "A page of its own about herons."),
+        recrawled(&docs[6], "A page of its own about owls."),
+    ]);
+    let report = run();
+    assert_eq!(report["changes"]["source"], "versions", "{report}");
+    assert_eq!(n(&report["changes"], "reindexed"), 2, "{report}");
+    let after = t.docs();
+
+    let meta = state_meta(dir.path());
+    let file = meta["delta"]["file"].as_str().expect("a delta").to_owned();
+    let delta = std::fs::read_to_string(state_meta_path(dir.path()).with_file_name(file)).unwrap();
+    let in_delta: std::collections::BTreeSet<String> = delta
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|e| {
+            e.get("new")
+                .map(|d| t.short(d["id"].as_str().unwrap()).to_owned())
+        })
+        .collect();
+    let flag = |d: &serde_json::Map<String, Value>| d.get("exact_signature_unique_b").cloned();
+    let count = |d: &serde_json::Map<String, Value>| {
+        d.get("exact_signature_copycount_i")
+            .and_then(Value::as_i64)
+            .unwrap_or(1)
+    };
+    // (`t.docs()` and the short ids name pages alike.)
+    let recrawled_ids = ["heron4", "owl1"];
+    let mut count_only = 0;
+    for (id, now) in &after {
+        let was = &before[id];
+        let seen = recrawled_ids.contains(&id.as_str())
+            || flag(was) != flag(now)
+            || (count(was) > 1) != (count(now) > 1);
+        assert_eq!(in_delta.contains(id), seen, "{id}: {was:?} -> {now:?}");
+        count_only += usize::from(!seen && count(was) != count(now));
+    }
+    assert!(count_only >= 3, "{count_only} pages with only a new count");
+    assert!(in_delta.contains("owl0"), "{in_delta:?}");
+}
