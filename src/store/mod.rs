@@ -528,6 +528,11 @@ pub trait Store: Send + Sync {
         Ok(None)
     }
 
+    /// Whether [`Store::fingerprint`] can answer (a standalone Solr core); false by default.
+    fn fingerprints(&self) -> bool {
+        false
+    }
+
     /// Solr's index fingerprint up to `max_version` (`/get?getFingerprint=`, what Solr's replicas
     /// compare to tell they hold the same documents): over every document of the index (not a
     /// filter), one request. `None` when the store cannot give it (the default; a SolrCloud
@@ -644,6 +649,9 @@ macro_rules! forward_store {
                 version_field: &str,
             ) -> Result<Option<i64>, StoreError> {
                 (**self).max_version(filter, version_field).await
+            }
+            fn fingerprints(&self) -> bool {
+                (**self).fingerprints()
             }
             async fn fingerprint(
                 &self,

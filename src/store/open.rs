@@ -320,6 +320,8 @@ async fn open_solr(
     }
     if cloud {
         store = store.with_cloud().await;
+    } else if probe.is_some() {
+        store = store.with_standalone();
     }
     Ok(store)
 }

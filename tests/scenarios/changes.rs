@@ -504,11 +504,13 @@ fn the_mark_moves_by_the_index_fingerprint_when_the_state_is_the_whole_index() {
 
 /// Without a filter, a run asks Solr's index fingerprint up to the state's mark beside its read of
 /// the versions above it: when it is the state's, the change window below the mark (where the last
-/// run's own writes are) is not read. A document whose version Solr took before the mark but
-/// applied after the state was kept (here one backdated on the fake) makes the fingerprint differ:
-/// the window is read and finds it.
+/// run's own writes are) is not read. Changes below the mark that the state has not seen (here made
+/// on the fake by giving a page a version from before the mark, as when Solr took it from its clock
+/// before the mark and applied the update after the state was kept) make the fingerprint differ:
+/// a new page, a re-indexed one (as many versions as before, not the same ones), and a new page
+/// beside a deleted one (the totals cancel out); the window is read and finds each.
 #[test]
-fn a_fingerprint_up_to_the_mark_spares_the_window_and_a_late_version_is_found() {
+fn a_fingerprint_up_to_the_mark_spares_the_window_and_late_changes_are_found() {
     let t = Target::fake("fingerprint-window");
     let dir = tempfile::tempdir().unwrap();
     // The default change window (10 s of versions): every page the first run wrote is in it.
@@ -525,32 +527,67 @@ fn a_fingerprint_up_to_the_mark_spares_the_window_and_a_late_version_is_found() 
     assert_eq!(n(c, "versions_read"), 0, "{settled}");
     assert!(light(&settled) <= 3, "{settled}");
 
-    // A new page whose version is just below the state's mark, unused by any other page.
-    let mark = state_meta(dir.path())["mark"].as_i64().unwrap();
-    let used: std::collections::HashSet<i64> = t
-        .fake_solr()
-        .docs()
-        .iter()
-        .filter_map(|d| d["_version_"].as_i64())
-        .collect();
-    let late = (1..).map(|k| mark - k).find(|v| !used.contains(v)).unwrap();
-    let page = json!({"id": "late-1", "sku": "https://late.example/1",
-                      "text_t": docs[4]["text_t"].clone()});
-    t.load(&[page]);
-    let id = t.id("late-1");
-    assert!(t.fake_solr().with_core(|core| core.backdate(&id, late)));
+    // A version just below the state's mark that no page holds, and a page given it, as when Solr
+    // took the version from its clock before the mark and applied the update after the state was
+    // kept.
+    let below_mark = || {
+        let mark = state_meta(dir.path())["mark"].as_i64().unwrap();
+        let used: std::collections::HashSet<i64> = t
+            .fake_solr()
+            .docs()
+            .iter()
+            .filter_map(|d| d["_version_"].as_i64())
+            .collect();
+        (1..).map(|k| mark - k).find(|v| !used.contains(v)).unwrap()
+    };
+    let backdate = |short: &str, version: i64| {
+        let id = t.id(short);
+        assert!(t.fake_solr().with_core(|core| core.backdate(&id, version)));
+    };
+    let settles = |after: &Value| {
+        let full = run(&["--full", "--dry-run"]);
+        assert_eq!(n(&full["documents"], "written"), 0, "{after}\n{full}");
+        let again = run(&[]);
+        assert_eq!(again["changes"]["source"], "settled", "{again}");
+        assert_eq!(again["changes"]["unchanged_below_mark"], true, "{again}");
+    };
+    let short = |i: usize| docs[i]["id"].as_str().unwrap().to_owned();
 
+    // A new page applied late.
+    let version = below_mark();
+    t.load(&[json!({"id": "late-1", "sku": "https://late.example/1",
+                    "text_t": docs[4]["text_t"].clone()})]);
+    backdate("late-1", version);
     let after = run(&[]);
     let c = &after["changes"];
     assert_eq!(c["source"], "versions", "{after}");
     assert_eq!(c.get("unchanged_below_mark"), None, "{after}");
     assert_eq!(n(c, "new"), 1, "{after}");
-    assert!(n(c, "versions_read") >= 1, "{after}");
-    let full = run(&["--full", "--dry-run"]);
-    assert_eq!(n(&full["documents"], "written"), 0, "{full}");
-    let again = run(&[]);
-    assert_eq!(again["changes"]["source"], "settled", "{again}");
-    assert_eq!(again["changes"]["unchanged_below_mark"], true, "{again}");
+    settles(&after);
+
+    // A page re-indexed late: as many versions at or below the mark as the state holds, but not
+    // the same ones (the fingerprint's hash tells, not its count).
+    let version = below_mark();
+    t.load(&[recrawled(&docs[9], "A new text about kites and the wind.")]);
+    backdate(&short(9), version);
+    let after = run(&[]);
+    let c = &after["changes"];
+    assert_eq!(c["source"], "versions", "{after}");
+    assert_eq!((n(c, "new"), n(c, "reindexed")), (0, 1), "{after}");
+    settles(&after);
+
+    // A page added late and another deleted: the totals cancel out.
+    let version = below_mark();
+    t.load(&[json!({"id": "late-2", "sku": "https://late.example/2",
+                    "text_t": docs[6]["text_t"].clone()})]);
+    backdate("late-2", version);
+    t.delete(&[&short(11)]);
+    t.commit();
+    let after = run(&[]);
+    let c = &after["changes"];
+    assert_eq!(c["source"], "versions", "{after}");
+    assert_eq!((n(c, "new"), n(c, "deleted")), (1, 1), "{after}");
+    settles(&after);
 }
 
 /// A run that only refreshes the counts of a group that stays a group leaves those pages out of the

@@ -171,8 +171,13 @@ impl ChangeStore {
             }
             if let Some(m) = *self.mark0.lock().expect("mark") {
                 if m > meta.mark && meta.below_mark.is_some_and(|b| b.versions != meta.count) {
-                    // Versions of the state above the old mark would come below the new one.
-                    meta.below_mark = None;
+                    // The state holds versions above the old mark (the writes of a run whose
+                    // mark stayed), which come below the new one: the index holds the state's
+                    // versions (nothing changed), so the fingerprint is the state's at the new mark.
+                    meta.below_mark = Ids::open(&self.dir.path.join(&meta.ids))
+                        .and_then(|ids| ids.all())
+                        .ok()
+                        .map(|pairs| state::BelowMark::of(&pairs, m));
                 }
                 meta.mark = meta.mark.max(m);
             }
@@ -470,7 +475,9 @@ impl ChangeStore {
             summary.versions_read += read;
             summary.versions_verified += read;
         }
-        let below_mark = Some(state::BelowMark::of(&pairs, mark));
+        // Only where the next run can ask the index for its own (a standalone core, no filter).
+        let below_mark = (c.filter == Filter::All && self.inner.fingerprints())
+            .then(|| state::BelowMark::of(&pairs, mark));
         // The ranges where deletions are looked for, from the versions in order.
         let count = pairs.len() as u64;
         pairs.sort_unstable_by_key(|p| p.1);

@@ -1,7 +1,7 @@
 //! Before a run: what changed since the state, from versions and counts (see the module doc of
 //! [`super`]).
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
@@ -73,8 +73,9 @@ impl ChangeStore {
         // The state's hashes are of its seed; a state kept at the end is too.
         self.seed
             .store(meta.seed, std::sync::atomic::Ordering::Relaxed);
-        // The id file is read when a version must be looked up in it (a settled index whose
-        // fingerprint agrees needs none).
+        // The id file is read when a version must be looked up in it: a settled index whose
+        // fingerprint agrees needs none, so a damaged id file goes unnoticed until a document
+        // changes (then the run reads everything, as before).
         let ids_path = self.dir.path.join(&meta.ids);
         let ids_cell: OnceCell<Ids> = OnceCell::new();
         let io = |e: std::io::Error| StoreError::io("cannot read the change state", e);
@@ -94,8 +95,10 @@ impl ChangeStore {
         let mut stop: Option<String> = None;
         let mut failed: Option<std::io::Error> = None;
         let max_changed = c.max_changed;
+        // Set when `each` stopped the read for good (`stop` or `failed` says why).
+        let halted = Cell::new(false);
         let mut each = |id: &str, v: i64| {
-            if stop.is_some() || failed.is_some() {
+            if halted.get() {
                 return false;
             }
             let h = self.hash(id);
@@ -103,12 +106,14 @@ impl ChangeStore {
                 Ok(ids) => ids,
                 Err(e) => {
                     stop = Some(format!("the state cannot be read ({e})"));
+                    halted.set(true);
                     return false;
                 }
             };
             match ids.find(h) {
                 Err(e) => {
                     failed = Some(e);
+                    halted.set(true);
                     return false;
                 }
                 Ok(Some(sv)) if sv == v => {}
@@ -116,6 +121,7 @@ impl ChangeStore {
                     stop = Some(format!(
                         "document {id} has an older version than the state's (restored or rolled back)"
                     ));
+                    halted.set(true);
                     return false;
                 }
                 Ok(Some(sv)) => {
@@ -133,11 +139,13 @@ impl ChangeStore {
                 stop = Some(format!(
                     "more than {max_changed} documents changed since the last run"
                 ));
+                halted.set(true);
                 return false;
             }
             true
         };
-        let unchanged = match meta.below_mark.filter(|_| c.filter == Filter::All) {
+        let fingerprints = c.filter == Filter::All && self.inner.fingerprints();
+        let same_below_mark = match meta.below_mark.filter(|_| fingerprints) {
             Some(ours) => {
                 let above = self.versions_within(meta.mark.saturating_add(1), None);
                 let (print, looked) = tokio::join!(
@@ -145,9 +153,19 @@ impl ChangeStore {
                     self.for_versions(above, &mut read, &mut each)
                 );
                 looked?;
-                let unchanged = match print {
+                // Solr's fingerprint counts what is indexed and not yet committed too: a change
+                // that searches do not see yet makes it differ, and the window is read.
+                let same = match print {
                     Ok(Some(theirs)) => {
-                        theirs.versions == ours.versions && theirs.hash == ours.hash
+                        let same = theirs.versions == ours.versions && theirs.hash == ours.hash;
+                        if !same {
+                            debug!(
+                                ?theirs,
+                                ?ours,
+                                "the index's fingerprint up to the mark is not the state's"
+                            );
+                        }
+                        same
                     }
                     Ok(None) => false,
                     Err(e) => {
@@ -155,12 +173,11 @@ impl ChangeStore {
                         false
                     }
                 };
-                if !unchanged {
-                    debug!("the index's fingerprint up to the mark is not the state's");
+                if !same && !halted.get() {
                     let window = self.versions_within(lo, Some(meta.mark));
                     self.for_versions(window, &mut read, &mut each).await?;
                 }
-                unchanged
+                same
             }
             None => {
                 let above = self.versions_within(lo, None);
@@ -216,7 +233,7 @@ impl ChangeStore {
             Store(StoreError),
         }
         let deleted_read = async {
-            if unchanged && deleted == 0 {
+            if same_below_mark && deleted == 0 {
                 // Every document at or below the mark is there, and the totals agree above it.
                 return Ok(HashSet::new());
             }
@@ -255,7 +272,7 @@ impl ChangeStore {
             s.reindexed = reindexed;
             s.deleted = gone.len() as u64;
             s.changed_read = changed_read;
-            s.unchanged_below_mark = unchanged;
+            s.unchanged_below_mark = same_below_mark;
         }
         info!(
             new,

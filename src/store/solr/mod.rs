@@ -106,9 +106,10 @@ pub struct SolrStore {
     /// Writes to each shard's leader core (a SolrCloud collection with the `compositeId` router);
     /// `None`: through the core or collection URL.
     leaders: Option<leaders::Leaders>,
-    /// A SolrCloud collection ([`SolrStore::with_cloud`]): no index fingerprint (the collection
-    /// URL's answer is one replica's).
-    cloud: bool,
+    /// Its probe showed a standalone core ([`SolrStore::with_standalone`]), whose index
+    /// fingerprint is the index's; not known, or a SolrCloud collection (whose answer would be one
+    /// replica's): no fingerprint.
+    standalone: bool,
     /// A filter and how many documents it selected when the store was opened (`numFound`).
     count: Option<(Filter, u64)>,
     /// The health probe's client (tried once, with a short time limit) and that limit.
@@ -143,10 +144,17 @@ impl SolrStore {
             export_fields: None,
             shards: None,
             leaders: None,
-            cloud: false,
+            standalone: false,
             count: None,
             quick: None,
         }
+    }
+
+    /// Tells the store that its probe's answer was a standalone core's (no SolrCloud header), so
+    /// that it gives Solr's index fingerprint ([`Store::fingerprint`]).
+    pub fn with_standalone(mut self) -> Self {
+        self.standalone = true;
+        self
     }
 
     /// Sends [`Store::ping`]'s probe through `quick` (a client that tries once, within `timeout`),
@@ -395,8 +403,12 @@ impl Store for SolrStore {
         Ok(())
     }
 
+    fn fingerprints(&self) -> bool {
+        self.standalone
+    }
+
     async fn fingerprint(&self, max_version: i64) -> Result<Option<Fingerprint>, StoreError> {
-        if self.cloud {
+        if !self.standalone {
             return Ok(None);
         }
         let got = self.client.fingerprint(max_version).await?;
