@@ -311,15 +311,19 @@ impl Client {
         .await
     }
 
-    /// Solr's index fingerprint up to `max_version` (`/get?getFingerprint=`, over the core that
-    /// answers): `(numVersions, versionsHash, maxVersionEncountered)`, `None` when the answer
-    /// lacks one of them.
+    /// Solr's index fingerprint up to `max_version` (`/get?getFingerprint=`, `distrib=false`: of
+    /// the core that answers; a SolrCloud collection's URL answers `{"doc":null}` without it):
+    /// `(numVersions, versionsHash, maxVersionEncountered)`, `None` when the answer lacks one of
+    /// them.
     pub async fn fingerprint(
         &self,
         max_version: i64,
     ) -> Result<Option<(u64, i64, i64)>, SolrError> {
         let answer = self
-            .realtime_get(vec![("getFingerprint".to_owned(), max_version.to_string())])
+            .realtime_get(vec![
+                ("getFingerprint".to_owned(), max_version.to_string()),
+                ("distrib".to_owned(), "false".to_owned()),
+            ])
             .await?;
         let field = |k: &str| answer.pointer(&format!("/fingerprint/{k}"))?.as_i64();
         Ok(

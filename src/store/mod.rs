@@ -528,15 +528,17 @@ pub trait Store: Send + Sync {
         Ok(None)
     }
 
-    /// Whether [`Store::fingerprint`] can answer (a standalone Solr core); false by default.
+    /// Whether [`Store::fingerprint`] can answer (a standalone Solr core, or a SolrCloud
+    /// collection whose shard leaders are known); false by default.
     fn fingerprints(&self) -> bool {
         false
     }
 
     /// Solr's index fingerprint up to `max_version` (`/get?getFingerprint=`, what Solr's replicas
     /// compare to tell they hold the same documents): over every document of the index (not a
-    /// filter), one request. `None` when the store cannot give it (the default; a SolrCloud
-    /// collection, whose answer would be one replica's).
+    /// filter), what is indexed and not yet committed included; one request (a SolrCloud
+    /// collection: one per shard leader, summed). `None` when the store cannot give it (the
+    /// default; see [`Store::fingerprints`]).
     async fn fingerprint(&self, _max_version: i64) -> Result<Option<Fingerprint>, StoreError> {
         Ok(None)
     }

@@ -75,6 +75,11 @@ impl Leaders {
         })
     }
 
+    /// Each shard's leader core, unless routing was given up (a leader could not be reached).
+    pub(super) fn cores(&self) -> Option<&[Client]> {
+        (!self.off.load(Ordering::Relaxed)).then_some(self.clients.as_slice())
+    }
+
     /// How many shards.
     pub(super) fn len(&self) -> usize {
         self.clients.len()

@@ -107,8 +107,8 @@ pub struct SolrStore {
     /// `None`: through the core or collection URL.
     leaders: Option<leaders::Leaders>,
     /// Its probe showed a standalone core ([`SolrStore::with_standalone`]), whose index
-    /// fingerprint is the index's; not known, or a SolrCloud collection (whose answer would be one
-    /// replica's): no fingerprint.
+    /// fingerprint is the index's. Not known: no fingerprint; a SolrCloud collection: the sum of
+    /// its shard leaders' (with `leaders`).
     standalone: bool,
     /// A filter and how many documents it selected when the store was opened (`numFound`).
     count: Option<(Filter, u64)>,
@@ -404,19 +404,37 @@ impl Store for SolrStore {
     }
 
     fn fingerprints(&self) -> bool {
-        self.standalone
+        self.standalone || self.leaders.as_ref().is_some_and(|l| l.cores().is_some())
     }
 
+    /// A standalone core's own; a SolrCloud collection's is the sum of its shards' (each leader
+    /// core's, which has every update of its shard applied): the counts and the wrapping sums of
+    /// the versions' hashes add up, as the shards hold different documents.
     async fn fingerprint(&self, max_version: i64) -> Result<Option<Fingerprint>, StoreError> {
-        if !self.standalone {
-            return Ok(None);
+        let cores: Vec<&Client> = match (&self.leaders, self.standalone) {
+            (_, true) => vec![&self.client],
+            (Some(leaders), false) => match leaders.cores() {
+                Some(cores) => cores.iter().collect(),
+                None => return Ok(None),
+            },
+            (None, false) => return Ok(None),
+        };
+        let asks = cores.into_iter().map(|c| c.fingerprint(max_version));
+        let mut sum = Fingerprint {
+            versions: 0,
+            hash: 0,
+            // Solr's for an empty core, as `Fingerprint::of` no versions.
+            max_seen: 0,
+        };
+        for got in leaders::join_all(asks.collect()).await {
+            let Some((versions, hash, max_seen)) = got? else {
+                return Ok(None);
+            };
+            sum.versions += versions;
+            sum.hash = sum.hash.wrapping_add(hash);
+            sum.max_seen = sum.max_seen.max(max_seen);
         }
-        let got = self.client.fingerprint(max_version).await?;
-        Ok(got.map(|(versions, hash, max_seen)| Fingerprint {
-            versions,
-            hash,
-            max_seen,
-        }))
+        Ok(Some(sum))
     }
 
     async fn change_mark(&self, filter: &Filter) -> Result<String, StoreError> {
