@@ -10,7 +10,7 @@ use super::state::{self, Dir, Ids, Meta, Raw, RecordReader, RecordWriter};
 use super::view::Merged;
 use super::{window_versions, ChangeStore, DeltaFields, View, BUCKETS};
 use crate::spill::Strings;
-use crate::store::{Doc, Filter, Fingerprint};
+use crate::store::{Doc, Fingerprint};
 
 /// The next state's documents, in id order: the last light read as the run kept it, or the view
 /// the whole of it was served from.
@@ -437,7 +437,7 @@ impl ChangeStore {
         // one request), nothing but the run's own writes is above the old mark: the mark moves
         // past them without reading them (a run that refreshes the counts of big groups writes
         // tens of thousands).
-        let whole = match written > 0 && c.visible_after_commit && c.filter == Filter::All {
+        let whole = match written > 0 && c.visible_after_commit && self.fingerprints() {
             true => self.fingerprinted(&pairs).await,
             false => None,
         };
@@ -475,8 +475,9 @@ impl ChangeStore {
             summary.versions_read += read;
             summary.versions_verified += read;
         }
-        // Only where the next run can ask the index for its own (a standalone core, no filter).
-        let below_mark = (c.filter == Filter::All && self.inner.fingerprints())
+        // Only where the next run can ask the index for its own.
+        let below_mark = self
+            .fingerprints()
             .then(|| state::BelowMark::of(&pairs, mark));
         // The ranges where deletions are looked for, from the versions in order.
         let count = pairs.len() as u64;

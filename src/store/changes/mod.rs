@@ -321,6 +321,12 @@ impl ChangeStore {
         state::hash(self.seed.load(std::sync::atomic::Ordering::Relaxed), id)
     }
 
+    /// Whether the store gives Solr's index fingerprint of the run's documents: the whole index
+    /// (no filter) on a store that has one.
+    fn fingerprints(&self) -> bool {
+        self.cfg.filter == Filter::All && self.inner.fingerprints()
+    }
+
     /// The run's documents with a version from `lo` up to `hi` (inclusive; open without `hi`).
     fn versions_within(&self, lo: i64, hi: Option<i64>) -> Filter {
         self.cfg.filter.clone().and(Filter::Range {

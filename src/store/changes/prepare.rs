@@ -144,8 +144,7 @@ impl ChangeStore {
             }
             true
         };
-        let fingerprints = c.filter == Filter::All && self.inner.fingerprints();
-        let same_below_mark = match meta.below_mark.filter(|_| fingerprints) {
+        let same_below_mark = match meta.below_mark.filter(|_| self.fingerprints()) {
             Some(ours) => {
                 let above = self.versions_within(meta.mark.saturating_add(1), None);
                 let (print, looked) = tokio::join!(

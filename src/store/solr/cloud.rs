@@ -19,7 +19,6 @@ impl SolrStore {
     /// replica's core (the leader first), all at once. Keeps the store as it is (reads through the
     /// collection URL), with one line saying why, when the cluster state cannot be used.
     pub async fn with_cloud(mut self) -> Self {
-        self.standalone = false;
         match self.cloud_sources().await {
             Ok((cluster, sources)) => {
                 info!(
