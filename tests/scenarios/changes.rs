@@ -422,25 +422,10 @@ fn with_the_default_window_a_rerun_reads_the_recent_versions_and_is_settled() {
 /// `solr-dedup run EXTRA…` on the whole index (no `--filter`, unlike the harness's runs: the test's
 /// fake holds nothing else) with the change state in `DIR/state`, to the end; its report.
 fn run_unfiltered(t: &Target, dir: &Path, extra: &[&str]) -> Value {
-    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let report = dir.join(format!("report-{k}.json"));
-    let out = crate::support::cmd::solr_dedup()
-        .args(["run", "--solr", &t.core_url, "--quiet"])
-        .arg("--state-dir")
-        .arg(dir.join("state"))
-        .arg("--report")
-        .arg(&report)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        crate::support::cmd::stderr(&out)
-    );
-    serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap()
+    let state = dir.join("state");
+    let mut args = vec!["run", "--state-dir", state.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    t.run_ok_unfiltered(&args, dir)
 }
 
 /// The path of the change state's `meta.json` in `DIR/state`.

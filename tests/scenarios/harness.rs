@@ -416,10 +416,16 @@ impl Target {
 
     /// `solr-dedup ARGS --solr <core> --filter test_s:<tag>`, credentials through the environment.
     pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = self.command_unfiltered(args);
+        cmd.args(["--filter", &format!("test_s:\"{}\"", self.tag)]);
+        cmd
+    }
+
+    /// `solr-dedup ARGS --solr <core>` over the whole index, credentials through the environment:
+    /// only for the fake, which holds this test's documents alone.
+    fn command_unfiltered(&self, args: &[&str]) -> Command {
         let mut cmd = crate::support::cmd::solr_dedup();
-        cmd.args(args)
-            .args(["--solr", &self.core_url])
-            .args(["--filter", &format!("test_s:\"{}\"", self.tag)]);
+        cmd.args(args).args(["--solr", &self.core_url]);
         if let Some((u, p)) = &self.credentials {
             cmd.env("SOLR_USER", u).env("SOLR_PASSWORD", p);
         }
@@ -433,6 +439,22 @@ impl Target {
 
     /// Runs the worker and returns its JSON report; panics unless it exits 0.
     pub fn run_ok(&self, args: &[&str], dir: &Path) -> Value {
+        self.report_of(args, dir, |all| self.command(all))
+    }
+
+    /// [`Target::run_ok`] over the whole index (no `--filter`): on the fake alone, which holds
+    /// this test's documents and nothing else.
+    pub fn run_ok_unfiltered(&self, args: &[&str], dir: &Path) -> Value {
+        assert!(
+            matches!(self.backend, Backend::Fake(_)),
+            "a run over the whole index is for the fake alone"
+        );
+        self.report_of(args, dir, |all| self.command_unfiltered(all))
+    }
+
+    /// Runs the command `command` makes of `args` with a report in `dir`; its report, panicking
+    /// unless it exits 0.
+    fn report_of(&self, args: &[&str], dir: &Path, command: impl Fn(&[&str]) -> Command) -> Value {
         let report = dir.join(format!(
             "report-{}.json",
             SEQ.fetch_add(1, Ordering::Relaxed)
@@ -440,7 +462,7 @@ impl Target {
         let mut all = args.to_vec();
         let report_arg = report.to_str().unwrap().to_owned();
         all.extend(["--report", &report_arg, "--quiet"]);
-        let out = self.run(&all);
+        let out = command(&all).output().expect("the binary runs");
         assert_eq!(
             out.status.code(),
             Some(0),
