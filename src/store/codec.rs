@@ -101,6 +101,16 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(self.take(n)?).map_err(|_| damaged("an encoded text is not UTF-8"))
     }
 
+    /// The next value when it is a string, borrowed; any other value is skipped (`None`).
+    pub(crate) fn text_value(&mut self) -> Result<Option<&'a str>> {
+        if self.0.first() == Some(&STR) {
+            self.u8()?;
+            let n = self.u32()?;
+            return self.text(n).map(Some);
+        }
+        self.value(false).map(|_| None)
+    }
+
     /// The next value; with `keep` false it is skipped (`None`) without being decoded.
     pub(crate) fn value(&mut self, keep: bool) -> Result<Option<Value>> {
         let value = match self.u8()? {

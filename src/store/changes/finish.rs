@@ -12,6 +12,34 @@ use super::{window_versions, ChangeStore, DeltaFields, View, BUCKETS};
 use crate::spill::Strings;
 use crate::store::{Doc, Fingerprint};
 
+/// Which of a set of id hashes may be in it, by one bit per slot of the hash's top bits: a record
+/// the run did not write (most of them) is passed over without a search of the run's writes.
+struct HashFilter {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl HashFilter {
+    /// `n` hashes, 16 slots each (at least 4,096): one record in 16 or fewer searched in vain.
+    fn of(n: usize, hashes: impl IntoIterator<Item = u64>) -> Self {
+        let slots = (n * 16).max(4096).next_power_of_two();
+        let mut f = HashFilter {
+            bits: vec![0; slots / 64],
+            shift: 64 - slots.trailing_zeros(),
+        };
+        for h in hashes {
+            let i = (h >> f.shift) as usize;
+            f.bits[i / 64] |= 1 << (i % 64);
+        }
+        f
+    }
+
+    fn may_hold(&self, h: u64) -> bool {
+        let i = (h >> self.shift) as usize;
+        self.bits[i / 64] & (1 << (i % 64)) != 0
+    }
+}
+
 /// The next state's documents, in id order: the last light read as the run kept it, or the view
 /// the whole of it was served from.
 enum Records<'v> {
@@ -232,6 +260,7 @@ impl ChangeStore {
             (std::mem::take(&mut j.patches), bytes)
         };
         patches.sort_unstable();
+        let patched = HashFilter::of(patches.len(), patches.iter().map(|p| p.0));
         std::fs::create_dir_all(&self.dir.path)
             .map_err(|e| format!("{}: {e}", self.dir.path.display()))?;
         let token = format!(
@@ -282,13 +311,17 @@ impl ChangeStore {
                 }
             }
             let h = raw.hash;
-            let from = patches.partition_point(|p| p.0 < h);
-            let newer: Vec<(i64, u64)> = patches[from..]
-                .iter()
-                .take_while(|p| p.0 == h)
-                .filter(|p| p.1 > raw.version)
-                .map(|p| (p.1, p.2))
-                .collect();
+            let newer: Vec<(i64, u64)> = if patched.may_hold(h) {
+                let from = patches.partition_point(|p| p.0 < h);
+                patches[from..]
+                    .iter()
+                    .take_while(|p| p.0 == h)
+                    .filter(|p| p.1 > raw.version)
+                    .map(|p| (p.1, p.2))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let kept = match derived.as_mut() {
                 Some(d) => d.take(h, raw.version, newer.is_empty()).map_err(err)?,
                 None => None,
@@ -641,4 +674,30 @@ fn sorted(names: &[String]) -> Vec<String> {
     let mut names = names.to_vec();
     names.sort();
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HashFilter;
+
+    fn hash(i: u64) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes())
+    }
+
+    #[test]
+    fn the_hash_filter_holds_every_hash_it_was_given_and_few_others() {
+        for n in [0u64, 1, 255, 10_000] {
+            let f = HashFilter::of(n as usize, (0..n).map(hash));
+            assert!((0..n).all(|i| f.may_hold(hash(i))), "{n} hashes");
+            // Of 100,000 others, about one in 16 (with at least 4,096 slots, fewer) searched.
+            let vain = (n..n + 100_000).filter(|&i| f.may_hold(hash(i))).count();
+            assert!(
+                vain < 100_000 / 10,
+                "{n} hashes: {vain} of 100,000 others held"
+            );
+        }
+        // The lowest and highest hashes land in the first and last slots.
+        let f = HashFilter::of(2, [0, u64::MAX]);
+        assert!(f.may_hold(0) && f.may_hold(u64::MAX) && !f.may_hold(1 << 63));
+    }
 }

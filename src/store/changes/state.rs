@@ -328,6 +328,35 @@ pub(crate) fn decode(
     Ok(doc)
 }
 
+/// The text of the field at `place` in `fields` (sorted) within `body`, borrowed and found without
+/// decoding the others (`None`: the record has no such field, or its value is not a text).
+pub(crate) fn text_at<'b>(
+    body: &'b [u8],
+    fields: &[String],
+    place: usize,
+) -> std::io::Result<Option<&'b str>> {
+    let body = match derived_len(body) {
+        Some(n) => &body[3 + n..],
+        None => body,
+    };
+    let mut r = codec::Reader(body);
+    while !r.is_empty() {
+        let index = r.u8()?;
+        let here = if index == NAMED {
+            let n = r.u16()?;
+            let name = r.text(n)?;
+            fields.get(place).is_some_and(|f| f == name)
+        } else {
+            index as usize == place
+        };
+        match r.text_value()? {
+            Some(text) if here => return Ok(Some(text)),
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
 /// Writes records: `[u32 length][u64 id hash][i64 version][body]` (the body: [`encode`]).
 pub(crate) struct RecordWriter {
     out: Behind,
@@ -675,6 +704,39 @@ mod tests {
             let _ = decode(&raw.body[..cut], &fields, None);
         }
         assert!(decode(&raw.body, &fields[..2], None).is_err());
+    }
+
+    #[test]
+    fn a_text_is_found_in_place_without_decoding_the_rest() {
+        let fields: Vec<String> = ["_version_", "id", "n_i", "url_s"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let doc: Doc = serde_json::from_str(
+            r#"{"_version_": 5, "id": "doc-1 ü", "n_i": -1, "url_s": "https://example.org/",
+                "zz_s": "named", "keys_ls": [1, 2]}"#,
+        )
+        .unwrap();
+        let raw = Raw::of(&doc, &fields, "id", "_version_", 7).unwrap();
+        let at = |place| text_at(&raw.body, &fields, place).unwrap();
+        assert_eq!(at(1), Some("doc-1 ü"));
+        assert_eq!(at(3), Some("https://example.org/"));
+        // A number is not a text; a place past the fields is nothing.
+        assert_eq!(at(2), None);
+        assert_eq!(at(0), None);
+        assert_eq!(at(9), None);
+        // A field kept under its name (not among the state's fields) is found by that name.
+        let mut more = fields.clone();
+        more.push("zz_s".into());
+        assert_eq!(text_at(&raw.body, &more, 4).unwrap(), Some("named"));
+        // Behind a derived part, as in a record a run derived something from.
+        let mut derived = vec![DERIVED, 2, 0, 9, 9];
+        derived.extend(&raw.body);
+        assert_eq!(text_at(&derived, &fields, 1).unwrap(), Some("doc-1 ü"));
+        // Cut short: an error or nothing, never a panic.
+        for cut in 0..raw.body.len() {
+            let _ = text_at(&raw.body[..cut], &fields, 3);
+        }
     }
 
     #[test]

@@ -6,10 +6,9 @@ use std::ops::Bound;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use serde_json::Value;
 use tracing::warn;
 
-use super::state::{Raw, RecordReader, RecordWriter};
+use super::state::{self, Raw, RecordReader, RecordWriter};
 use super::{Capture, ChangeStore, View};
 use crate::store::{Doc, Page, ReadQuery, Via};
 
@@ -56,7 +55,7 @@ impl ChangeStore {
             .iter()
             .map(|f| *f == c.id_field || query.fields.contains(f))
             .collect();
-        let mut merged = Merged::at(self, view, offset, last.as_deref(), wanted)?;
+        let mut merged = Merged::at(self, view, offset, last.as_deref(), Some(wanted))?;
         // A document the reader derived something from in the run before, under what it derives
         // under now, comes with that and the fields it asked for beside it.
         if self.is_light_read(query) {
@@ -81,21 +80,25 @@ impl ChangeStore {
         let mut derived = Vec::new();
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows);
+        // The last document's id, in one buffer (the cursor names it).
         let mut last_id = last.unwrap_or_default();
         while docs.len() < rows {
-            let Some((id, entry)) = merged.next()? else {
+            let Some(entry) = merged.next()? else {
                 break;
             };
+            last_id.clear();
+            last_id.push_str(entry.id());
             let (doc, d) = match entry {
                 // Decoded with the query's fields only (or the lean ones beside what was derived).
-                Entry::Base(raw, doc) => (doc, raw.derived().filter(|_| lean).map(Box::from)),
-                Entry::Over(d) => (project(d.clone(), &query.fields, &c.id_field), None),
+                Entry::Base { raw, doc, .. } => {
+                    (doc, raw.derived().filter(|_| lean).map(Box::from))
+                }
+                Entry::Over(_, d) => (project(d.clone(), &query.fields, &c.id_field), None),
             };
             if lean {
                 derived.push(d);
             }
             docs.push(doc);
-            last_id = id;
         }
         if derived.iter().all(Option::is_none) {
             derived.clear();
@@ -193,10 +196,26 @@ pub(super) fn project(mut doc: Doc, fields: &[String], id_field: &str) -> Doc {
     doc
 }
 
-/// One document of a view: the state's (its record, and the fields asked for), or a changed one.
+/// One document of a view: the state's (its record, where its id lies in the record, and the
+/// fields asked for), or a changed one (its id and copy).
 pub(super) enum Entry<'v> {
-    Base(Raw, Doc),
-    Over(&'v Doc),
+    Base {
+        raw: Raw,
+        id: std::ops::Range<usize>,
+        doc: Doc,
+    },
+    Over(&'v String, &'v Doc),
+}
+
+impl Entry<'_> {
+    /// The document's id.
+    pub(super) fn id(&self) -> &str {
+        match self {
+            // Checked to be UTF-8 when the record was read.
+            Entry::Base { raw, id, .. } => std::str::from_utf8(&raw.body[id.clone()]).unwrap_or(""),
+            Entry::Over(id, _) => id,
+        }
+    }
 }
 
 /// The documents of a view in id order: the state's, less the deleted and the replaced, with the
@@ -207,10 +226,13 @@ pub(super) struct Merged<'v> {
     view: &'v View,
     reader: RecordReader,
     over: std::iter::Peekable<btree_map::Range<'v, String, Doc>>,
-    /// The next base record neither deleted nor replaced: its offset, id, record and document.
-    pending: Option<(u64, String, Raw, Doc)>,
-    /// The places among the state's fields of those decoded (the id always).
-    wanted: Vec<bool>,
+    /// The next base record neither deleted nor replaced: its offset and entry.
+    pending: Option<(u64, Entry<'v>)>,
+    /// The places among the state's fields of those decoded (the id always); `None`: no document
+    /// is decoded (the next state's merge copies records).
+    wanted: Option<Vec<bool>>,
+    /// The id's place among the state's fields.
+    id_place: usize,
     /// The places decoded of a record with a derived part, when they are fewer.
     pub(super) lean: Option<Vec<bool>>,
     /// The last base record's id: the state is in id order.
@@ -232,14 +254,9 @@ impl<'v> Merged<'v> {
     /// delta is given up and serve builds its prediction index again.
     pub(super) const DROPPED_MAX: usize = 20_000;
 
-    /// The whole view, decoding the id alone.
+    /// The whole view, as records: no document is decoded.
     pub(super) fn new(store: &'v ChangeStore, view: &'v View) -> std::io::Result<Self> {
-        let id_only = store
-            .fields
-            .iter()
-            .map(|f| *f == store.cfg.id_field)
-            .collect();
-        Merged::at(store, view, 0, None, id_only)
+        Merged::at(store, view, 0, None, None)
     }
 
     /// The view from the base record at `offset` and the changed documents after `after`,
@@ -249,7 +266,7 @@ impl<'v> Merged<'v> {
         view: &'v View,
         offset: u64,
         after: Option<&str>,
-        wanted: Vec<bool>,
+        wanted: Option<Vec<bool>>,
     ) -> std::io::Result<Self> {
         // A reader of its own on the file opened at the start (which may be unlinked by now).
         let file = std::fs::File::open(format!("/proc/self/fd/{}", view.docs.as_raw_fd()))?;
@@ -267,6 +284,11 @@ impl<'v> Merged<'v> {
                 .peekable(),
             pending: None,
             wanted,
+            // Past the fields when the state holds no id (no record has one then).
+            id_place: store
+                .fields
+                .binary_search(&store.cfg.id_field)
+                .unwrap_or(usize::MAX),
             lean: None,
             last_base: None,
             base_read: 0,
@@ -278,7 +300,7 @@ impl<'v> Merged<'v> {
 
     /// Reads the next base record that is neither deleted nor replaced, if none is waiting.
     fn fill(&mut self) -> std::io::Result<()> {
-        let c = &self.store.cfg;
+        let fields = &self.store.fields;
         while self.pending.is_none() && !self.base_done {
             let at = self.reader.at;
             let Some(raw) = self.reader.next_raw()? else {
@@ -286,18 +308,14 @@ impl<'v> Merged<'v> {
                 break;
             };
             self.base_read += 1;
-            let wanted = match (&self.lean, raw.derived()) {
-                (Some(lean), Some(_)) => lean,
-                _ => &self.wanted,
+            // The id where it lies in the record: nothing decoded, nothing allocated.
+            let id = state::text_at(&raw.body, fields, self.id_place)?.unwrap_or("");
+            let span = {
+                let start = id.as_ptr() as usize - raw.body.as_ptr() as usize;
+                start..start + id.len()
             };
-            let doc = raw.doc_with(&self.store.fields, wanted)?;
-            let id = doc
-                .get(&c.id_field)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
             match &mut self.last_base {
-                Some(l) if l.as_str() >= id.as_str() => {
+                Some(l) if l.as_str() >= id => {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
                         "the state's documents are not in id order",
@@ -306,13 +324,13 @@ impl<'v> Merged<'v> {
                 // The same buffer each time.
                 Some(l) => {
                     l.clear();
-                    l.push_str(&id);
+                    l.push_str(id);
                 }
-                None => self.last_base = Some(id.clone()),
+                None => self.last_base = Some(id.to_owned()),
             }
             let left_out = self.view.deleted.contains(&raw.hash)
                 // Replaced by its changed copy (the hash only says where to look).
-                || (self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(&id));
+                || (self.view.replaced.contains(&raw.hash) && self.view.overlay.contains_key(id));
             if left_out {
                 if let Some(dropped) = &mut self.dropped {
                     if dropped.len() < Self::DROPPED_MAX {
@@ -324,26 +342,34 @@ impl<'v> Merged<'v> {
                 }
                 continue;
             }
-            self.pending = Some((at, id, raw, doc));
+            let wanted = match (&self.lean, raw.derived()) {
+                (Some(lean), Some(_)) => Some(lean),
+                _ => self.wanted.as_ref(),
+            };
+            let doc = match wanted {
+                Some(wanted) => raw.doc_with(fields, wanted)?,
+                None => Doc::new(),
+            };
+            self.pending = Some((at, Entry::Base { raw, id: span, doc }));
         }
         Ok(())
     }
 
-    /// The next document and its id, `None` at the end.
-    pub(super) fn next(&mut self) -> std::io::Result<Option<(String, Entry<'v>)>> {
+    /// The next document, `None` at the end.
+    pub(super) fn next(&mut self) -> std::io::Result<Option<Entry<'v>>> {
         self.fill()?;
         let take_over = match (&self.pending, self.over.peek()) {
             (None, None) => return Ok(None),
             (Some(_), None) => false,
             (None, Some(_)) => true,
-            (Some((_, b, _, _)), Some((o, _))) => o.as_str() < b.as_str(),
+            (Some((_, b)), Some((o, _))) => o.as_str() < b.id(),
         };
         if take_over {
             let (id, d) = self.over.next().expect("peeked");
-            return Ok(Some((id.clone(), Entry::Over(d))));
+            return Ok(Some(Entry::Over(id, d)));
         }
-        let (_, id, raw, doc) = self.pending.take().expect("a base document");
-        Ok(Some((id, Entry::Base(raw, doc))))
+        let (_, entry) = self.pending.take().expect("a base document");
+        Ok(Some(entry))
     }
 
     /// Whether a document follows.
@@ -368,8 +394,8 @@ impl<'v> Merged<'v> {
         let s = self.store;
         match self.next()? {
             None => Ok(None),
-            Some((_, Entry::Base(raw, _))) => Ok(Some((raw, false))),
-            Some((_, Entry::Over(d))) => Raw::of(
+            Some(Entry::Base { raw, .. }) => Ok(Some((raw, false))),
+            Some(Entry::Over(_, d)) => Raw::of(
                 d,
                 &s.fields,
                 &s.cfg.id_field,
