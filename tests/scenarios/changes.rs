@@ -639,3 +639,57 @@ fn the_delta_leaves_out_count_refreshes_of_a_group_that_stays_one() {
     assert!(count_only >= 3, "{count_only} pages with only a new count");
     assert!(in_delta.contains("owl0"), "{in_delta:?}");
 }
+
+/// The next state is merged while Solr commits the run's writes (`changes.merge_ms`). When the
+/// commit fails, the run fails, keeps no state and leaves none of the files it merged; the next run
+/// reads everything and ends where `--full` does.
+#[test]
+fn a_state_merged_beside_a_commit_that_fails_is_not_kept() {
+    let t = Target::fake("changes-commit-fails");
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(150, 74);
+    t.load(&docs);
+    let first = run_from_versions(&t, dir.path(), &[]);
+    assert!(first["changes"]["merge_ms"].is_u64(), "{first}");
+    // The state's files: its documents, ids and delta.
+    let files = || {
+        let folder = state_meta_path(dir.path()).parent().unwrap().to_owned();
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "meta.json")
+            .collect();
+        names.sort();
+        names
+    };
+    let kept = files();
+    assert!(kept.iter().any(|n| n.starts_with("docs-")), "{kept:?}");
+
+    t.load(&[recrawled(&docs[5], "A page about lighthouses, re-crawled.")]);
+    // The run's writes land; its commit fails.
+    t.fake_solr().fault(FaultRule {
+        path: "/update?commit=true".into(),
+        skip: 0,
+        times: 1,
+        fault: Fault::Status(500),
+    });
+    let state = dir.path().join("state");
+    let out = t.run(&[
+        "run",
+        "--state-dir",
+        state.to_str().unwrap(),
+        "--change-window",
+        "0",
+        "--retries",
+        "0",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("commit"), "{err}");
+    assert!(!state_meta_path(dir.path()).exists(), "{err}");
+    assert_eq!(files(), kept, "the merged files are left behind");
+
+    let after = run_from_versions(&t, dir.path(), &[]);
+    assert_eq!(after["changes"]["source"], "full scan", "{after}");
+    assert_settled(&t, dir.path());
+}

@@ -10,7 +10,37 @@ use super::state::{self, Dir, Ids, Meta, Raw, RecordReader, RecordWriter};
 use super::view::Merged;
 use super::{window_versions, ChangeStore, DeltaFields, View, BUCKETS};
 use crate::spill::Strings;
-use crate::store::{Doc, Fingerprint};
+use crate::store::{CommitMode, Doc, Fingerprint, StoreError};
+
+/// The next state's files as [`ChangeStore::merge`] left them, before the mark moves and the
+/// state's `meta.json` names them.
+pub(super) struct Merge {
+    docs_path: std::path::PathBuf,
+    docs_name: String,
+    ids_name: String,
+    /// Every document's `(id hash, version)`, sorted by hash.
+    pairs: Vec<(u64, i64)>,
+    delta: Option<state::DeltaMeta>,
+    /// Records kept with a derived part, and the tag they were derived under.
+    with_derived: u64,
+    tag: u64,
+    /// The documents file's sync to disk.
+    docs_synced: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Merge {
+    /// Removes the files of a state that is not kept (a run that failed after them).
+    pub(super) fn discard(self) {
+        let dir = self.docs_path.parent().map(std::path::Path::to_path_buf);
+        let _ = std::fs::remove_file(&self.docs_path);
+        if let Some(dir) = dir {
+            let _ = std::fs::remove_file(dir.join(&self.ids_name));
+            if let Some(d) = &self.delta {
+                let _ = std::fs::remove_file(dir.join(&d.file));
+            }
+        }
+    }
+}
 
 /// Which of a set of id hashes may be in it, by one bit per slot of the hash's top bits: a record
 /// the run did not write (most of them) is passed over without a search of the run's writes.
@@ -153,6 +183,38 @@ impl ChangeStore {
         }
     }
 
+    /// Solr's commit at the end of a run, with the next state's files merged beside it ([`merge`]
+    /// needs nothing from the index): the worker's last step overlaps Solr's. Merged at
+    /// [`finish`] instead on a runtime of one thread, in a dry run and when nothing changed.
+    ///
+    /// [`merge`]: ChangeStore::merge
+    /// [`finish`]: ChangeStore::finish
+    pub(super) async fn commit_beside(&self, mode: CommitMode) -> Result<(), StoreError> {
+        let settled = self.summary.lock().expect("summary").source == "settled";
+        let threads = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread;
+        if !self.cfg.writes || settled || !threads {
+            return self.inner.commit(mode).await;
+        }
+        let inner = self.inner.clone();
+        let commit = tokio::spawn(async move { inner.commit(mode).await });
+        let t = std::time::Instant::now();
+        // This thread merges; the runtime's other worker takes the commit.
+        let merged = tokio::task::block_in_place(|| self.merge());
+        self.summary.lock().expect("summary").merge_ms = Some(t.elapsed().as_millis() as u64);
+        *self.premerged.lock().expect("premerged") = Some(merged);
+        match commit.await {
+            Ok(done) => done,
+            Err(e) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(e) => Err(StoreError::io(
+                    "the commit did not finish",
+                    std::io::Error::other(e),
+                )),
+            },
+        }
+    }
+
     /// After the run: keeps the state for the next one, or removes it. `ok`: the run succeeded
     /// (its last round found nothing changed under it); `written`: documents it wrote;
     /// `dimensions`: its report's.
@@ -184,6 +246,9 @@ impl ChangeStore {
         dimensions: Value,
     ) -> Result<bool, String> {
         if !ok {
+            if let Some(Ok(Some(m))) = self.premerged.lock().expect("premerged").take() {
+                m.discard();
+            }
             return Ok(false);
         }
         let c = &self.cfg;
@@ -212,6 +277,111 @@ impl ChangeStore {
             self.dir.commit(&meta).map_err(|e| e.to_string())?;
             return Ok(true);
         }
+        let premerged = self.premerged.lock().expect("premerged").take();
+        let Some(Merge {
+            docs_path: _,
+            docs_name,
+            ids_name,
+            mut pairs,
+            delta,
+            with_derived,
+            tag,
+            docs_synced,
+        }) = premerged.unwrap_or_else(|| self.merge())?
+        else {
+            return Ok(false);
+        };
+        let err = |e: std::io::Error| e.to_string();
+        let mark0 = *self.mark0.lock().expect("mark");
+        let old_mark = self.meta.lock().expect("meta").as_ref().map(|m| m.mark);
+        // Never back: the newest pages may have gone since the old mark.
+        let mut mark = match (mark0, old_mark) {
+            (Some(a), Some(b)) => a.max(b),
+            (a, b) => a.or(b).unwrap_or(i64::MIN),
+        };
+        // When the whole index holds exactly the new state's versions (Solr's index fingerprint,
+        // one request), nothing but the run's own writes is above the old mark: the mark moves
+        // past them without reading them (a run that refreshes the counts of big groups writes
+        // tens of thousands).
+        let whole = match written > 0 && c.visible_after_commit && self.fingerprints() {
+            true => self.fingerprinted(&pairs).await,
+            false => None,
+        };
+        if let Some(max) = whole {
+            mark = mark.max(max);
+            self.summary.lock().expect("summary").fingerprint = true;
+        } else if written > 0 && c.visible_after_commit {
+            // Move the mark past the run's own writes when they are all that is above it.
+            let lo = mark.saturating_sub(window_versions(c.window_ms));
+            let above = self.versions_within(lo, None);
+            let mut read = 0;
+            let expected = pairs.iter().filter(|p| p.1 >= lo).count();
+            let (mut seen, mut same, mut max) = (0usize, true, None::<i64>);
+            let looked = self
+                .for_versions(above, &mut read, |id, v| {
+                    let h = self.hash(id);
+                    seen += 1;
+                    max = max.max(Some(v));
+                    same = pairs
+                        .binary_search_by(|p| p.0.cmp(&h))
+                        .is_ok_and(|i| pairs[i].1 == v);
+                    same
+                })
+                .await;
+            match looked {
+                Ok(()) if same && seen == expected => {
+                    if let Some(max) = max {
+                        mark = mark.max(max);
+                    }
+                }
+                Ok(()) => debug!("documents changed during the run; the mark stays"),
+                Err(e) => debug!("the mark stays: {e}"),
+            }
+            let mut summary = self.summary.lock().expect("summary");
+            summary.versions_read += read;
+            summary.versions_verified += read;
+        }
+        // Only where the next run can ask the index for its own.
+        let below_mark = self
+            .fingerprints()
+            .then(|| state::BelowMark::of(&pairs, mark));
+        // The ranges where deletions are looked for, from the versions in order.
+        let count = pairs.len() as u64;
+        pairs.sort_unstable_by_key(|p| p.1);
+        let buckets = state::buckets_by(pairs.len(), |i| pairs[i].1, BUCKETS);
+        drop(pairs);
+        let meta = Meta {
+            format: state::FORMAT,
+            target: c.target.clone(),
+            filter: c.filter_text.clone(),
+            fields: self.fields.clone(),
+            digest: c.digest.clone(),
+            mark,
+            count,
+            settled: true,
+            buckets,
+            seed: self.seed(),
+            docs: docs_name,
+            ids: ids_name,
+            dimensions,
+            derived: if with_derived > 0 { tag } else { 0 },
+            delta,
+            below_mark,
+        };
+        docs_synced
+            .await
+            .map_err(|e| format!("syncing the state's documents: {e}"))?
+            .map_err(err)?;
+        self.dir.commit(&meta).map_err(err)?;
+        Ok(true)
+    }
+
+    /// The next state's files, from the last light read and the run's writes: everything of the
+    /// state that needs no answer from the index (`None`: no state can be kept). Done while Solr
+    /// commits ([`ChangeStore::commit_beside`]) or else when the run finishes; the files are
+    /// named by the state only once its `meta.json` is put in place.
+    pub(super) fn merge(&self) -> Result<Option<Merge>, String> {
+        let c = &self.cfg;
         let cap = std::mem::take(&mut *self.capture.lock().expect("capture"));
         let err = |e: std::io::Error| e.to_string();
         // The last light read: kept as it went by, or served whole from the view (which the merge
@@ -231,7 +401,7 @@ impl ChangeStore {
                 if !cap.sorted {
                     warn!("the light read was not in id order; no change state is kept");
                 }
-                return Ok(false);
+                return Ok(None);
             }
         };
         // What the reader derived from the documents it was served, when the read was the view.
@@ -456,91 +626,19 @@ impl ChangeStore {
         if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
             // Two ids with one hash: the state could not tell them apart.
             let _ = std::fs::remove_file(&docs_path);
-            return Ok(false);
+            return Ok(None);
         }
         Ids::write(&self.dir.path.join(&ids_name), &pairs).map_err(err)?;
-        let mark0 = *self.mark0.lock().expect("mark");
-        let old_mark = self.meta.lock().expect("meta").as_ref().map(|m| m.mark);
-        // Never back: the newest pages may have gone since the old mark.
-        let mut mark = match (mark0, old_mark) {
-            (Some(a), Some(b)) => a.max(b),
-            (a, b) => a.or(b).unwrap_or(i64::MIN),
-        };
-        // When the whole index holds exactly the new state's versions (Solr's index fingerprint,
-        // one request), nothing but the run's own writes is above the old mark: the mark moves
-        // past them without reading them (a run that refreshes the counts of big groups writes
-        // tens of thousands).
-        let whole = match written > 0 && c.visible_after_commit && self.fingerprints() {
-            true => self.fingerprinted(&pairs).await,
-            false => None,
-        };
-        if let Some(max) = whole {
-            mark = mark.max(max);
-            self.summary.lock().expect("summary").fingerprint = true;
-        } else if written > 0 && c.visible_after_commit {
-            // Move the mark past the run's own writes when they are all that is above it.
-            let lo = mark.saturating_sub(window_versions(c.window_ms));
-            let above = self.versions_within(lo, None);
-            let mut read = 0;
-            let expected = pairs.iter().filter(|p| p.1 >= lo).count();
-            let (mut seen, mut same, mut max) = (0usize, true, None::<i64>);
-            let looked = self
-                .for_versions(above, &mut read, |id, v| {
-                    let h = self.hash(id);
-                    seen += 1;
-                    max = max.max(Some(v));
-                    same = pairs
-                        .binary_search_by(|p| p.0.cmp(&h))
-                        .is_ok_and(|i| pairs[i].1 == v);
-                    same
-                })
-                .await;
-            match looked {
-                Ok(()) if same && seen == expected => {
-                    if let Some(max) = max {
-                        mark = mark.max(max);
-                    }
-                }
-                Ok(()) => debug!("documents changed during the run; the mark stays"),
-                Err(e) => debug!("the mark stays: {e}"),
-            }
-            let mut summary = self.summary.lock().expect("summary");
-            summary.versions_read += read;
-            summary.versions_verified += read;
-        }
-        // Only where the next run can ask the index for its own.
-        let below_mark = self
-            .fingerprints()
-            .then(|| state::BelowMark::of(&pairs, mark));
-        // The ranges where deletions are looked for, from the versions in order.
-        let count = pairs.len() as u64;
-        pairs.sort_unstable_by_key(|p| p.1);
-        let buckets = state::buckets_by(pairs.len(), |i| pairs[i].1, BUCKETS);
-        drop(pairs);
-        let meta = Meta {
-            format: state::FORMAT,
-            target: c.target.clone(),
-            filter: c.filter_text.clone(),
-            fields: self.fields.clone(),
-            digest: c.digest.clone(),
-            mark,
-            count,
-            settled: true,
-            buckets,
-            seed: self.seed(),
-            docs: docs_name,
-            ids: ids_name,
-            dimensions,
-            derived: if with_derived > 0 { tag } else { 0 },
+        Ok(Some(Merge {
+            docs_path,
+            docs_name,
+            ids_name,
+            pairs,
             delta,
-            below_mark,
-        };
-        docs_synced
-            .await
-            .map_err(|e| format!("syncing the state's documents: {e}"))?
-            .map_err(err)?;
-        self.dir.commit(&meta).map_err(err)?;
-        Ok(true)
+            with_derived,
+            tag,
+            docs_synced,
+        }))
     }
 }
 

@@ -200,6 +200,10 @@ pub struct ChangesSummary {
     pub prepare_ms: u64,
     /// Milliseconds spent keeping the state, after the run.
     pub finish_ms: u64,
+    /// Milliseconds spent writing the next state's files while Solr committed the run's writes
+    /// (in the run's `commit` phase, not in `finish_ms`); absent when they were written after it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_ms: Option<u64>,
 }
 
 /// The documents of the state and what changed since.
@@ -258,6 +262,8 @@ pub struct ChangeStore {
     /// The id hash's seed ([`state::hash`]): the kept state's, or a new one.
     seed: std::sync::atomic::AtomicU64,
     area: SpillArea,
+    /// The next state's files, merged while Solr committed ([`ChangeStore::commit_beside`]).
+    premerged: Mutex<Option<Result<Option<finish::Merge>, String>>>,
 }
 
 /// What `prepare` found.
@@ -309,6 +315,7 @@ impl ChangeStore {
             derived_wanted: Mutex::new(None),
             sink: Mutex::new(derived::Sink::default()),
             summary: Mutex::new(ChangesSummary::default()),
+            premerged: Mutex::new(None),
             mark0: Mutex::new(None),
             meta: Mutex::new(None),
             seed: std::sync::atomic::AtomicU64::new(state::new_seed()),
@@ -480,7 +487,7 @@ impl Store for ChangeStore {
     }
 
     async fn commit(&self, mode: super::CommitMode) -> Result<(), StoreError> {
-        self.inner.commit(mode).await
+        self.commit_beside(mode).await
     }
 
     async fn publish(&self) -> Result<(), StoreError> {

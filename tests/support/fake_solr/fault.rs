@@ -37,7 +37,8 @@ pub enum Fault {
 /// Where and when a fault applies.
 pub struct FaultRule {
     /// Path prefix relative to the core (`/update`, `/select`, `/get`, `/schema`); `""` = any;
-    /// with a method first (`POST /config`), only requests of that method.
+    /// with a method first (`POST /config`), only requests of that method; with parameters after
+    /// it (`/update?commit=true`), only requests that have each of them.
     pub path: String,
     /// Let this many matching requests through first.
     pub skip: usize,
@@ -166,8 +167,14 @@ pub(super) fn pick_fault(shared: &Shared, r: &Req) -> Option<Arc<FaultEntry>> {
             Some((m, p)) => (Some(m), p),
             None => (None, f.path.as_str()),
         };
+        let (path, params) = path.split_once('?').unwrap_or((path, ""));
+        let has_params = params.split('&').filter(|p| !p.is_empty()).all(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            r.params.iter().any(|(rk, rv)| rk == k && rv == v)
+        });
         let matches = method.is_none_or(|m| m == r.method)
-            && (path.is_empty() || (!r.node_level && r.path.starts_with(path)));
+            && (path.is_empty() || (!r.node_level && r.path.starts_with(path)))
+            && has_params;
         if !matches {
             continue;
         }
