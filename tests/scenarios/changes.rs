@@ -674,6 +674,7 @@ fn a_state_merged_beside_a_commit_that_fails_is_not_kept() {
         fault: Fault::Status(500),
     });
     let state = dir.path().join("state");
+    let report = dir.path().join("failed.json");
     let out = t.run(&[
         "run",
         "--state-dir",
@@ -682,10 +683,15 @@ fn a_state_merged_beside_a_commit_that_fails_is_not_kept() {
         "0",
         "--retries",
         "0",
+        "--report",
+        report.to_str().unwrap(),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("commit"), "{err}");
+    // It merged beside the commit, so there were files to remove.
+    let failed: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(failed["changes"]["merge_ms"].is_u64(), "{failed}");
     assert!(!state_meta_path(dir.path()).exists(), "{err}");
     assert_eq!(files(), kept, "the merged files are left behind");
 

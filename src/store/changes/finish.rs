@@ -184,8 +184,9 @@ impl ChangeStore {
     }
 
     /// Solr's commit at the end of a run, with the next state's files merged beside it ([`merge`]
-    /// needs nothing from the index): the worker's last step overlaps Solr's. Merged at
-    /// [`finish`] instead on a runtime of one thread, in a dry run and when nothing changed.
+    /// needs nothing from the index): the worker's last step overlaps Solr's. Only for a commit
+    /// Solr makes then (`hard`, `soft`) on a runtime with workers; otherwise (a run that wrote
+    /// nothing, `--commit none` or `within:MS`, a runtime of one thread) [`finish`] merges.
     ///
     /// [`merge`]: ChangeStore::merge
     /// [`finish`]: ChangeStore::finish
@@ -193,13 +194,14 @@ impl ChangeStore {
         let settled = self.summary.lock().expect("summary").source == "settled";
         let threads = tokio::runtime::Handle::current().runtime_flavor()
             == tokio::runtime::RuntimeFlavor::MultiThread;
-        if !self.cfg.writes || settled || !threads {
+        let commits = matches!(mode, CommitMode::Hard | CommitMode::Soft);
+        if !self.cfg.writes || settled || !threads || !commits {
             return self.inner.commit(mode).await;
         }
         let inner = self.inner.clone();
         let commit = tokio::spawn(async move { inner.commit(mode).await });
         let t = std::time::Instant::now();
-        // This thread merges; the runtime's other worker takes the commit.
+        // This thread merges (out of the runtime's hands meanwhile); a worker takes the commit.
         let merged = tokio::task::block_in_place(|| self.merge());
         self.summary.lock().expect("summary").merge_ms = Some(t.elapsed().as_millis() as u64);
         *self.premerged.lock().expect("premerged") = Some(merged);

@@ -308,11 +308,13 @@ impl<'v> Merged<'v> {
                 break;
             };
             self.base_read += 1;
-            // The id where it lies in the record: nothing decoded, nothing allocated.
-            let id = state::text_at(&raw.body, fields, self.id_place)?.unwrap_or("");
-            let span = {
-                let start = id.as_ptr() as usize - raw.body.as_ptr() as usize;
-                start..start + id.len()
+            // The id where it lies in the record: nothing decoded, nothing allocated (none: "").
+            let (id, span) = match state::text_at(&raw.body, fields, self.id_place)? {
+                Some(id) => {
+                    let start = id.as_ptr() as usize - raw.body.as_ptr() as usize;
+                    (id, start..start + id.len())
+                }
+                None => ("", 0..0),
             };
             match &mut self.last_base {
                 Some(l) if l.as_str() >= id => {
