@@ -557,6 +557,52 @@ mod tests {
         );
     }
 
+    /// A record whose id is not a text (a number, or none) is served and merged under the id ""
+    /// (first in id order), as when ids were decoded: never a panic, and a second one is an
+    /// order error.
+    #[test]
+    fn a_record_without_a_text_id_is_served_under_an_empty_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(dir.path());
+        let mut numbered = doc("x", 1, 7);
+        numbered.insert("id".into(), json!(42));
+        let base = vec![numbered.clone(), doc("a", 2, 1)];
+        let view = |base: &[Doc]| View {
+            docs: records(&store, base),
+            overlay: BTreeMap::from([("b".to_owned(), doc("b", 3, 2))]),
+            replaced: HashSet::new(),
+            deleted: HashSet::new(),
+        };
+        let one = view(&base);
+        let mut merged = Merged::new(&store, &one).unwrap();
+        let mut ids = Vec::new();
+        while let Some(raw) = merged.next_raw().unwrap() {
+            ids.push(raw.doc(&store.fields).unwrap()["id"].clone());
+        }
+        assert_eq!(ids, vec![json!(42), json!("a"), json!("b")]);
+        let query = ReadQuery {
+            filter: Filter::All,
+            fields: store.fields.clone(),
+            rows: 1,
+        };
+        let page = store.serve(&one, &query, None).unwrap();
+        assert_eq!(page.docs, vec![numbered.clone()]);
+        assert_eq!(
+            page.next
+                .as_deref()
+                .and_then(|c| c.split_once(':'))
+                .map(|c| c.1),
+            Some("")
+        );
+        let rest = store.serve(&one, &query, page.next.as_deref()).unwrap();
+        assert_eq!(rest.docs, vec![doc("a", 2, 1)]);
+        // Two records without a text id are out of order.
+        let two = view(&[numbered.clone(), numbered]);
+        let mut merged = Merged::new(&store, &two).unwrap();
+        assert!(merged.next_raw().is_ok());
+        assert!(merged.next_raw().is_err());
+    }
+
     /// The left-out records the delta needs are held while they follow each other: up to
     /// `DROPPED_MAX` in a row the delta keeps them all, one more and it is given up (and the
     /// merged state is the same either way).
