@@ -15,10 +15,9 @@ fn light(report: &Value) -> u64 {
     n(&report["work"], "light_export_docs") + n(&report["work"], "light_cursor_docs")
 }
 
-/// `solr-dedup run EXTRA…` with the change state in `DIR/state` and no window (only the versions
-/// above the mark are read), to the end; its report.
-fn run_from_versions(t: &Target, dir: &Path, extra: &[&str]) -> Value {
-    let state = dir.join("state");
+/// `run EXTRA…` with the change state in `STATE` and no window (only the versions above the mark
+/// are read).
+fn from_versions<'a>(state: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "run",
         "--state-dir",
@@ -27,7 +26,14 @@ fn run_from_versions(t: &Target, dir: &Path, extra: &[&str]) -> Value {
         "0",
     ];
     args.extend_from_slice(extra);
-    t.run_ok(&args, dir)
+    args
+}
+
+/// `solr-dedup run EXTRA…` with the change state in `DIR/state` and no window, to the end; its
+/// report.
+fn run_from_versions(t: &Target, dir: &Path, extra: &[&str]) -> Value {
+    let state = dir.join("state");
+    t.run_ok(&from_versions(&state, extra), dir)
 }
 
 /// Takes `less` documents off the count of the change state in `DIR/state`: the index then holds
@@ -675,17 +681,10 @@ fn a_state_merged_beside_a_commit_that_fails_is_not_kept() {
     });
     let state = dir.path().join("state");
     let report = dir.path().join("failed.json");
-    let out = t.run(&[
-        "run",
-        "--state-dir",
-        state.to_str().unwrap(),
-        "--change-window",
-        "0",
-        "--retries",
-        "0",
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let out = t.run(&from_versions(
+        &state,
+        &["--retries", "0", "--report", report.to_str().unwrap()],
+    ));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("commit"), "{err}");

@@ -15,7 +15,6 @@ use crate::store::{CommitMode, Doc, Fingerprint, StoreError};
 /// The next state's files as [`ChangeStore::merge`] left them, before the mark moves and the
 /// state's `meta.json` names them.
 pub(super) struct Merge {
-    docs_path: std::path::PathBuf,
     docs_name: String,
     ids_name: String,
     /// Every document's `(id hash, version)`, sorted by hash.
@@ -29,15 +28,15 @@ pub(super) struct Merge {
 }
 
 impl Merge {
-    /// Removes the files of a state that is not kept (a run that failed after them).
-    pub(super) fn discard(self) {
-        let dir = self.docs_path.parent().map(std::path::Path::to_path_buf);
-        let _ = std::fs::remove_file(&self.docs_path);
-        if let Some(dir) = dir {
-            let _ = std::fs::remove_file(dir.join(&self.ids_name));
-            if let Some(d) = &self.delta {
-                let _ = std::fs::remove_file(dir.join(&d.file));
-            }
+    /// Removes the files of a state that is not kept (a run that failed after them) from the
+    /// state's folder `dir`.
+    pub(super) fn discard(self, dir: &std::path::Path) {
+        let delta = self.delta.map(|d| d.file);
+        for name in [Some(self.docs_name), Some(self.ids_name), delta]
+            .into_iter()
+            .flatten()
+        {
+            let _ = std::fs::remove_file(dir.join(name));
         }
     }
 }
@@ -191,7 +190,7 @@ impl ChangeStore {
     /// [`merge`]: ChangeStore::merge
     /// [`finish`]: ChangeStore::finish
     pub(super) async fn commit_beside(&self, mode: CommitMode) -> Result<(), StoreError> {
-        let settled = self.summary.lock().expect("summary").source == "settled";
+        let settled = self.settled();
         let threads = tokio::runtime::Handle::current().runtime_flavor()
             == tokio::runtime::RuntimeFlavor::MultiThread;
         let commits = matches!(mode, CommitMode::Hard | CommitMode::Soft);
@@ -249,12 +248,12 @@ impl ChangeStore {
     ) -> Result<bool, String> {
         if !ok {
             if let Some(Ok(Some(m))) = self.premerged.lock().expect("premerged").take() {
-                m.discard();
+                m.discard(&self.dir.path);
             }
             return Ok(false);
         }
         let c = &self.cfg;
-        if self.summary.lock().expect("summary").source == "settled" {
+        if self.settled() {
             // Nothing changed up to the highest version now: the same state, a later mark;
             // unless another process put a state of its own in place meanwhile.
             let ours = self.meta.lock().expect("meta").clone().ok_or("no state")?;
@@ -281,7 +280,6 @@ impl ChangeStore {
         }
         let premerged = self.premerged.lock().expect("premerged").take();
         let Some(Merge {
-            docs_path: _,
             docs_name,
             ids_name,
             mut pairs,
@@ -632,7 +630,6 @@ impl ChangeStore {
         }
         Ids::write(&self.dir.path.join(&ids_name), &pairs).map_err(err)?;
         Ok(Some(Merge {
-            docs_path,
             docs_name,
             ids_name,
             pairs,

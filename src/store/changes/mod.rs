@@ -334,6 +334,11 @@ impl ChangeStore {
         self.cfg.filter == Filter::All && self.inner.fingerprints()
     }
 
+    /// Whether `prepare` found nothing changed since a settled state: the run has nothing to do.
+    fn settled(&self) -> bool {
+        self.summary.lock().expect("summary").source == "settled"
+    }
+
     /// The run's documents with a version from `lo` up to `hi` (inclusive; open without `hi`).
     fn versions_within(&self, lo: i64, hi: Option<i64>) -> Filter {
         self.cfg.filter.clone().and(Filter::Range {

@@ -245,10 +245,15 @@ impl Raw {
 
     /// The fields alone, without the derived part.
     pub(crate) fn fields_body(&self) -> &[u8] {
-        match derived_len(&self.body) {
-            Some(n) => &self.body[3 + n..],
-            None => &self.body,
-        }
+        fields_of(&self.body)
+    }
+}
+
+/// A record's body less the derived part it may begin with.
+fn fields_of(body: &[u8]) -> &[u8] {
+    match derived_len(body) {
+        Some(n) => &body[3 + n..],
+        None => body,
     }
 }
 
@@ -297,11 +302,7 @@ pub(crate) fn decode(
     wanted: Option<&[bool]>,
 ) -> std::io::Result<Doc> {
     let mut doc = Doc::new();
-    let body = match derived_len(body) {
-        Some(n) => &body[3 + n..],
-        None => body,
-    };
-    let mut r = codec::Reader(body);
+    let mut r = codec::Reader(fields_of(body));
     while !r.is_empty() {
         let index = r.u8()?;
         let (name, place) = if index == NAMED {
@@ -335,11 +336,7 @@ pub(crate) fn text_at<'b>(
     fields: &[String],
     place: usize,
 ) -> std::io::Result<Option<&'b str>> {
-    let body = match derived_len(body) {
-        Some(n) => &body[3 + n..],
-        None => body,
-    };
-    let mut r = codec::Reader(body);
+    let mut r = codec::Reader(fields_of(body));
     while !r.is_empty() {
         let index = r.u8()?;
         let here = if index == NAMED {
@@ -349,10 +346,11 @@ pub(crate) fn text_at<'b>(
         } else {
             index as usize == place
         };
-        match r.text_value()? {
-            Some(text) if here => return Ok(Some(text)),
-            _ => {}
+        if here {
+            return r.text_value();
         }
+        // Passed over undecoded.
+        r.value(false)?;
     }
     Ok(None)
 }
