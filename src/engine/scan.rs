@@ -53,19 +53,24 @@ type Derived = (Rec, [u64; 6], [Option<Exclusion>; Dimension::COUNT]);
 
 impl<S: Store> Round<'_, S> {
     /// What the documents of `page` need.
-    fn held(&self, mut page: crate::store::Page) -> Result<Held, EngineError> {
-        let derived = std::mem::take(&mut page.derived)
-            .into_iter()
-            .map(|d| {
-                d.map(|b| derived::decode(&b).ok_or_else(|| damaged("a derived part is damaged")))
+    fn held(&self, page: crate::store::Page) -> Result<Held, EngineError> {
+        let served = &page.derived;
+        let derived = (0..served.len())
+            .map(|i| {
+                served
+                    .get(i)
+                    .map(|s| {
+                        derived::decode(s.derived)
+                            .ok_or_else(|| damaged("a derived part is damaged"))
+                    })
                     .transpose()
             })
             .collect::<Result<Vec<_>, _>>()?;
         // Each part must be the page's own: beside it, derived from its id.
-        let misplaced = (!derived.is_empty() && derived.len() != page.docs.len())
-            || derived.iter().zip(&page.docs).any(|(d, doc)| {
+        let misplaced = (!served.is_empty() && served.len() != page.docs.len())
+            || derived.iter().enumerate().any(|(i, d)| {
                 d.as_ref().is_some_and(|(rec, _, _)| {
-                    self.plan.id_of(doc).map(|id| id_hash(&id)) != Some(rec.id_hash)
+                    served.get(i).map(|s| id_hash(s.id)) != Some(rec.id_hash)
                 })
             });
         if misplaced {
@@ -163,8 +168,7 @@ impl<S: Store> Round<'_, S> {
         // derives, for the next (a store that keeps no copy of the index drops it).
         let tag = (!self.plan.full).then(|| derived::tag(&self.plan));
         if let Some(tag) = tag {
-            self.store
-                .serve_derived(tag, std::slice::from_ref(&self.plan.cfg.fields.url));
+            self.store.serve_derived(tag, &self.plan.cfg.fields.url);
         }
         // Documents read with their content, and how many of them have the text field at all.
         let (mut with_content, mut with_text) = (0u64, 0u64);
@@ -324,8 +328,14 @@ impl<S: Store> Round<'_, S> {
                     .zip(&needs)
                     .enumerate()
                 {
-                    let Some(id) = self.plan.id_of(doc) else {
-                        continue;
+                    // A document served with what was derived comes with its id and URL alone.
+                    let served = page.derived.get(i);
+                    let id = match served {
+                        Some(s) => Cow::Borrowed(s.id),
+                        None => match self.plan.id_of(doc) {
+                            Some(id) => id,
+                            None => continue,
+                        },
                     };
                     let Some((outcome, mut rec, keys, excluded, near_keys, entry)) = outcome else {
                         // Deleted between the page and the get: it takes no part.
@@ -388,7 +398,7 @@ impl<S: Store> Round<'_, S> {
                         id,
                         rec,
                         keys,
-                        get_str(doc, &self.plan.cfg.fields.url),
+                        served.map_or_else(|| get_str(doc, &self.plan.cfg.fields.url), |s| s.value),
                         set,
                         near_keys,
                     ));

@@ -189,6 +189,46 @@ solr_test!(
 );
 
 solr_test!(
+    a_url_double_served_from_the_state_is_looked_up_by_its_url,
+    |t: &Target| {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |extra: &[&str]| run_from_versions(t, dir.path(), extra);
+        let docs = corpus(300, 79);
+        t.load(&docs);
+        // One page under the www. host and its double on the bare host, doubles by their URLs
+        // alone (texts and titles of their own).
+        t.load(&[
+            json!({"id": "pair-www", "sku": "https://www.pair.example/p", "title": ["Ferries"],
+                   "text_t": "Ferries leave the harbour every hour in the summer months."}),
+            json!({"id": "pair-bare", "sku": "https://pair.example/p", "title": ["Lighthouses"],
+                   "text_t": "The lighthouse on the point was built of granite in 1850."}),
+        ]);
+        t.commit();
+        run(&[]);
+        // A run that writes neither of them: the next one is served what it derived from both.
+        t.load(&[recrawled(&docs[5], "A page about harbours, re-crawled.")]);
+        run(&[]);
+        let flag = |short: &str| t.docs()[short]["www_unique_b"].clone();
+        let (rep, double) = if flag("pair-www") == json!(true) {
+            ("pair-www", "pair-bare")
+        } else {
+            ("pair-bare", "pair-www")
+        };
+        assert_eq!(flag(double), json!(false));
+        // The representative deleted: its double, served from the state with its id and URL
+        // alone, now stands alone and is found by its URL, not by reading every page again.
+        t.delete(&[rep]);
+        t.commit();
+        let after = run(&[]);
+        assert_eq!(after["changes"]["source"], "versions", "{after}");
+        assert!(n(&after["changes"], "served_derived") > 250, "{after}");
+        assert!(n(&after["documents"], "reread") < 100, "{after}");
+        assert_eq!(flag(double), json!(true));
+        assert_settled(t, dir.path());
+    }
+);
+
+solr_test!(
     a_page_that_becomes_a_near_double_of_a_changed_one_is_looked_up_not_read_whole,
     |t: &Target| {
         let dir = tempfile::tempdir().unwrap();

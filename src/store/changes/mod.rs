@@ -250,9 +250,9 @@ pub struct ChangeStore {
     view: Mutex<Option<Arc<View>>>,
     capture: Mutex<Capture>,
     journal: Mutex<Journal>,
-    /// What the reader asked to be served beside the light read: its tag and the fields that then
-    /// come with a document ([`Store::serve_derived`]).
-    derived_wanted: Mutex<Option<(u64, Vec<String>)>>,
+    /// What the reader asked to be served beside the light read: its tag and the field whose text
+    /// then comes with a document's id ([`Store::serve_derived`]).
+    derived_wanted: Mutex<Option<(u64, String)>>,
     /// What the reader derived from the last light read, for the next state.
     sink: Mutex<derived::Sink>,
     summary: Mutex<ChangesSummary>,
@@ -369,7 +369,7 @@ impl Store for ChangeStore {
                 .map_err(|e| StoreError::io("cannot read the change state", e))?;
             let mut summary = self.summary.lock().expect("summary");
             summary.served += page.docs.len() as u64;
-            summary.served_derived += page.derived.iter().flatten().count() as u64;
+            summary.served_derived += page.derived.count() as u64;
             drop(summary);
             if light {
                 self.capture_view(cursor.is_none(), &view, page.next.is_none());
@@ -434,8 +434,8 @@ impl Store for ChangeStore {
         view.as_ref().map_or(0, |v| v.deleted.len() as u64)
     }
 
-    fn serve_derived(&self, tag: u64, fields: &[String]) {
-        *self.derived_wanted.lock().expect("derived") = Some((tag, fields.to_vec()));
+    fn serve_derived(&self, tag: u64, field: &str) {
+        *self.derived_wanted.lock().expect("derived") = Some((tag, field.to_owned()));
     }
 
     fn keep_derived(&self, tag: u64, derived: Vec<(String, i64, Vec<u8>)>) {

@@ -10,7 +10,7 @@ use tracing::warn;
 
 use super::state::{self, Raw, RecordReader, RecordWriter};
 use super::{Capture, ChangeStore, View};
-use crate::store::{Doc, Page, ReadQuery, Via};
+use crate::store::{Doc, Page, ReadQuery, Served, ServedDoc, Via};
 
 impl ChangeStore {
     /// Whether `query` is the run's light read, or that read with the texts besides (a first run
@@ -57,7 +57,7 @@ impl ChangeStore {
             .collect();
         let mut merged = Merged::at(self, view, offset, last.as_deref(), Some(wanted))?;
         // A document the reader derived something from in the run before, under what it derives
-        // under now, comes with that and the fields it asked for beside it.
+        // under now, comes with that, its id and the field it asked for, and no map.
         if self.is_light_read(query) {
             let tag = self
                 .meta
@@ -65,19 +65,15 @@ impl ChangeStore {
                 .expect("meta")
                 .as_ref()
                 .map_or(0, |m| m.derived);
-            if let Some((t, fields)) = self.derived_wanted.lock().expect("derived").as_ref() {
+            if let Some((t, field)) = self.derived_wanted.lock().expect("derived").as_ref() {
                 if *t == tag && tag != 0 {
-                    merged.lean = Some(
-                        self.fields
-                            .iter()
-                            .map(|f| *f == c.id_field || fields.contains(f))
-                            .collect(),
-                    );
+                    // Past the fields when the state holds no such field: no record has it.
+                    merged.lean = Some(self.fields.binary_search(field).unwrap_or(usize::MAX));
                 }
             }
         }
-        let lean = merged.lean.is_some();
-        let mut derived = Vec::new();
+        let lean = merged.lean;
+        let mut derived = Served::default();
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows);
         // The last document's id, in one buffer (the cursor names it).
@@ -88,19 +84,38 @@ impl ChangeStore {
             };
             last_id.clear();
             last_id.push_str(entry.id());
-            let (doc, d) = match entry {
-                // Decoded with the query's fields only (or the lean ones beside what was derived).
-                Entry::Base { raw, doc, .. } => {
-                    (doc, raw.derived().filter(|_| lean).map(Box::from))
+            match (entry, lean) {
+                // Served with what was derived: its id and the field, where they lie in the record.
+                (
+                    Entry::Base {
+                        raw,
+                        id,
+                        lean: true,
+                        ..
+                    },
+                    Some(place),
+                ) => {
+                    let served = ServedDoc {
+                        derived: raw.derived().unwrap_or_default(),
+                        id: std::str::from_utf8(&raw.body[id])
+                            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?,
+                        value: state::text_at(&raw.body, &self.fields, place)?,
+                    };
+                    derived.push(Some(served));
+                    docs.push(Doc::new());
                 }
-                Entry::Over(_, d) => (project(d.clone(), &query.fields, &c.id_field), None),
-            };
-            if lean {
-                derived.push(d);
+                // Decoded with the query's fields only.
+                (Entry::Base { doc, .. }, _) => {
+                    derived.push(None);
+                    docs.push(doc);
+                }
+                (Entry::Over(_, d), _) => {
+                    derived.push(None);
+                    docs.push(project(d.clone(), &query.fields, &c.id_field));
+                }
             }
-            docs.push(doc);
         }
-        if derived.iter().all(Option::is_none) {
+        if derived.count() == 0 {
             derived.clear();
         }
         let next = if docs.len() == rows && merged.more()? {
@@ -203,6 +218,8 @@ pub(super) enum Entry<'v> {
         raw: Raw,
         id: std::ops::Range<usize>,
         doc: Doc,
+        /// Served with its derived part: `doc` is empty (see [`Merged::lean`]).
+        lean: bool,
     },
     Over(&'v String, &'v Doc),
 }
@@ -233,8 +250,10 @@ pub(super) struct Merged<'v> {
     wanted: Option<Vec<bool>>,
     /// The id's place among the state's fields.
     id_place: usize,
-    /// The places decoded of a record with a derived part, when they are fewer.
-    pub(super) lean: Option<Vec<bool>>,
+    /// When records with a derived part and an id that is a text are served with it: the place
+    /// among the state's fields of the one field that comes with it (past them: none). Such a
+    /// record is not decoded.
+    pub(super) lean: Option<usize>,
     /// The last base record's id: the state is in id order.
     last_base: Option<String>,
     /// Base records read: at the end of a whole read, the state's count.
@@ -344,15 +363,21 @@ impl<'v> Merged<'v> {
                 }
                 continue;
             }
-            let wanted = match (&self.lean, raw.derived()) {
-                (Some(lean), Some(_)) => Some(lean),
-                _ => self.wanted.as_ref(),
+            // An id that is no text (a number) is only found in the decoded document.
+            let lean = self.lean.is_some() && raw.derived().is_some() && !span.is_empty();
+            let doc = match &self.wanted {
+                Some(wanted) if !lean => raw.doc_with(fields, wanted)?,
+                _ => Doc::new(),
             };
-            let doc = match wanted {
-                Some(wanted) => raw.doc_with(fields, wanted)?,
-                None => Doc::new(),
-            };
-            self.pending = Some((at, Entry::Base { raw, id: span, doc }));
+            self.pending = Some((
+                at,
+                Entry::Base {
+                    raw,
+                    id: span,
+                    doc,
+                    lean,
+                },
+            ));
         }
         Ok(())
     }

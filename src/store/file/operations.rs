@@ -36,7 +36,7 @@ impl Store for FileStore {
             docs,
             next: (!done).then(|| format!("{}:{}", end.0, end.1)),
             via: Via::File,
-            derived: Vec::new(),
+            derived: crate::store::Served::default(),
         })
     }
 

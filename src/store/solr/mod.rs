@@ -227,7 +227,7 @@ async fn fetch_page(
         docs,
         next: (!done).then_some(next_mark),
         via: Via::Cursor,
-        derived: Vec::new(),
+        derived: crate::store::Served::default(),
     })
 }
 

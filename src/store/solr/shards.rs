@@ -274,7 +274,7 @@ impl Merge {
             docs,
             next: last.filter(|_| more).map(|k| k.cursor()),
             via: self.via,
-            derived: Vec::new(),
+            derived: crate::store::Served::default(),
         })
     }
 }
