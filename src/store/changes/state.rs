@@ -336,6 +336,30 @@ pub(crate) fn text_at<'b>(
     fields: &[String],
     place: usize,
 ) -> std::io::Result<Option<&'b str>> {
+    Ok(match field_at(body, fields, place)? {
+        Field::Text(text) => Some(text),
+        Field::Absent | Field::Other => None,
+    })
+}
+
+/// What a record holds in one field, found without decoding the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field<'b> {
+    /// No such field.
+    Absent,
+    /// A text, borrowed from the record.
+    Text(&'b str),
+    /// Another value (a number, a list, ...).
+    Other,
+}
+
+/// The field at `place` in `fields` (sorted) within `body` ([`text_at`] with the absent told apart
+/// from the values that are no text).
+pub(crate) fn field_at<'b>(
+    body: &'b [u8],
+    fields: &[String],
+    place: usize,
+) -> std::io::Result<Field<'b>> {
     let mut r = codec::Reader(fields_of(body));
     while !r.is_empty() {
         let index = r.u8()?;
@@ -347,12 +371,12 @@ pub(crate) fn text_at<'b>(
             index as usize == place
         };
         if here {
-            return r.text_value();
+            return Ok(r.text_value()?.map_or(Field::Other, Field::Text));
         }
         // Passed over undecoded.
         r.value(false)?;
     }
-    Ok(None)
+    Ok(Field::Absent)
 }
 
 /// Writes records: `[u32 length][u64 id hash][i64 version][body]` (the body: [`encode`]).
@@ -723,6 +747,15 @@ mod tests {
         assert_eq!(at(2), None);
         assert_eq!(at(0), None);
         assert_eq!(at(9), None);
+        // Told apart: a field that is there but holds no text, and one that is not there.
+        let field = |place| field_at(&raw.body, &fields, place).unwrap();
+        assert_eq!(field(3), Field::Text("https://example.org/"));
+        assert_eq!(field(2), Field::Other);
+        assert_eq!(field(9), Field::Absent);
+        let listed: Doc =
+            serde_json::from_str(r#"{"id": "d", "url_s": ["https://x/", "y"]}"#).unwrap();
+        let listed = Raw::of(&listed, &fields, "id", "_version_", 7).unwrap();
+        assert_eq!(field_at(&listed.body, &fields, 3).unwrap(), Field::Other);
         // A field kept under its name (not among the state's fields) is found by that name.
         let mut more = fields.clone();
         more.push("zz_s".into());

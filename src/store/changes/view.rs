@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tracing::warn;
 
-use super::state::{self, Raw, RecordReader, RecordWriter};
+use super::state::{self, Field, Raw, RecordReader, RecordWriter};
 use super::{Capture, ChangeStore, View};
 use crate::store::{Doc, Page, ReadQuery, Served, ServedDoc, Via};
 
@@ -67,12 +67,11 @@ impl ChangeStore {
                 .map_or(0, |m| m.derived);
             if let Some((t, field)) = self.derived_wanted.lock().expect("derived").as_ref() {
                 if *t == tag && tag != 0 {
-                    // Past the fields when the state holds no such field: no record has it.
-                    merged.lean = Some(self.fields.binary_search(field).unwrap_or(usize::MAX));
+                    // A state without the field serves every record decoded, as it holds it.
+                    merged.lean = self.fields.binary_search(field).ok();
                 }
             }
         }
-        let lean = merged.lean;
         let mut derived = Served::default();
         let rows = query.rows.max(1);
         let mut docs = Vec::with_capacity(rows);
@@ -84,32 +83,32 @@ impl ChangeStore {
             };
             last_id.clear();
             last_id.push_str(entry.id());
-            match (entry, lean) {
+            match entry {
                 // Served with what was derived: its id and the field, where they lie in the record.
-                (
-                    Entry::Base {
-                        raw,
-                        id,
-                        lean: true,
-                        ..
-                    },
-                    Some(place),
-                ) => {
+                Entry::Base {
+                    raw,
+                    id,
+                    lean: Some(value),
+                    ..
+                } => {
+                    let text = |at: std::ops::Range<usize>| {
+                        std::str::from_utf8(&raw.body[at])
+                            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+                    };
                     let served = ServedDoc {
                         derived: raw.derived().unwrap_or_default(),
-                        id: std::str::from_utf8(&raw.body[id])
-                            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?,
-                        value: state::text_at(&raw.body, &self.fields, place)?,
+                        id: text(id)?,
+                        value: value.map(text).transpose()?,
                     };
                     derived.push(Some(served));
                     docs.push(Doc::new());
                 }
                 // Decoded with the query's fields only.
-                (Entry::Base { doc, .. }, _) => {
+                Entry::Base { doc, .. } => {
                     derived.push(None);
                     docs.push(doc);
                 }
-                (Entry::Over(_, d), _) => {
+                Entry::Over(_, d) => {
                     derived.push(None);
                     docs.push(project(d.clone(), &query.fields, &c.id_field));
                 }
@@ -218,8 +217,9 @@ pub(super) enum Entry<'v> {
         raw: Raw,
         id: std::ops::Range<usize>,
         doc: Doc,
-        /// Served with its derived part: `doc` is empty (see [`Merged::lean`]).
-        lean: bool,
+        /// Served with its derived part (`doc` is empty, see [`Merged::lean`]): where the text of
+        /// the field served with it lies in the record (`None`: the record has no such field).
+        lean: Option<Option<std::ops::Range<usize>>>,
     },
     Over(&'v String, &'v Doc),
 }
@@ -250,9 +250,9 @@ pub(super) struct Merged<'v> {
     wanted: Option<Vec<bool>>,
     /// The id's place among the state's fields.
     id_place: usize,
-    /// When records with a derived part and an id that is a text are served with it: the place
-    /// among the state's fields of the one field that comes with it (past them: none). Such a
-    /// record is not decoded.
+    /// When records with a derived part are served with it: the place among the state's fields of
+    /// the one field that comes with it. Such a record is not decoded when its id is a text and the
+    /// field a text or absent (a list or a number is read from the decoded document, as before).
     pub(super) lean: Option<usize>,
     /// The last base record's id: the state is in id order.
     last_base: Option<String>,
@@ -328,7 +328,9 @@ impl<'v> Merged<'v> {
             };
             self.base_read += 1;
             // The id where it lies in the record: nothing decoded, nothing allocated (none: "").
-            let (id, span) = match state::text_at(&raw.body, fields, self.id_place)? {
+            let found = state::text_at(&raw.body, fields, self.id_place)?;
+            let id_is_text = found.is_some();
+            let (id, span) = match found {
                 Some(id) => {
                     let start = id.as_ptr() as usize - raw.body.as_ptr() as usize;
                     (id, start..start + id.len())
@@ -363,10 +365,23 @@ impl<'v> Merged<'v> {
                 }
                 continue;
             }
-            // An id that is no text (a number) is only found in the decoded document.
-            let lean = self.lean.is_some() && raw.derived().is_some() && !span.is_empty();
+            // Served with its derived part, without decoding, when its id is a text and the field
+            // asked for a text or absent; else the decoded document says what it holds.
+            let lean = match (self.lean, raw.derived()) {
+                (Some(place), Some(_)) if id_is_text => {
+                    match state::field_at(&raw.body, fields, place)? {
+                        Field::Absent => Some(None),
+                        Field::Text(text) => {
+                            let start = text.as_ptr() as usize - raw.body.as_ptr() as usize;
+                            Some(Some(start..start + text.len()))
+                        }
+                        Field::Other => None,
+                    }
+                }
+                _ => None,
+            };
             let doc = match &self.wanted {
-                Some(wanted) if !lean => raw.doc_with(fields, wanted)?,
+                Some(wanted) if lean.is_none() => raw.doc_with(fields, wanted)?,
                 _ => Doc::new(),
             };
             self.pending = Some((
