@@ -1,6 +1,8 @@
-//! Full reads shard by shard: every shard of a SolrCloud collection (or a standalone core, one
-//! "shard") is read at once, each from one of its replicas' cores with `distrib=false`, and the
-//! streams are merged by id into the one stream of pages the engine consumes.
+//! Full reads and SolrCloud lookups shard by shard: every shard of a SolrCloud collection (or a
+//! standalone core, one "shard") is read at once, each from one of its replicas' cores with
+//! `distrib=false`, and the streams are merged by id into the one stream of pages the engine
+//! consumes. A lookup on SolrCloud costs each shard one phase instead of the collection's two
+//! (find the ids, then fetch their fields); passes B and C keep two lookups going at once.
 //!
 //! ```text
 //!  shard1 leader core ─ /export (or cursorMark) sort=id asc, distrib=false ─▶ task ─▶ channel ─┐
@@ -57,7 +59,9 @@ pub(super) struct ShardReader {
     id_field: String,
     /// Fields `/export` can stream; `None`: cursorMark pages only.
     export_fields: Option<HashSet<String>>,
-    slot: tokio::sync::Mutex<Option<Merge>>,
+    /// The reads in progress, the newest last: at most [`ShardReader::READS`] (passes B and C keep
+    /// two lookups in flight); each is taken out while its page is read.
+    reads: std::sync::Mutex<Vec<Merge>>,
 }
 
 /// One message of a shard's task: a page of documents in id order, or the end.
@@ -142,16 +146,17 @@ impl ShardReader {
             cloud,
             id_field: id_field.to_owned(),
             export_fields,
-            slot: tokio::sync::Mutex::new(None),
+            reads: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// How this reader reads `query`: `None` when it does not (a lookup goes through the
-    /// collection's own search, which finds the few documents by their keys). A standalone core
-    /// reads here only what `/export` can stream.
+    /// How this reader reads `query`: `None` when it does not. A lookup on SolrCloud is read from
+    /// each shard's core by `cursorMark` (one phase each, all shards at once, instead of the
+    /// collection's two-phase search); on a standalone core it goes through the core's search. A
+    /// standalone core reads here only what `/export` can stream.
     pub(super) fn takes(&self, query: &ReadQuery) -> Option<Via> {
         if query.filter.has_lookup() {
-            return None;
+            return self.cloud.then_some(Via::Cursor);
         }
         let export = self.export_fields.as_ref().is_some_and(|ok| {
             query.fields.iter().all(|f| ok.contains(f)) && ok.contains(&self.id_field)
@@ -170,28 +175,43 @@ impl ShardReader {
         cursor: Option<&str>,
         via: Via,
     ) -> Result<Page, StoreError> {
-        let mut slot = self.slot.lock().await;
-        let resume = matches!(
-            (slot.as_ref(), cursor),
-            (Some(m), Some(c)) if m.query == *query && m.cursor.as_deref() == Some(c)
-        );
-        if !resume {
-            let after = match cursor {
-                None => None,
-                Some(c) => Some(IdKey::from_cursor(c).ok_or_else(|| {
-                    StoreError::unsupported(format!("a shard read cannot resume at {c:?}"))
-                })?),
-            };
-            *slot = Some(self.start(query, after, via));
-        }
-        let merge = slot.as_mut().expect("started above");
+        let going = cursor.and_then(|c| {
+            let mut reads = self.reads.lock().expect("reads");
+            let at = reads
+                .iter()
+                .position(|m| m.query == *query && m.cursor.as_deref() == Some(c))?;
+            Some(reads.remove(at))
+        });
+        let mut merge = match going {
+            Some(merge) => merge,
+            None => {
+                let after = match cursor {
+                    None => None,
+                    Some(c) => Some(IdKey::from_cursor(c).ok_or_else(|| {
+                        StoreError::unsupported(format!("a shard read cannot resume at {c:?}"))
+                    })?),
+                };
+                self.start(query, after, via)
+            }
+        };
         let page = merge.next_page(query.rows.max(1)).await;
-        match &page {
-            Ok(p) if p.next.is_some() => merge.cursor = p.next.clone(),
-            _ => *slot = None,
+        if let Ok(Page {
+            next: Some(next), ..
+        }) = &page
+        {
+            merge.cursor = Some(next.clone());
+            let mut reads = self.reads.lock().expect("reads");
+            reads.push(merge);
+            // The oldest read given up (its tasks stop): the pages held stay bounded.
+            while reads.len() > Self::READS {
+                reads.remove(0);
+            }
         }
         page
     }
+
+    /// The most reads kept going at once.
+    const READS: usize = 2;
 
     fn start(&self, query: &ReadQuery, after: Option<IdKey>, via: Via) -> Merge {
         let shards = self
