@@ -529,20 +529,28 @@ mod tests {
         );
     }
 
+    /// A lookup is read shard by shard on SolrCloud (by `cursorMark`, even where `/export` could
+    /// stream its fields), and through the core's search on a standalone core.
     #[test]
-    fn a_lookup_is_not_read_shard_by_shard() {
+    fn a_lookup_is_read_shard_by_shard_on_solrcloud_only() {
         let r = ShardReader::new(Vec::new(), true, "id", None);
         let q = |filter| ReadQuery {
             filter,
             fields: vec!["id".into()],
             rows: 10,
         };
+        let lookup = || Filter::any_of("u", vec!["x".into()]);
         assert_eq!(r.takes(&q(Filter::All)), Some(Via::Cursor));
-        assert_eq!(r.takes(&q(Filter::any_of("u", vec!["x".into()]))), None);
+        assert_eq!(r.takes(&q(lookup())), Some(Via::Cursor));
+        let cloud_export = ShardReader::new(Vec::new(), true, "id", Some(["id".to_owned()].into()));
+        assert_eq!(cloud_export.takes(&q(Filter::All)), Some(Via::Export));
+        assert_eq!(cloud_export.takes(&q(lookup())), Some(Via::Cursor));
         let standalone = ShardReader::new(Vec::new(), false, "id", None);
         assert_eq!(standalone.takes(&q(Filter::All)), None);
+        assert_eq!(standalone.takes(&q(lookup())), None);
         let export = ShardReader::new(Vec::new(), false, "id", Some(["id".to_owned()].into()));
         assert_eq!(export.takes(&q(Filter::All)), Some(Via::Export));
+        assert_eq!(export.takes(&q(lookup())), None);
     }
 
     fn doc(id: &str) -> (IdKey, Doc) {
