@@ -87,18 +87,20 @@ impl ChangeStore {
                 // Served with what was derived: its id and the field, where they lie in the record.
                 Entry::Base {
                     raw,
-                    id,
                     lean: Some(value),
                     ..
                 } => {
-                    let text = |at: std::ops::Range<usize>| {
-                        std::str::from_utf8(&raw.body[at])
-                            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-                    };
                     let served = ServedDoc {
                         derived: raw.derived().unwrap_or_default(),
-                        id: text(id)?,
-                        value: value.map(text).transpose()?,
+                        // Its id, as copied above.
+                        id: &last_id,
+                        value: value
+                            .map(|at| {
+                                std::str::from_utf8(&raw.body[at]).map_err(|e| {
+                                    std::io::Error::new(std::io::ErrorKind::InvalidData, e)
+                                })
+                            })
+                            .transpose()?,
                     };
                     derived.push(Some(served));
                     docs.push(Doc::new());
@@ -208,6 +210,12 @@ impl ChangeStore {
 pub(super) fn project(mut doc: Doc, fields: &[String], id_field: &str) -> Doc {
     doc.retain(|k, _| k == id_field || fields.iter().any(|f| f == k));
     doc
+}
+
+/// Where `text`, a slice of `body`, lies in it.
+fn span_in(body: &[u8], text: &str) -> std::ops::Range<usize> {
+    let start = text.as_ptr() as usize - body.as_ptr() as usize;
+    start..start + text.len()
 }
 
 /// One document of a view: the state's (its record, where its id lies in the record, and the
@@ -331,10 +339,7 @@ impl<'v> Merged<'v> {
             let found = state::text_at(&raw.body, fields, self.id_place)?;
             let id_is_text = found.is_some();
             let (id, span) = match found {
-                Some(id) => {
-                    let start = id.as_ptr() as usize - raw.body.as_ptr() as usize;
-                    (id, start..start + id.len())
-                }
+                Some(id) => (id, span_in(&raw.body, id)),
                 None => ("", 0..0),
             };
             match &mut self.last_base {
@@ -371,10 +376,7 @@ impl<'v> Merged<'v> {
                 (Some(place), Some(_)) if id_is_text => {
                     match state::field_at(&raw.body, fields, place)? {
                         Field::Absent => Some(None),
-                        Field::Text(text) => {
-                            let start = text.as_ptr() as usize - raw.body.as_ptr() as usize;
-                            Some(Some(start..start + text.len()))
-                        }
+                        Field::Text(text) => Some(Some(span_in(&raw.body, text))),
                         Field::Other => None,
                     }
                 }
