@@ -686,6 +686,64 @@ fn the_delta_leaves_out_count_refreshes_of_a_group_that_stays_one() {
     assert!(in_delta.contains("owl0"), "{in_delta:?}");
 }
 
+/// Every record of the change state begins with its page's id, then its URL: each pass over the
+/// state finds the two at once instead of after the fields before them by name. Read here from the
+/// state's documents file as `src/store/changes/state.rs` writes its format down: `[u32 length][u64
+/// id hash][i64 version][body]`, the body maybe led by a derived part (`[254][u16 length][bytes]`),
+/// then each field's place in the state's fields and its value (a text: `[4][u32 length][bytes]`).
+#[test]
+fn the_state_keeps_each_pages_id_and_url_first() {
+    let t = Target::fake("changes-led");
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus(60, 31);
+    t.load(&docs);
+    // Decided without a state, then a state kept of the settled index: no page written, each
+    // record as the light read gave it (its fields in the order of their names) until merged.
+    t.run_ok(&["run"], dir.path());
+    let settled = run_from_versions(&t, dir.path(), &[]);
+    assert_eq!(n(&settled["documents"], "written"), 0, "{settled}");
+    t.load(&[recrawled(&docs[3], "A page of its own about herons.")]);
+    let report = run_from_versions(&t, dir.path(), &[]);
+    assert_eq!(report["changes"]["source"], "versions", "{report}");
+    assert_eq!(n(&report["changes"], "reindexed"), 1, "{report}");
+
+    let meta = state_meta(dir.path());
+    let fields: Vec<&str> = meta["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let place = |name| fields.iter().position(|f| *f == name).unwrap() as u8;
+    let (id, url) = (place("id"), place("sku"));
+    // In the order of their names neither would be first.
+    assert!(id > 0 && url > id, "{fields:?}");
+    let file = state_meta_path(dir.path()).with_file_name(meta["docs"].as_str().unwrap());
+    let bytes = std::fs::read(file).unwrap();
+    let (mut at, mut records, mut without_url) = (0, 0, 0);
+    while at < bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let body = &bytes[at + 20..at + 20 + len];
+        at += 20 + len;
+        records += 1;
+        let fields_body = match body {
+            [254, a, b, ..] => &body[3 + u16::from_le_bytes([*a, *b]) as usize..],
+            _ => body,
+        };
+        assert_eq!(fields_body[..2], [id, 4], "record {records}: the id first");
+        let n = u32::from_le_bytes(fields_body[2..6].try_into().unwrap()) as usize;
+        // The URL next, or (a page without one) nowhere.
+        if fields_body[6 + n] != url {
+            without_url += 1;
+        }
+    }
+    assert_eq!(records, n(&meta, "count"));
+    assert_eq!(records as usize, docs.len());
+    let urls = docs.iter().filter(|d| d["sku"].is_string()).count();
+    assert!(urls > docs.len() / 2, "{urls} pages with a URL");
+    assert_eq!(without_url, docs.len() - urls);
+}
+
 /// The next state is merged while Solr commits the run's writes (`changes.merge_ms`). When the
 /// commit fails, the run fails, keeps no state and leaves none of the files it merged; the next run
 /// reads everything and ends where `--full` does.

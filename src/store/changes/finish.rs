@@ -416,6 +416,19 @@ impl ChangeStore {
             .map_or(0, |w| w.0);
         let reused =
             tag != 0 && self.meta.lock().expect("meta").as_ref().map(|m| m.derived) == Some(tag);
+        // The id, and the field the reader is served with its derived part (the URL), at the
+        // front of every record the merge writes (see `state::led`): a state of an older build is
+        // put so in its first merge, whose bytes are copied as they are from then on.
+        let url = self
+            .derived_wanted
+            .lock()
+            .expect("derived")
+            .as_ref()
+            .map(|w| w.1.clone());
+        let lead: Vec<usize> = std::iter::once(c.id_field.as_str())
+            .chain(url.as_deref().filter(|u| *u != c.id_field))
+            .filter_map(|name| self.fields.binary_search_by(|f| f.as_str().cmp(name)).ok())
+            .collect();
         let mut derived = match &reader {
             Records::View(_) if sink.tag == 0 || sink.tag == tag => sink.finish().map_err(err)?,
             _ => None,
@@ -507,8 +520,10 @@ impl ChangeStore {
                 if delta.is_some() && changed {
                     delta_push(&mut delta, false, &raw.doc(&self.fields).map_err(err)?);
                 }
+                let body = raw.fields_body();
+                let led = state::led(body, &self.fields, &lead);
                 writer
-                    .push_parts(h, raw.version, part, raw.fields_body())
+                    .push_parts(h, raw.version, part, led.as_deref().unwrap_or(body))
                     .map_err(err)?;
                 pairs.push((raw.hash, raw.version));
                 continue;
@@ -563,7 +578,11 @@ impl ChangeStore {
                 )
                 .map_err(err)?
             };
-            writer.push(&raw).map_err(err)?;
+            match state::led(&raw.body, &self.fields, &lead) {
+                Some(body) => writer.push_parts(raw.hash, raw.version, None, &body),
+                None => writer.push(&raw),
+            }
+            .map_err(err)?;
             pairs.push((raw.hash, raw.version));
         }
         if let Records::View(m) = &reader {
