@@ -686,62 +686,144 @@ fn the_delta_leaves_out_count_refreshes_of_a_group_that_stays_one() {
     assert!(in_delta.contains("owl0"), "{in_delta:?}");
 }
 
+/// One record of a change state's documents file: its head (length, id hash, version), its derived
+/// part (empty when it has none), and each field's name with its entry's bytes, in the file's order.
+struct Record {
+    head: Vec<u8>,
+    derived: Vec<u8>,
+    fields: Vec<(String, Vec<u8>)>,
+}
+
+/// The records of the change state in `DIR/state`, read as `src/store/changes/state.rs` writes its
+/// format down: `[u32 length][u64 id hash][i64 version][body]`, the body maybe led by a derived part
+/// (`[254][u16 length][bytes]`), then per field its place in the state's fields (or `[255][u16
+/// length][name]`) and its value (`src/store/codec.rs`: a tag, then nothing, 8 bytes, a `u32`
+/// length and bytes, or a `u32` count and 8 bytes each).
+fn state_records(dir: &Path) -> (std::path::PathBuf, Vec<Record>) {
+    let meta = state_meta(dir);
+    let names: Vec<String> = serde_json::from_value(meta["fields"].clone()).unwrap();
+    let file = state_meta_path(dir).with_file_name(meta["docs"].as_str().unwrap());
+    let bytes = std::fs::read(&file).unwrap();
+    let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as usize;
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as usize;
+    let (mut at, mut records) = (0, Vec::new());
+    while at < bytes.len() {
+        let body = &bytes[at + 20..at + 20 + u32_at(&bytes, at)];
+        let derived = match body {
+            [254, ..] => 3 + u16_at(body, 1),
+            _ => 0,
+        };
+        let (mut i, mut fields) = (derived, Vec::new());
+        while i < body.len() {
+            let start = i;
+            let name = match body[i] {
+                255 => {
+                    let n = u16_at(body, i + 1);
+                    i += 3 + n;
+                    String::from_utf8(body[i - n..i].to_vec()).unwrap()
+                }
+                place => {
+                    i += 1;
+                    names[place as usize].clone()
+                }
+            };
+            i += 1 + match body[i] {
+                3 => 8,
+                4 | 6 => 4 + u32_at(body, i + 1),
+                5 => 4 + 8 * u32_at(body, i + 1),
+                _ => 0,
+            };
+            fields.push((name, body[start..i].to_vec()));
+        }
+        records.push(Record {
+            head: bytes[at..at + 20].to_vec(),
+            derived: body[..derived].to_vec(),
+            fields,
+        });
+        at += 20 + body.len();
+    }
+    (file, records)
+}
+
 /// Every record of the change state begins with its page's id, then its URL: each pass over the
-/// state finds the two at once instead of after the fields before them by name. Read here from the
-/// state's documents file as `src/store/changes/state.rs` writes its format down: `[u32 length][u64
-/// id hash][i64 version][body]`, the body maybe led by a derived part (`[254][u16 length][bytes]`),
-/// then each field's place in the state's fields and its value (a text: `[4][u32 length][bytes]`).
+/// state finds the two at once instead of after the fields before them by name. A state an older
+/// release kept (its fields in the order of their names) is put so by the next run that merges it,
+/// derived parts and all.
 #[test]
 fn the_state_keeps_each_pages_id_and_url_first() {
     let t = Target::fake("changes-led");
     let dir = tempfile::tempdir().unwrap();
     let docs = corpus(60, 31);
     t.load(&docs);
-    // Decided without a state, then a state kept of the settled index: no page written, each
-    // record as the light read gave it (its fields in the order of their names) until merged.
+    let urls = docs.iter().filter(|d| d["sku"].is_string()).count();
+    assert!(
+        urls > docs.len() / 2 && urls < docs.len(),
+        "{urls} pages with a URL"
+    );
+    let in_order = |records: &[Record]| {
+        for (i, r) in records.iter().enumerate() {
+            let names: Vec<&str> = r.fields.iter().map(|f| f.0.as_str()).collect();
+            assert_eq!(names[0], "id", "record {i}: {names:?}");
+            if names.contains(&"sku") {
+                assert_eq!(names[1], "sku", "record {i}: {names:?}");
+            }
+        }
+        let with_url = records
+            .iter()
+            .filter(|r| r.fields.iter().any(|f| f.0 == "sku"))
+            .count();
+        assert_eq!((records.len(), with_url), (docs.len(), urls));
+    };
+    // Decided without a state, then a state kept of the settled index: no page written, so every
+    // record the merge keeps is one the light read captured (its fields in the order of their
+    // names), copied.
     t.run_ok(&["run"], dir.path());
     let settled = run_from_versions(&t, dir.path(), &[]);
     assert_eq!(n(&settled["documents"], "written"), 0, "{settled}");
+    let (_, records) = state_records(dir.path());
+    in_order(&records);
+    // In the order of their names neither would be first.
+    let names = state_meta(dir.path())["fields"].clone();
+    let place = |name: &str| names.as_array().unwrap().iter().position(|f| f == name);
+    assert!(
+        place("id") > Some(0) && place("sku") > place("id").map(|p| p + 1),
+        "{names}"
+    );
+
     t.load(&[recrawled(&docs[3], "A page of its own about herons.")]);
     let report = run_from_versions(&t, dir.path(), &[]);
     assert_eq!(report["changes"]["source"], "versions", "{report}");
     assert_eq!(n(&report["changes"], "reindexed"), 1, "{report}");
+    let (file, records) = state_records(dir.path());
+    in_order(&records);
+    let derived = records.iter().filter(|r| !r.derived.is_empty()).count();
+    assert!(
+        derived > docs.len() / 2,
+        "{derived} records with a derived part"
+    );
 
-    let meta = state_meta(dir.path());
-    let fields: Vec<&str> = meta["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap())
-        .collect();
-    let place = |name| fields.iter().position(|f| *f == name).unwrap() as u8;
-    let (id, url) = (place("id"), place("sku"));
-    // In the order of their names neither would be first.
-    assert!(id > 0 && url > id, "{fields:?}");
-    let file = state_meta_path(dir.path()).with_file_name(meta["docs"].as_str().unwrap());
-    let bytes = std::fs::read(file).unwrap();
-    let (mut at, mut records, mut without_url) = (0, 0, 0);
-    while at < bytes.len() {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-        let body = &bytes[at + 20..at + 20 + len];
-        at += 20 + len;
-        records += 1;
-        let fields_body = match body {
-            [254, a, b, ..] => &body[3 + u16::from_le_bytes([*a, *b]) as usize..],
-            _ => body,
-        };
-        assert_eq!(fields_body[..2], [id, 4], "record {records}: the id first");
-        let n = u32::from_le_bytes(fields_body[2..6].try_into().unwrap()) as usize;
-        // The URL next, or (a page without one) nowhere.
-        if fields_body[6 + n] != url {
-            without_url += 1;
-        }
+    // As an older release kept it: each record's fields in the order of their names.
+    let mut old = Vec::new();
+    for r in &records {
+        let mut fields = r.fields.clone();
+        fields.sort();
+        old.extend(&r.head);
+        old.extend(&r.derived);
+        old.extend(fields.iter().flat_map(|f| f.1.iter()));
     }
-    assert_eq!(records, n(&meta, "count"));
-    assert_eq!(records as usize, docs.len());
-    let urls = docs.iter().filter(|d| d["sku"].is_string()).count();
-    assert!(urls > docs.len() / 2, "{urls} pages with a URL");
-    assert_eq!(without_url, docs.len() - urls);
+    std::fs::write(&file, old).unwrap();
+    assert_eq!(state_records(dir.path()).1[0].fields[0].0, "_version_");
+    t.load(&[recrawled(&docs[5], "Another page of its own, about owls.")]);
+    let report = run_from_versions(&t, dir.path(), &[]);
+    assert_eq!(report["changes"]["source"], "versions", "{report}");
+    assert_eq!(n(&report["changes"], "reindexed"), 1, "{report}");
+    let (_, records) = state_records(dir.path());
+    in_order(&records);
+    let kept = records.iter().filter(|r| !r.derived.is_empty()).count();
+    assert!(
+        kept + 2 >= derived,
+        "{kept} records with a derived part, {derived} before"
+    );
 }
 
 /// The next state is merged while Solr commits the run's writes (`changes.merge_ms`). When the

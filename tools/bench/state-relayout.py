@@ -5,7 +5,7 @@ first wrote them) or with the id and URL first ("new": as the merge writes them 
 not depend on the order, so either is a valid state of the same index; the benchmark of that change
 runs the build before on the old order and the build after on the new one, in turns on one state.
 
-    tools/bench/state-relayout.py STATE_DIR old|new [URL_FIELD]   (URL_FIELD: sku)
+    tools/bench/state-relayout.py STATE_DIR old|new [URL_FIELD [ID_FIELD]]   (sku, id)
 
 The format (src/store/changes/state.rs): records `[u32 length][u64 id hash][i64 version][body]`,
 the body maybe led by a derived part `[254][u16 length][bytes]`, then per field its place in the
@@ -19,18 +19,21 @@ import sys
 
 state, mode = sys.argv[1], sys.argv[2]
 url_field = sys.argv[3] if len(sys.argv) > 3 else "sku"
+id_field = sys.argv[4] if len(sys.argv) > 4 else "id"
 if mode not in ("old", "new"):
     sys.exit("state-relayout.py: the order is old or new, not " + mode)
+if url_field == id_field:
+    sys.exit("state-relayout.py: the URL field and the id field are one: " + url_field)
 metas = glob.glob(os.path.join(state, "changes", "*", "meta.json"))
 if len(metas) != 1:
     sys.exit(f"state-relayout.py: {len(metas)} change states in {state}, expected one")
 meta = json.load(open(metas[0]))
 fields = meta["fields"]
-lead = [fields.index(f) for f in ("id", url_field) if f in fields]
+lead = [fields.index(f) for f in (id_field, url_field) if f in fields]
 
 
 def entries(b):
-    """(sort key, place, bytes) of each field of a record's fields part."""
+    """(name, place, bytes) of each field of a record's fields part."""
     i, out = 0, []
     while i < len(b):
         start = i
@@ -54,8 +57,7 @@ def entries(b):
             i += 4 + 8 * n
         elif tag not in (0, 1, 2):
             raise ValueError(f"a value with tag {tag}")
-        key = (place if place is not None else len(fields), name)
-        out.append((key, place, b[start:i]))
+        out.append((name or fields[place], place, b[start:i]))
     return out
 
 
@@ -73,8 +75,10 @@ while at < len(data):
         derived = 3 + n
     fields_part = body[derived:]
     es = entries(fields_part)
-    if mode == "old":
-        es.sort(key=lambda e: e[0])
+    if len({e[0] for e in es}) < len(es):
+        pass  # a field twice: kept as it is, as the worker keeps it
+    elif mode == "old":
+        es.sort(key=lambda e: e[0])  # by name, as a document's fields are written
     else:
         es = [e for p in lead for e in es if e[1] == p] + [e for e in es if e[1] not in lead]
     new = b"".join(e[2] for e in es)

@@ -416,9 +416,10 @@ impl ChangeStore {
             .map_or(0, |w| w.0);
         let reused =
             tag != 0 && self.meta.lock().expect("meta").as_ref().map(|m| m.derived) == Some(tag);
-        // The id, and the field the reader is served with its derived part (the URL), at the
-        // front of every record the merge writes (see `state::led`): a state of an older build is
-        // put so in its first merge, whose bytes are copied as they are from then on.
+        // The id at the front of every record the merge writes, and next to it the field a run
+        // that found its changes from versions is served with each page's derived part (the
+        // URL; a `--full` run asks for none): see `state::led`. A state of an older build is put
+        // so by its first such merge; records in order already are copied as they are.
         let url = self
             .derived_wanted
             .lock()

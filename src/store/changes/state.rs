@@ -381,24 +381,34 @@ pub(crate) fn field_at<'b>(
 
 /// `body`'s fields (a record's body less its derived part) with the fields at `lead`'s places in
 /// `fields` first, in that order, and the others after them as they were; `None` when they are
-/// first already, or when `body` cannot be read or holds one of them twice (it is kept as it is).
+/// first already (those of them the record holds), or when `body` cannot be read, holds one of
+/// them twice or `lead` names a place twice (it is kept as it is).
 ///
 /// Every pass over the state looks for a record's id and URL where they lie ([`field_at`]). Written
-/// in the document's order they come after the fields before them by name (the 12th and 18th of
-/// 21 in the test schema's state), and passing over those was a tenth of a change run's CPU at 1M
-/// pages; at the front each is found at once. Decoding does not depend on the order.
+/// in the document's order they come after the fields before them by name (with YaCy's fields the
+/// 12th and 18th of 21), and passing over those was a tenth of a change run's CPU at 1M pages; at
+/// the front each is found at once. Decoding does not depend on the order.
 pub(crate) fn led(body: &[u8], fields: &[String], lead: &[usize]) -> Option<Vec<u8>> {
+    if lead.iter().enumerate().any(|(i, l)| lead[..i].contains(l)) {
+        return None;
+    }
+    // In order already, the usual case once a state went through one merge: the lead fields at
+    // the front (as many as lead the record), and none of them after (a record without a URL).
     let mut r = codec::Reader(body);
-    // At the front already: the usual case once a state went through one merge.
-    let mut front = 0;
-    while front < lead.len() && !r.is_empty() {
-        match entry_place(&mut r, fields) {
-            Ok(p) if p == Some(lead[front]) => front += 1,
-            Ok(_) => break,
-            Err(_) => return None,
+    let (mut front, mut in_front, mut misplaced) = (0, true, false);
+    while !r.is_empty() && !misplaced {
+        let place = entry_place(&mut r, fields).ok()?;
+        if in_front && lead.get(front).is_some_and(|&l| place == Some(l)) {
+            front += 1;
+            if front == lead.len() {
+                return None;
+            }
+        } else {
+            in_front = false;
+            misplaced = place.is_some_and(|p| lead.contains(&p));
         }
     }
-    if front == lead.len() {
+    if !misplaced {
         return None;
     }
     let mut r = codec::Reader(body);
@@ -845,7 +855,8 @@ mod tests {
         )
         .unwrap();
         let raw = Raw::of(&doc, &fields, "id", "_version_", 7).unwrap();
-        // In the document's order the id is the third field and the URL the fifth.
+        // In the document's order the id is the third field and the URL the sixth (the named
+        // `keys_ls` before `n_i`).
         assert_eq!(raw.body[0], 0);
         let body = led(&raw.body, &fields, &[id, url]).expect("put first");
         assert_eq!(&body[..1], &[id as u8]);
@@ -868,13 +879,38 @@ mod tests {
         let id_first = led(&raw.body, &fields, &[id]).unwrap();
         assert_eq!(id_first[0], id as u8);
         assert_eq!(decode(&id_first, &fields, None).unwrap(), doc);
+        assert_eq!(id_first.len(), raw.body.len());
+        // The same fields either way, none twice: the body put in order is the id's entry, the
+        // URL's, then the rest as it was.
+        let entry = |name: &str| {
+            let one: Doc = [(name.to_owned(), doc[name].clone())].into_iter().collect();
+            Raw::of(&one, &fields, "id", "_version_", 7).unwrap().body
+        };
+        let mut rest = doc.clone();
+        rest.remove("id");
+        rest.remove("url_s");
+        let rest = Raw::of(&rest, &fields, "id", "_version_", 7).unwrap().body;
+        assert_eq!(body, [entry("id"), entry("url_s"), rest.clone()].concat());
+        // A place named twice: kept as it is.
+        assert_eq!(led(&raw.body, &fields, &[id, id]), None);
         // No URL: the id first, and a record with the id first already is kept.
         let mut no_url = doc.clone();
         no_url.remove("url_s");
         let no_url = Raw::of(&no_url, &fields, "id", "_version_", 7).unwrap();
         let moved = led(&no_url.body, &fields, &[id, url]).unwrap();
         assert_eq!(moved[0], id as u8);
+        assert_eq!(moved.len(), no_url.body.len());
+        assert_eq!(
+            decode(&moved, &fields, None).unwrap(),
+            decode(&no_url.body, &fields, None).unwrap()
+        );
         assert_eq!(led(&moved, &fields, &[id, url]), None);
+        // The URL before the id: both moved.
+        let swapped = [entry("url_s"), entry("id"), rest.clone()].concat();
+        assert_eq!(
+            led(&swapped, &fields, &[id, url]).unwrap(),
+            [entry("id"), entry("url_s"), rest.clone()].concat()
+        );
         // A field kept under its name is found by its name.
         let mut fewer = fields.clone();
         fewer.retain(|f| f != "url_s");
