@@ -6,6 +6,7 @@ use tracing::{debug, warn};
 
 use std::sync::Arc;
 
+use super::body;
 use super::state::{self, Dir, Ids, Meta, Raw, RecordReader, RecordWriter};
 use super::view::Merged;
 use super::{window_versions, ChangeStore, DeltaFields, View, BUCKETS};
@@ -418,7 +419,7 @@ impl ChangeStore {
             tag != 0 && self.meta.lock().expect("meta").as_ref().map(|m| m.derived) == Some(tag);
         // The id at the front of every record the merge writes, and next to it the field a run
         // that found its changes from versions is served with each page's derived part (the
-        // URL; a `--full` run asks for none): see `state::led`. A state of an older build is put
+        // URL; a `--full` run asks for none): see `body::led`. A state of an older build is put
         // so by its first such merge; records in order already are copied as they are.
         let url = self
             .derived_wanted
@@ -522,7 +523,7 @@ impl ChangeStore {
                     delta_push(&mut delta, false, &raw.doc(&self.fields).map_err(err)?);
                 }
                 let body = raw.fields_body();
-                let led = state::led(body, &self.fields, &lead);
+                let led = body::led(body, &self.fields, &lead);
                 writer
                     .push_parts(h, raw.version, part, led.as_deref().unwrap_or(body))
                     .map_err(err)?;
@@ -579,7 +580,7 @@ impl ChangeStore {
                 )
                 .map_err(err)?
             };
-            match state::led(&raw.body, &self.fields, &lead) {
+            match body::led(&raw.body, &self.fields, &lead) {
                 Some(body) => writer.push_parts(raw.hash, raw.version, None, &body),
                 None => writer.push(&raw),
             }

@@ -34,6 +34,7 @@
 //! wrote it ended with every group as it decided) with no change since and the same deciding
 //! settings needs no run at all.
 
+mod body;
 mod derived;
 mod finish;
 mod prepare;

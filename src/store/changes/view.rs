@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use tracing::warn;
 
-use super::state::{self, Field, Raw, RecordReader, RecordWriter};
+use super::body::{self, Field};
+use super::state::{Raw, RecordReader, RecordWriter};
 use super::{Capture, ChangeStore, View};
 use crate::store::{Doc, Page, ReadQuery, Served, ServedDoc, Via};
 
@@ -336,7 +337,7 @@ impl<'v> Merged<'v> {
             };
             self.base_read += 1;
             // The id where it lies in the record: nothing decoded, nothing allocated (none: "").
-            let found = state::text_at(&raw.body, fields, self.id_place)?;
+            let found = body::text_at(&raw.body, fields, self.id_place)?;
             let id_is_text = found.is_some();
             let (id, span) = match found {
                 Some(id) => (id, span_in(&raw.body, id)),
@@ -374,7 +375,7 @@ impl<'v> Merged<'v> {
             // asked for a text or absent; else the decoded document says what it holds.
             let lean = match (self.lean, raw.derived()) {
                 (Some(place), Some(_)) if id_is_text => {
-                    match state::field_at(&raw.body, fields, place)? {
+                    match body::field_at(&raw.body, fields, place)? {
                         Field::Absent => Some(None),
                         Field::Text(text) => Some(Some(span_in(&raw.body, text))),
                         Field::Other => None,
