@@ -790,13 +790,19 @@ fn the_state_keeps_each_pages_id_and_url_first() {
         "{names}"
     );
 
-    t.load(&[recrawled(&docs[3], "A page of its own about herons.")]);
-    let report = run_from_versions(&t, dir.path(), &[]);
-    assert_eq!(report["changes"]["source"], "versions", "{report}");
-    assert_eq!(n(&report["changes"], "reindexed"), 1, "{report}");
-    let (file, records) = state_records(dir.path());
-    in_order(&records);
-    let derived = records.iter().filter(|r| !r.derived.is_empty()).count();
+    // A page re-crawled with a text of its own, and a run from versions: the state it keeps, in
+    // order, and how many of its records hold a derived part.
+    let recrawl = |page: &Value, text: &str| {
+        t.load(&[recrawled(page, text)]);
+        let report = run_from_versions(&t, dir.path(), &[]);
+        assert_eq!(report["changes"]["source"], "versions", "{report}");
+        assert_eq!(n(&report["changes"], "reindexed"), 1, "{report}");
+        let (file, records) = state_records(dir.path());
+        in_order(&records);
+        let derived = records.iter().filter(|r| !r.derived.is_empty()).count();
+        (file, records, derived)
+    };
+    let (file, records, derived) = recrawl(&docs[3], "A page of its own about herons.");
     assert!(
         derived > docs.len() / 2,
         "{derived} records with a derived part"
@@ -813,13 +819,7 @@ fn the_state_keeps_each_pages_id_and_url_first() {
     }
     std::fs::write(&file, old).unwrap();
     assert_eq!(state_records(dir.path()).1[0].fields[0].0, "_version_");
-    t.load(&[recrawled(&docs[5], "Another page of its own, about owls.")]);
-    let report = run_from_versions(&t, dir.path(), &[]);
-    assert_eq!(report["changes"]["source"], "versions", "{report}");
-    assert_eq!(n(&report["changes"], "reindexed"), 1, "{report}");
-    let (_, records) = state_records(dir.path());
-    in_order(&records);
-    let kept = records.iter().filter(|r| !r.derived.is_empty()).count();
+    let (_, _, kept) = recrawl(&docs[5], "Another page of its own, about owls.");
     assert!(
         kept + 2 >= derived,
         "{kept} records with a derived part, {derived} before"
